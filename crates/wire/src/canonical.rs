@@ -1,0 +1,1 @@
+//! Canonical JSON as jevkit writes it (systemone-wire.md §15). Owned by the canonical/record work.

@@ -1,0 +1,4 @@
+//! System One wire types (placeholder; being written).
+
+pub mod canonical;
+pub mod record;
