@@ -14,6 +14,9 @@ pub struct Response {
     pub answers: Vec<(String, Answer)>,
     /// Token usage; `None` means unknown, never zero.
     pub usage: Option<Usage>,
+    /// The `answers` object exactly as received, when the response was read from JSON; kept so
+    /// that a `.jevl` record stores answers "exactly as returned, never normalised".
+    pub raw_answers: Option<serde_json::Map<String, Value>>,
 }
 
 /// Why a 200 response was refused. Each kind maps to one detail code of rule 28.
@@ -129,10 +132,11 @@ impl Response {
     /// Reads a parsed 200 body; see [`Response::from_slice`].
     pub fn from_json(value: &Value) -> Result<Response, AnswerError> {
         let map = value.as_object().ok_or(AnswerError::BodyUnreadable)?;
-        let answers = map
+        let raw_answers = map
             .get("answers")
             .and_then(Value::as_object)
-            .ok_or(AnswerError::BodyUnreadable)?
+            .ok_or(AnswerError::BodyUnreadable)?;
+        let answers = raw_answers
             .iter()
             .map(|(id, answer)| {
                 (
@@ -145,6 +149,7 @@ impl Response {
             model: map.get("model").and_then(Value::as_str).map(str::to_owned),
             answers,
             usage: map.get("usage").and_then(Usage::from_json),
+            raw_answers: Some(raw_answers.clone()),
         })
     }
 

@@ -333,6 +333,7 @@ proptest! {
             model: None,
             answers: vec![("a".to_owned(), jevjudge_wire::Answer::Noul(jevjudge_wire::NoulAnswer { noul: Some(p) }))],
             usage: None,
+            raw_answers: None,
         };
         let outcome = response.check(&q).err().map(|e| e.detail());
         let expected = if p.is_nan() || p.is_infinite() {
