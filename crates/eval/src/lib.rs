@@ -1,1 +1,30 @@
-//! placeholder
+//! Batch evaluation for jevjudge: replay labelled cases through a Judge to catch regressions
+//! after a prompt, retrieval or model change.
+//!
+//! # Brief overview
+//!
+//! - [`Case`]s come from JSON Lines ([`read_cases_file`]): the seeds' (question, evidence,
+//!   answer) or any state, with `expected_pass` and optional per-criterion labels.
+//! - An [`Evaluator`] turns one case's input into a response; [`JevEvaluator`] runs one
+//!   review of a definition.
+//! - The [`Runner`] checks the limits first (unique ids, at most 10,000 cases, concurrency
+//!   1..=32), keeps at most `concurrency` evaluations in flight, returns rows in input order,
+//!   makes synthetic EVALUATOR rows for failing evaluators, and summarises overall and per
+//!   scenario ([`Summary`]).
+//! - [`Report`] is the JSON report; [`junit`] and [`markdown`] render it for CI; [`rows_file`]
+//!   makes runs durable and resumable.
+
+mod case;
+mod evaluator;
+mod runner;
+mod summary;
+
+pub use case::{
+    Case, CaseInput, CasesError, CasesErrorKind, EvaluatorRequest, check_expected_findings,
+    for_each_case, for_each_case_in_file, parse_case, read_cases, read_cases_file,
+};
+pub use evaluator::{
+    EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorResponse, JevEvaluator, respond,
+};
+pub use runner::{CONCURRENCY, MAX_CASES, Row, Run, RunObserver, Runner, RunnerError};
+pub use summary::{Outcome, SummariesBuilder, Summary, SummaryBuilder};

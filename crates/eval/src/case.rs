@@ -1,0 +1,487 @@
+//! Cases: labelled inputs for a batch run, read from JSON Lines (cli-and-formats.md §2.2).
+
+use std::{
+    collections::HashSet,
+    fmt,
+    io::BufRead,
+    path::{Path, PathBuf},
+};
+
+use serde_json::{Map, Value};
+
+/// What the evaluator reviews: the seeds' (question, evidence, answer), or any state.
+#[derive(Clone, PartialEq)]
+pub enum CaseInput {
+    /// The evaluator form; becomes the state
+    /// `{"user_question", "supporting_context", "assistant_answer"}`.
+    Evaluator(EvaluatorRequest),
+    /// The state form: any System One state, sent as is.
+    State(Value),
+}
+
+/// The evaluator form of a case's input (judge-contract §9).
+#[derive(Clone, PartialEq)]
+pub struct EvaluatorRequest {
+    /// The customer's question (`user_question`).
+    pub question: String,
+    /// The business evidence, in order (`supporting_context`); may be empty.
+    pub supporting_context: Vec<String>,
+    /// The agent's draft (`assistant_answer`).
+    pub answer: String,
+}
+
+impl EvaluatorRequest {
+    /// The state a review sends (rule 38): exactly these three keys, in this order.
+    pub fn to_state(&self) -> Value {
+        let mut state = Map::with_capacity(3);
+        state.insert("user_question".into(), Value::String(self.question.clone()));
+        state.insert(
+            "supporting_context".into(),
+            Value::Array(
+                self.supporting_context
+                    .iter()
+                    .cloned()
+                    .map(Value::String)
+                    .collect(),
+            ),
+        );
+        state.insert(
+            "assistant_answer".into(),
+            Value::String(self.answer.clone()),
+        );
+        Value::Object(state)
+    }
+}
+
+impl CaseInput {
+    /// The state a review of this input sends.
+    pub fn to_state(&self) -> Value {
+        match self {
+            CaseInput::Evaluator(request) => request.to_state(),
+            CaseInput::State(state) => state.clone(),
+        }
+    }
+}
+
+impl fmt::Debug for CaseInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the text (D12): only the form and sizes.
+        match self {
+            CaseInput::Evaluator(request) => write!(
+                f,
+                "Evaluator {{ question: <{} bytes>, supporting_context: <{} items>, answer: <{} bytes> }}",
+                request.question.len(),
+                request.supporting_context.len(),
+                request.answer.len()
+            ),
+            CaseInput::State(state) => write!(f, "State(<{}>)", jevjudge_wire::json_kind(state)),
+        }
+    }
+}
+
+impl fmt::Debug for EvaluatorRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&CaseInput::Evaluator(self.clone()), f)
+    }
+}
+
+/// One labelled case. Only `id` and `input` ever reach the evaluator (rule 47).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// The report group.
+    pub scenario: String,
+    /// A unique id.
+    pub id: String,
+    /// What is reviewed.
+    pub input: CaseInput,
+    /// Whether the draft should pass.
+    pub expected_pass: bool,
+    /// Whether each condition really holds, by criterion id (for calibration).
+    pub expected_findings: Option<Vec<(String, bool)>>,
+}
+
+/// A cases file that could not be read. `Display` names the file, the line and the field.
+#[derive(Debug)]
+pub struct CasesError {
+    /// The file.
+    pub path: Option<PathBuf>,
+    /// The 1-based line, when the problem is on one line.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub kind: CasesErrorKind,
+}
+
+/// What is wrong with a cases file.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum CasesErrorKind {
+    /// The file could not be read.
+    Io(std::io::Error),
+    /// The line is not a JSON object.
+    NotJson(String),
+    /// A field is missing, mistyped, unknown or conflicting.
+    Field {
+        /// The field name.
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// An id used before (line of its first use).
+    DuplicateId {
+        /// The id.
+        id: String,
+        /// The line where it was first used.
+        first_line: usize,
+    },
+    /// More cases than the limit.
+    TooMany {
+        /// The limit.
+        limit: usize,
+    },
+}
+
+impl fmt::Display for CasesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.path, self.line) {
+            (Some(path), Some(line)) => write!(f, "{}:{line}: ", path.display())?,
+            (Some(path), None) => write!(f, "{}: ", path.display())?,
+            (None, Some(line)) => write!(f, "line {line}: ")?,
+            (None, None) => {}
+        }
+        match &self.kind {
+            CasesErrorKind::Io(error) => write!(f, "cannot read the cases: {error}"),
+            CasesErrorKind::NotJson(message) => write!(f, "not a JSON object: {message}"),
+            CasesErrorKind::Field { field, problem } => write!(f, "field `{field}`: {problem}"),
+            CasesErrorKind::DuplicateId { id, first_line } => {
+                write!(
+                    f,
+                    "field `id`: duplicate case id `{id}` (first on line {first_line})"
+                )
+            }
+            CasesErrorKind::TooMany { limit } => write!(
+                f,
+                "more than {limit} cases; split the file or raise the limit for a streaming run"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CasesError {}
+
+fn field_error(field: &str, problem: impl Into<String>) -> CasesErrorKind {
+    CasesErrorKind::Field {
+        field: field.to_owned(),
+        problem: problem.into(),
+    }
+}
+
+const EVALUATOR_FIELDS: [&str; 3] = ["question", "supporting_context", "answer"];
+const KNOWN_FIELDS: [&str; 8] = [
+    "scenario",
+    "id",
+    "expected_pass",
+    "expected_findings",
+    "state",
+    "question",
+    "supporting_context",
+    "answer",
+];
+
+/// Parses one line of a cases file (not blank).
+pub fn parse_case(line: &str) -> Result<Case, CasesErrorKind> {
+    let value: Value =
+        serde_json::from_str(line).map_err(|e| CasesErrorKind::NotJson(e.to_string()))?;
+    let Value::Object(mut map) = value else {
+        return Err(CasesErrorKind::NotJson(format!(
+            "found {}",
+            jevjudge_wire::json_kind(&value)
+        )));
+    };
+    if let Some(unknown) = map.keys().find(|k| !KNOWN_FIELDS.contains(&k.as_str())) {
+        return Err(field_error(unknown, "unknown field"));
+    }
+    let string = |map: &mut Map<String, Value>, field: &str| match map.remove(field) {
+        Some(Value::String(text)) => Ok(text),
+        Some(other) => Err(field_error(
+            field,
+            format!("must be a string, not {}", jevjudge_wire::json_kind(&other)),
+        )),
+        None => Err(field_error(field, "is required")),
+    };
+    let scenario = string(&mut map, "scenario")?;
+    let id = string(&mut map, "id")?;
+    let expected_pass = match map.remove("expected_pass") {
+        Some(Value::Bool(b)) => b,
+        Some(_) => return Err(field_error("expected_pass", "must be true or false")),
+        None => return Err(field_error("expected_pass", "is required")),
+    };
+    let expected_findings = match map.remove("expected_findings") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(labels)) => Some(
+            labels
+                .into_iter()
+                .map(|(criterion, label)| match label {
+                    Value::Bool(b) => Ok((criterion, b)),
+                    _ => Err(field_error(
+                        &format!("expected_findings.{criterion}"),
+                        "must be true or false",
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(_) => {
+            return Err(field_error(
+                "expected_findings",
+                "must be an object of criterion id to true/false",
+            ));
+        }
+    };
+    let has_evaluator_field = EVALUATOR_FIELDS.iter().any(|f| map.contains_key(*f));
+    let input = match map.remove("state") {
+        Some(state) => {
+            if has_evaluator_field {
+                return Err(field_error(
+                    "state",
+                    "a case has either `state` or question/supporting_context/answer, never both",
+                ));
+            }
+            if !matches!(state, Value::String(_) | Value::Object(_) | Value::Array(_)) {
+                return Err(field_error(
+                    "state",
+                    format!(
+                        "must be a string, an object or an array, not {}",
+                        jevjudge_wire::json_kind(&state)
+                    ),
+                ));
+            }
+            CaseInput::State(state)
+        }
+        None => {
+            let question = string(&mut map, "question")?;
+            let supporting_context = match map.remove("supporting_context") {
+                Some(Value::Array(items)) => items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, item)| match item {
+                        Value::String(text) => Ok(text),
+                        _ => Err(field_error(
+                            &format!("supporting_context[{i}]"),
+                            "must be a string",
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                Some(_) => {
+                    return Err(field_error(
+                        "supporting_context",
+                        "must be an array of strings",
+                    ));
+                }
+                None => return Err(field_error("supporting_context", "is required")),
+            };
+            let answer = string(&mut map, "answer")?;
+            CaseInput::Evaluator(EvaluatorRequest {
+                question,
+                supporting_context,
+                answer,
+            })
+        }
+    };
+    Ok(Case {
+        scenario,
+        id,
+        input,
+        expected_pass,
+        expected_findings,
+    })
+}
+
+/// Reads every case of a JSON Lines source, checking each line and the ids' uniqueness
+/// before anything runs. Blank lines are skipped. `limit` bounds the number of cases.
+pub fn read_cases(reader: impl BufRead, limit: usize) -> Result<Vec<Case>, CasesError> {
+    let mut cases = Vec::new();
+    for_each_case(reader, limit, |case| cases.push(case))?;
+    Ok(cases)
+}
+
+/// Like [`read_cases`] but hands each case to `visit` instead of keeping them: the streaming
+/// form, whose memory is the set of ids.
+pub fn for_each_case(
+    reader: impl BufRead,
+    limit: usize,
+    mut visit: impl FnMut(Case),
+) -> Result<usize, CasesError> {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut count = 0;
+    for (index, line) in reader.lines().enumerate() {
+        let number = index + 1;
+        let at = |kind| CasesError {
+            path: None,
+            line: Some(number),
+            kind,
+        };
+        let line = line.map_err(|e| at(CasesErrorKind::Io(e)))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let case = parse_case(&line).map_err(at)?;
+        if let Some(first_line) = seen.get(&case.id) {
+            return Err(at(CasesErrorKind::DuplicateId {
+                id: case.id,
+                first_line: *first_line,
+            }));
+        }
+        count += 1;
+        if count > limit {
+            return Err(CasesError {
+                path: None,
+                line: Some(number),
+                kind: CasesErrorKind::TooMany { limit },
+            });
+        }
+        seen.insert(case.id.clone(), number);
+        visit(case);
+    }
+    Ok(count)
+}
+
+/// Reads a cases file; errors name the file and the line.
+pub fn read_cases_file(path: &Path, limit: usize) -> Result<Vec<Case>, CasesError> {
+    let mut cases = Vec::new();
+    for_each_case_in_file(path, limit, |case| cases.push(case))?;
+    Ok(cases)
+}
+
+/// Streams a cases file; errors name the file and the line.
+pub fn for_each_case_in_file(
+    path: &Path,
+    limit: usize,
+    visit: impl FnMut(Case),
+) -> Result<usize, CasesError> {
+    let file = std::fs::File::open(path).map_err(|e| CasesError {
+        path: Some(path.to_owned()),
+        line: None,
+        kind: CasesErrorKind::Io(e),
+    })?;
+    for_each_case(std::io::BufReader::new(file), limit, visit).map_err(|mut e| {
+        e.path = Some(path.to_owned());
+        e
+    })
+}
+
+/// Checks that every `expected_findings` key names a criterion of the definition.
+pub fn check_expected_findings<'a>(
+    cases: impl IntoIterator<Item = &'a Case>,
+    criteria: &HashSet<&str>,
+) -> Result<(), (String, String)> {
+    for case in cases {
+        for (criterion, _) in case.expected_findings.iter().flatten() {
+            if !criteria.contains(criterion.as_str()) {
+                return Err((case.id.clone(), criterion.clone()));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HONEST: &str = r#"{"scenario": "Refund promises", "id": "honest", "question": "Has my refund gone through?", "supporting_context": ["Business record: no refund has been executed"], "answer": "No refund yet; I need to verify the status.", "expected_pass": true}"#;
+
+    #[test]
+    fn evaluator_form_builds_the_three_key_state_in_order() {
+        let case = parse_case(HONEST).unwrap();
+        assert_eq!(case.scenario, "Refund promises");
+        assert!(case.expected_pass);
+        assert_eq!(
+            case.input.to_state().to_string(),
+            r#"{"user_question":"Has my refund gone through?","supporting_context":["Business record: no refund has been executed"],"assistant_answer":"No refund yet; I need to verify the status."}"#
+        );
+    }
+
+    #[test]
+    fn state_form_and_labels() {
+        let case = parse_case(r#"{"scenario":"sms","id":"sms-0003","state":{"message":"hi"},"expected_pass":true,"expected_findings":{"spam":true}}"#).unwrap();
+        assert_eq!(
+            case.input,
+            CaseInput::State(serde_json::json!({"message": "hi"}))
+        );
+        assert_eq!(
+            case.expected_findings,
+            Some(vec![("spam".to_owned(), true)])
+        );
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        let cases = [
+            (
+                r#"{"id":"a","question":"q","supporting_context":[],"answer":"a","expected_pass":true}"#,
+                "field `scenario`: is required",
+            ),
+            (
+                r#"{"scenario":"s","id":7,"question":"q","supporting_context":[],"answer":"a","expected_pass":true}"#,
+                "field `id`: must be a string, not number",
+            ),
+            (
+                r#"{"scenario":"s","id":"a","question":"q","supporting_context":"e","answer":"a","expected_pass":true}"#,
+                "field `supporting_context`: must be an array of strings",
+            ),
+            (
+                r#"{"scenario":"s","id":"a","question":"q","supporting_context":[1],"answer":"a","expected_pass":true}"#,
+                "field `supporting_context[0]`: must be a string",
+            ),
+            (
+                r#"{"scenario":"s","id":"a","question":"q","supporting_context":[],"answer":"a","expected_pass":"yes"}"#,
+                "field `expected_pass`: must be true or false",
+            ),
+            (
+                r#"{"scenario":"s","id":"a","question":"q","supporting_context":[],"answer":"a","expected_pass":true,"label":1}"#,
+                "field `label`: unknown field",
+            ),
+            (
+                r#"{"scenario":"s","id":"a","state":"x","answer":"a","expected_pass":true}"#,
+                "field `state`: a case has either `state` or question/supporting_context/answer, never both",
+            ),
+            (
+                r#"{"scenario":"s","id":"a","state":42,"expected_pass":true}"#,
+                "field `state`: must be a string, an object or an array, not number",
+            ),
+            (
+                r#"{"scenario":"s","id":"a","state":"x","expected_pass":true,"expected_findings":{"c":1}}"#,
+                "field `expected_findings.c`: must be true or false",
+            ),
+        ];
+        for (line, message) in cases {
+            let error = read_cases(line.as_bytes(), 10).unwrap_err();
+            assert_eq!(error.to_string(), format!("line 1: {message}"), "{line}");
+        }
+        let error = read_cases("[1]".as_bytes(), 10).unwrap_err();
+        assert_eq!(error.to_string(), "line 1: not a JSON object: found array");
+    }
+
+    #[test]
+    fn duplicates_and_limits_are_caught_before_anything_runs() {
+        let text = format!("{HONEST}\n\n{HONEST}\n");
+        let error = read_cases(text.as_bytes(), 10).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "line 3: field `id`: duplicate case id `honest` (first on line 1)"
+        );
+        let two = format!("{HONEST}\n{}\n", HONEST.replace("honest", "other"));
+        assert_eq!(read_cases(two.as_bytes(), 2).unwrap().len(), 2);
+        let error = read_cases(two.as_bytes(), 1).unwrap_err();
+        assert!(
+            error.to_string().starts_with("line 2: more than 1 cases"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn debug_shows_no_text() {
+        let case = parse_case(HONEST).unwrap();
+        let shown = format!("{case:?}");
+        assert!(!shown.contains("refund"), "{shown}");
+    }
+}

@@ -1,0 +1,275 @@
+//! The runner: bounded concurrency, rows in input order, synthetic rows for failing
+//! evaluators, summaries (judge-contract §10–§12).
+
+use std::{collections::HashSet, future::Future, panic::AssertUnwindSafe, time::Duration};
+
+use futures_util::{FutureExt, StreamExt, stream};
+use jevjudge_judge::{ErrorCode, Verdict};
+use jevjudge_wire::Detail;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    Case, EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorResponse, SummariesBuilder,
+    Summary,
+};
+
+/// The default and largest case count of a run that keeps its rows in memory (D6).
+pub const MAX_CASES: usize = 10_000;
+/// The allowed concurrency (D6).
+pub const CONCURRENCY: std::ops::RangeInclusive<usize> = 1..=32;
+
+/// One case's outcome, as reports show it: labels, pass, score and the verdict. No text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The case's scenario.
+    pub scenario: String,
+    /// The case's id (never the response's, rule 49).
+    pub id: String,
+    /// The case's label.
+    pub expected_pass: bool,
+    /// True only for an overall PASS.
+    pub pass: bool,
+    /// Passed criteria ÷ all criteria.
+    pub score: f64,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Per-criterion labels, when the case had them (for calibration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_findings: Option<Vec<(String, bool)>>,
+}
+
+/// Why a run did not start (D6). Nothing was evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunnerError {
+    /// Concurrency outside 1..=32.
+    #[error("concurrency must be within 1..=32, not {0}")]
+    Concurrency(usize),
+    /// More cases than the limit.
+    #[error("at most {limit} cases are allowed in one run, not {count}")]
+    TooManyCases {
+        /// The number of cases.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A repeated case id.
+    #[error("case ids must be unique: `{0}` is repeated")]
+    DuplicateId(String),
+}
+
+/// Receives rows as they finish (in completion order), for progress bars and durable files.
+pub trait RunObserver {
+    /// A row finished; `index` is its position in the input.
+    fn row_finished(&mut self, index: usize, row: &Row);
+}
+
+impl RunObserver for () {
+    fn row_finished(&mut self, _index: usize, _row: &Row) {}
+}
+
+impl<A: RunObserver, B: RunObserver> RunObserver for (A, B) {
+    fn row_finished(&mut self, index: usize, row: &Row) {
+        self.0.row_finished(index, row);
+        self.1.row_finished(index, row);
+    }
+}
+
+impl<O: RunObserver + ?Sized> RunObserver for &mut O {
+    fn row_finished(&mut self, index: usize, row: &Row) {
+        (**self).row_finished(index, row);
+    }
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// Rows in input order (empty when the runner was told not to keep them).
+    pub rows: Vec<Row>,
+    /// The overall summary.
+    pub overall: Summary,
+    /// Scenario summaries in first-seen order.
+    pub scenarios: Vec<(String, Summary)>,
+    /// False when the run was stopped before every case finished.
+    pub complete: bool,
+}
+
+/// Replays cases through an evaluator with bounded concurrency.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    concurrency: usize,
+    case_limit: usize,
+    keep_rows: bool,
+    price_per_million_input: Option<f64>,
+}
+
+impl Runner {
+    /// A runner with at most `concurrency` evaluations in flight (1..=32).
+    pub fn new(concurrency: usize) -> Result<Runner, RunnerError> {
+        if !CONCURRENCY.contains(&concurrency) {
+            return Err(RunnerError::Concurrency(concurrency));
+        }
+        Ok(Runner {
+            concurrency,
+            case_limit: MAX_CASES,
+            keep_rows: true,
+            price_per_million_input: None,
+        })
+    }
+
+    /// The streaming opt-in (D6): raises the case limit and stops keeping rows in memory;
+    /// rows then reach only the observer (write them to disk), and memory stays bounded apart
+    /// from the ids and one duration per case.
+    pub fn streaming(mut self, case_limit: usize) -> Runner {
+        self.case_limit = case_limit;
+        self.keep_rows = false;
+        self
+    }
+
+    /// Adds a cost to the summaries (D5).
+    pub fn price_per_million_input(mut self, price: Option<f64>) -> Runner {
+        self.price_per_million_input = price;
+        self
+    }
+
+    /// The case limit in force.
+    pub fn case_limit(&self) -> usize {
+        self.case_limit
+    }
+
+    /// Checks the cases before anything runs (rule 43).
+    pub fn validate(&self, cases: &[Case]) -> Result<(), RunnerError> {
+        if cases.len() > self.case_limit {
+            return Err(RunnerError::TooManyCases {
+                count: cases.len(),
+                limit: self.case_limit,
+            });
+        }
+        let mut seen = HashSet::with_capacity(cases.len());
+        for case in cases {
+            if !seen.insert(case.id.as_str()) {
+                return Err(RunnerError::DuplicateId(case.id.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs every case to the end.
+    pub async fn run<E: Evaluator>(
+        &self,
+        evaluator: &E,
+        cases: Vec<Case>,
+        observer: impl RunObserver,
+    ) -> Result<Run, RunnerError> {
+        self.run_until(evaluator, cases, observer, std::future::pending())
+            .await
+    }
+
+    /// Runs the cases until they finish or `stop` completes; then no new case starts, the
+    /// in-flight ones are cancelled, and the run comes back marked incomplete.
+    pub async fn run_until<E: Evaluator>(
+        &self,
+        evaluator: &E,
+        cases: Vec<Case>,
+        observer: impl RunObserver,
+        stop: impl Future<Output = ()>,
+    ) -> Result<Run, RunnerError> {
+        self.validate(&cases)?;
+        Ok(self.run_checked(evaluator, cases, observer, stop).await)
+    }
+
+    /// Runs cases that the caller has already validated (for example a streamed file whose
+    /// ids were checked in a first pass). Rows are indexed by input position.
+    pub async fn run_checked<E: Evaluator>(
+        &self,
+        evaluator: &E,
+        cases: impl IntoIterator<Item = Case>,
+        mut observer: impl RunObserver,
+        stop: impl Future<Output = ()>,
+    ) -> Run {
+        let mut summaries = SummariesBuilder::default();
+        let mut rows: Vec<Option<Row>> = Vec::new();
+        // `map` runs lazily: a case's evaluation is created only when buffer_unordered admits
+        // it into a free slot, so its review time starts when it starts running (rule 57).
+        let evaluations = cases
+            .into_iter()
+            .enumerate()
+            .map(|(index, case)| evaluate_case(evaluator, index, case));
+        let mut in_flight = stream::iter(evaluations).buffer_unordered(self.concurrency);
+        tokio::pin!(stop);
+        let mut complete = true;
+        loop {
+            tokio::select! {
+                biased;
+                () = &mut stop => { complete = false; break; }
+                next = in_flight.next() => match next {
+                    None => break,
+                    Some((index, row)) => {
+                        observer.row_finished(index, &row);
+                        summaries.add(index, &row);
+                        if self.keep_rows {
+                            if rows.len() <= index {
+                                rows.resize_with(index + 1, || None);
+                            }
+                            rows[index] = Some(row);
+                        }
+                    }
+                },
+            }
+        }
+        // Dropping the stream cancels every evaluation still in flight (rule 52).
+        drop(in_flight);
+        let (overall, scenarios) = summaries.finish(self.price_per_million_input);
+        Run {
+            rows: rows.into_iter().flatten().collect(),
+            overall,
+            scenarios,
+            complete,
+        }
+    }
+}
+
+/// Evaluates one case, turning an error, a panic or no response into a synthetic row (D4).
+async fn evaluate_case<E: Evaluator>(evaluator: &E, index: usize, case: Case) -> (usize, Row) {
+    let Case {
+        scenario,
+        id,
+        input,
+        expected_pass,
+        expected_findings,
+    } = case;
+    let request = EvaluationRequest {
+        id: id.clone(),
+        input,
+    };
+    let outcome = AssertUnwindSafe(evaluator.evaluate(request))
+        .catch_unwind()
+        .await;
+    let response = match outcome {
+        Ok(Ok(Some(response))) => response,
+        Ok(Ok(None)) => synthetic(evaluator, &id, Detail::EvaluatorEmpty),
+        Ok(Err(EvaluatorFailed)) => synthetic(evaluator, &id, Detail::EvaluatorFailed),
+        Err(_panic) => synthetic(evaluator, &id, Detail::EvaluatorPanicked),
+    };
+    let row = Row {
+        scenario,
+        id,
+        expected_pass,
+        pass: response.pass,
+        score: response.score,
+        verdict: response.verdict,
+        expected_findings,
+    };
+    (index, row)
+}
+
+/// The runner-made response of rule 50.
+fn synthetic<E: Evaluator>(evaluator: &E, id: &str, detail: Detail) -> EvaluatorResponse {
+    let version = evaluator.definition_version().unwrap_or("evaluation-error");
+    EvaluatorResponse {
+        id: id.to_owned(),
+        pass: false,
+        score: 0.0,
+        verdict: Verdict::error(version, ErrorCode::Evaluator, detail, Duration::ZERO),
+    }
+}

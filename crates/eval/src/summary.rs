@@ -1,0 +1,175 @@
+//! Summaries: counts, accuracy, nearest-rank P50/P95 and usage totals (judge-contract §12).
+
+use jevjudge_judge::Status;
+use serde::{Deserialize, Serialize};
+
+use crate::Row;
+
+/// The figures of a set of rows (overall, or one scenario).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Rows counted.
+    pub total: u64,
+    /// PASS/FAIL that matched `expected_pass`.
+    pub correct: u64,
+    /// PASS/FAIL that did not.
+    pub incorrect: u64,
+    /// INCONCLUSIVE rows.
+    pub abstained: u64,
+    /// ERROR rows (synthetic ones included).
+    pub errors: u64,
+    /// correct ÷ total (0.0 when empty); abstentions and errors stay in the denominator.
+    pub accuracy: f64,
+    /// Nearest-rank median of review times, in ms.
+    pub p50_millis: f64,
+    /// Nearest-rank 95th percentile of review times, in ms.
+    pub p95_millis: f64,
+    /// Rows the runner made because the evaluator failed (D4); also counted in `errors`.
+    pub synthesized_rows: u64,
+    /// Input tokens over the rows whose usage is known; null when none is (D5).
+    pub input_tokens: Option<u64>,
+    /// Output tokens over the rows whose usage is known; null when none is.
+    pub output_tokens: Option<u64>,
+    /// How many rows have known usage.
+    pub usage_known_rows: u64,
+    /// input_tokens × price ÷ 1e6, only when the user gave a price; covers the known rows only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+}
+
+/// How a row counts (rule 53).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// PASS/FAIL agreeing with the label.
+    Correct,
+    /// PASS/FAIL disagreeing with the label.
+    Incorrect,
+    /// INCONCLUSIVE.
+    Abstained,
+    /// ERROR.
+    Error,
+}
+
+impl Outcome {
+    /// Classifies by the verdict status, not by `pass` (rule 53).
+    pub fn of(status: Status, expected_pass: bool) -> Outcome {
+        match status {
+            Status::Error => Outcome::Error,
+            Status::Inconclusive => Outcome::Abstained,
+            status => {
+                if (status == Status::Pass) == expected_pass {
+                    Outcome::Correct
+                } else {
+                    Outcome::Incorrect
+                }
+            }
+        }
+    }
+}
+
+/// Builds a [`Summary`] one row at a time; memory is one f64 per row (the durations).
+#[derive(Debug, Clone, Default)]
+pub struct SummaryBuilder {
+    correct: u64,
+    incorrect: u64,
+    abstained: u64,
+    errors: u64,
+    synthesized: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+    usage_known: u64,
+    durations: Vec<f64>,
+}
+
+impl SummaryBuilder {
+    /// Counts one row.
+    pub fn add(&mut self, row: &Row) {
+        let verdict = &row.verdict;
+        match Outcome::of(verdict.status, row.expected_pass) {
+            Outcome::Correct => self.correct += 1,
+            Outcome::Incorrect => self.incorrect += 1,
+            Outcome::Abstained => self.abstained += 1,
+            Outcome::Error => self.errors += 1,
+        }
+        if verdict.error == jevjudge_judge::ErrorCode::Evaluator {
+            self.synthesized += 1;
+        }
+        if let Some(usage) = verdict.usage {
+            self.input_tokens += usage.input_tokens;
+            self.output_tokens += usage.output_tokens;
+            self.usage_known += 1;
+        }
+        self.durations.push(verdict.elapsed_millis());
+    }
+
+    /// The summary; `price_per_million_input` adds a cost (D5).
+    pub fn finish(mut self, price_per_million_input: Option<f64>) -> Summary {
+        let total = self.correct + self.incorrect + self.abstained + self.errors;
+        let (p50, p95) = jevjudge_stats::p50_p95(&mut self.durations);
+        let known = self.usage_known > 0;
+        let input_tokens = known.then_some(self.input_tokens);
+        Summary {
+            total,
+            correct: self.correct,
+            incorrect: self.incorrect,
+            abstained: self.abstained,
+            errors: self.errors,
+            accuracy: if total == 0 {
+                0.0
+            } else {
+                self.correct as f64 / total as f64
+            },
+            p50_millis: p50,
+            p95_millis: p95,
+            synthesized_rows: self.synthesized,
+            input_tokens,
+            output_tokens: known.then_some(self.output_tokens),
+            usage_known_rows: self.usage_known,
+            cost: price_per_million_input
+                .zip(input_tokens)
+                .map(|(price, tokens)| tokens as f64 * price / 1_000_000.0),
+        }
+    }
+}
+
+/// Summaries overall and per scenario. Scenarios come in first-seen order of the *input*
+/// (rule 58): each remembers the lowest case index it was seen at, so rows may arrive in
+/// completion order.
+#[derive(Debug, Clone, Default)]
+pub struct SummariesBuilder {
+    overall: SummaryBuilder,
+    scenarios: Vec<(String, usize, SummaryBuilder)>,
+    index: std::collections::HashMap<String, usize>,
+}
+
+impl SummariesBuilder {
+    /// Counts one row (the case at input position `case_index`) overall and in its scenario.
+    pub fn add(&mut self, case_index: usize, row: &Row) {
+        self.overall.add(row);
+        let slot = match self.index.get(&row.scenario) {
+            Some(&slot) => slot,
+            None => {
+                self.index
+                    .insert(row.scenario.clone(), self.scenarios.len());
+                self.scenarios
+                    .push((row.scenario.clone(), case_index, SummaryBuilder::default()));
+                self.scenarios.len() - 1
+            }
+        };
+        let (_, first, builder) = &mut self.scenarios[slot];
+        *first = (*first).min(case_index);
+        builder.add(row);
+    }
+
+    /// The overall summary and the scenario summaries in first-seen order.
+    pub fn finish(mut self, price: Option<f64>) -> (Summary, Vec<(String, Summary)>) {
+        self.scenarios.sort_by_key(|(_, first, _)| *first);
+        let scenarios = self
+            .scenarios
+            .into_iter()
+            .map(|(name, _, builder)| (name, builder.finish(price)))
+            .collect();
+        (self.overall.finish(price), scenarios)
+    }
+}
