@@ -190,7 +190,7 @@ async fn f6_four_case_batch() {
         error.elapsed > Duration::ZERO,
         "made by the Judge, elapsed > 0"
     );
-    assert_eq!(run.rows[3].pass, false);
+    assert!(!run.rows[3].pass);
 }
 
 #[tokio::test]
