@@ -42,10 +42,16 @@ mod backend;
 mod definition;
 mod definition_file;
 mod judge;
+mod recorder;
+mod replay;
+mod systemone;
 mod verdict;
 
 pub use backend::{Backend, BackendError, BackendFuture, BackendKind, FnBackend, backend_fn};
 pub use definition::{Criterion, Definition, DefinitionError, thresholds_valid};
 pub use definition_file::{DefinitionFormat, LoadError, LoadErrorKind};
 pub use judge::{BudgetNotPositive, Judge, aggregate, score};
+pub use recorder::{RecordWriter, Recording};
+pub use replay::{ReplayBackend, ReplayError, response_of};
+pub use systemone::{SystemOneBackend, backend_error};
 pub use verdict::{ErrorCode, Finding, Findings, Status, Verdict};

@@ -1,0 +1,49 @@
+//! The live backend: the System One HTTP client, with the review's budget as its deadline.
+
+use jevjudge_client::{CallOptions, Client, Transport};
+use jevjudge_wire::Request;
+use tokio::time::Instant;
+
+use crate::{Backend, BackendError, BackendFuture, BackendKind};
+
+/// Answers reviews through [`jevjudge_client::Client`]. The review's deadline is passed down
+/// as the client's deadline, so the budget covers every attempt, backoff and Retry-After wait
+/// (D11), and a retry that cannot finish its wait before the deadline is not started.
+#[derive(Debug, Clone)]
+pub struct SystemOneBackend<T: Transport = jevjudge_client::HttpTransport> {
+    client: Client<T>,
+}
+
+impl<T: Transport> SystemOneBackend<T> {
+    /// Wraps a client.
+    pub fn new(client: Client<T>) -> SystemOneBackend<T> {
+        SystemOneBackend { client }
+    }
+
+    /// The client.
+    pub fn client(&self) -> &Client<T> {
+        &self.client
+    }
+}
+
+/// Maps a client error to what a verdict may show: its detail code (TIMEOUT, INVALID_RESPONSE
+/// or BACKEND by rule 28's table), plus the model and usage of a refused 200 (D3).
+pub fn backend_error(error: &jevjudge_client::Error) -> BackendError {
+    BackendError::new(error.detail()).with_response(error.model().map(str::to_owned), error.usage())
+}
+
+impl<T: Transport> Backend for SystemOneBackend<T> {
+    fn answer<'a>(&'a self, request: &'a Request, deadline: Instant) -> BackendFuture<'a> {
+        Box::pin(async move {
+            self.client
+                .system_one(request, CallOptions::with_deadline(deadline))
+                .await
+                .map(|exchange| exchange.response)
+                .map_err(|error| backend_error(&error))
+        })
+    }
+
+    fn kind(&self) -> BackendKind {
+        BackendKind::Systemone
+    }
+}

@@ -1,0 +1,167 @@
+//! `--record` then `--replay`: recorded exchanges replay to identical verdicts, offline.
+
+use std::{sync::Arc, time::Duration};
+
+use jevjudge_judge::{
+    Backend, BackendKind, Criterion, Definition, ErrorCode, Judge, RecordWriter, Recording,
+    ReplayBackend, Status, backend_fn,
+};
+use jevjudge_wire::{Detail, NoulQuestion, Request, Response, record};
+use serde_json::json;
+
+fn support_draft_v1() -> Definition {
+    Definition::new(
+        "support-draft-v1",
+        vec![
+            Criterion::new(
+                "covers_request",
+                NoulQuestion::new("Does the draft address the request?"),
+                true,
+                0.2,
+                0.8,
+            )
+            .unwrap(),
+            Criterion::new(
+                "unsupported_commitment",
+                NoulQuestion::new("Does the draft claim an unrecorded action?"),
+                false,
+                0.2,
+                0.8,
+            )
+            .unwrap(),
+        ],
+    )
+    .unwrap()
+}
+
+/// A backend whose answer depends on the state, with usage and a resolved model, and answers
+/// written with an integer and an unknown field so that "exactly as returned" is visible.
+fn live_like() -> impl Backend {
+    backend_fn(|request: Request| async move {
+        let draft = request.state["draft"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let (covers, risk) = if draft.contains("complete") {
+            ("0.9", "1")
+        } else {
+            ("0.85", "0.05")
+        };
+        let body = format!(
+            r#"{{"model":"jev-1.13.0","answers":{{"covers_request":{{"type":"noul","noul":{covers},"note":"x"}},"unsupported_commitment":{{"type":"noul","noul":{risk}}}}},"usage":{{"input_tokens":300,"output_tokens":40}}}}"#
+        );
+        Ok(Response::from_slice(body.as_bytes()).unwrap())
+    })
+}
+
+#[tokio::test]
+async fn recorded_exchanges_replay_to_identical_verdicts() {
+    let dir = std::env::temp_dir().join(format!("jevjudge-record-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("audit.jevl");
+    let _ = std::fs::remove_file(&path);
+    let writer = Arc::new(RecordWriter::append(&path).unwrap());
+    let definition = support_draft_v1();
+    let states = [
+        json!({"draft": "Your refund is complete.", "record": "no refund"}),
+        json!({"draft": "I will check the refund status.", "record": "no refund"}),
+        json!("a plain string state"),
+    ];
+    let live = Judge::new(
+        Recording::new(live_like(), writer.clone(), "jev-latest"),
+        Duration::from_secs(1),
+    )
+    .unwrap();
+    let mut verdicts = Vec::new();
+    for state in &states {
+        verdicts.push(live.review(state.clone(), &definition).await);
+    }
+    assert_eq!(writer.written(), 3);
+    assert_eq!(writer.failed(), 0);
+
+    let records = record::read_file(&path).unwrap();
+    assert_eq!(records.len(), 3);
+    assert_eq!(records[0].model, "jev-1.13.0");
+    assert_eq!(records[0].requested_model(), "jev-latest");
+    assert_eq!(
+        serde_json::Value::Object(records[0].answers.clone()).to_string(),
+        r#"{"covers_request":{"type":"noul","noul":0.9,"note":"x"},"unsupported_commitment":{"type":"noul","noul":1}}"#,
+        "answers exactly as returned"
+    );
+
+    let replay = ReplayBackend::open(&path, "jev-latest").unwrap();
+    assert_eq!(replay.kind(), BackendKind::Replay);
+    let offline = Judge::new(replay, Duration::from_secs(1)).unwrap();
+    for (state, live_verdict) in states.iter().zip(&verdicts) {
+        let replayed = offline.review(state.clone(), &definition).await;
+        assert_eq!(replayed.status, live_verdict.status);
+        assert_eq!(replayed.findings, live_verdict.findings);
+        assert_eq!(replayed.model, live_verdict.model);
+        assert_eq!(replayed.usage, live_verdict.usage);
+    }
+
+    // A request that was never recorded: ERROR/BACKEND not_recorded, nothing sent.
+    let missing = offline.review(json!({"draft": "new"}), &definition).await;
+    assert_eq!(
+        (missing.status, missing.error, missing.detail),
+        (Status::Error, ErrorCode::Backend, Some(Detail::NotRecorded))
+    );
+    // Another model's answers are never replayed for this one.
+    let preview = Judge::new(
+        ReplayBackend::open(&path, "jev-preview").unwrap(),
+        Duration::from_secs(1),
+    )
+    .unwrap();
+    let other = preview.review(states[0].clone(), &definition).await;
+    assert_eq!(other.detail, Some(Detail::NotRecorded));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[tokio::test]
+async fn invalid_answers_are_not_recorded() {
+    let dir = std::env::temp_dir().join(format!("jevjudge-record-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("audit.jevl");
+    let _ = std::fs::remove_file(&path);
+    let writer = Arc::new(RecordWriter::append(&path).unwrap());
+    let broken = backend_fn(|_| async {
+        Ok(Response::from_slice(
+            br#"{"model":"jev-1.13.0","answers":{"covers_request":{"type":"noul","noul":2}}}"#,
+        )
+        .unwrap())
+    });
+    let judge = Judge::new(
+        Recording::new(broken, writer.clone(), "jev-latest"),
+        Duration::from_secs(1),
+    )
+    .unwrap();
+    let verdict = judge.review(json!("s"), &support_draft_v1()).await;
+    assert_eq!(verdict.error, ErrorCode::InvalidResponse);
+    assert_eq!(writer.written(), 0);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn fixture_records_make_a_fixture_backend_and_bad_lines_name_the_line() {
+    let dir = std::env::temp_dir().join(format!("jevjudge-fixture-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = r#"{"v":1,"id":"sha256:00","ts":"2026-01-01T00:00:00Z","model":"offline-fixture","request":{"state":"s","questions":{"q":{"type":"noul","instructions":"x"}}},"answers":{"q":{"type":"noul","noul":0.5}},"meta":{"fixture":true,"requested_model":"jev-latest"}}"#;
+    let path = dir.join("fixture.jevl");
+    std::fs::write(&path, format!("{good}\n")).unwrap();
+    let replay = ReplayBackend::open(&path, "jev-latest").unwrap();
+    assert_eq!(replay.kind(), BackendKind::Fixture);
+    let bad = dir.join("bad.jevl");
+    std::fs::write(&bad, format!("{good}\n{{not json\n")).unwrap();
+    let error = ReplayBackend::open(&bad, "jev-latest")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("bad.jevl:2"), "{error}");
+    let newer = dir.join("newer.jevl");
+    std::fs::write(&newer, good.replace(r#""v":1"#, r#""v":2"#) + "\n").unwrap();
+    let error = ReplayBackend::open(&newer, "jev-latest")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("newer.jevl:1"), "{error}");
+    std::fs::remove_dir_all(&dir).ok();
+}
