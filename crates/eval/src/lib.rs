@@ -16,6 +16,11 @@
 
 mod case;
 mod evaluator;
+pub mod junit;
+pub mod markdown;
+mod ordered_map;
+mod report;
+pub mod rows_file;
 mod runner;
 mod summary;
 
@@ -26,5 +31,6 @@ pub use case::{
 pub use evaluator::{
     EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorResponse, JevEvaluator, respond,
 };
+pub use report::{REPORT_FORMAT, Report};
 pub use runner::{CONCURRENCY, MAX_CASES, Row, Run, RunObserver, Runner, RunnerError};
-pub use summary::{Outcome, SummariesBuilder, Summary, SummaryBuilder};
+pub use summary::{Outcome, SummariesBuilder, Summary, SummaryBuilder, summarize};

@@ -34,7 +34,11 @@ pub struct Row {
     /// The verdict.
     pub verdict: Verdict,
     /// Per-criterion labels, when the case had them (for calibration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::ordered_map::option"
+    )]
     pub expected_findings: Option<Vec<(String, bool)>>,
 }
 

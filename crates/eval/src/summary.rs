@@ -173,3 +173,15 @@ impl SummariesBuilder {
         (self.overall.finish(price), scenarios)
     }
 }
+
+/// Summaries of rows given in input order (for example a resumed run's merged rows).
+pub fn summarize<'a>(
+    rows: impl IntoIterator<Item = &'a Row>,
+    price_per_million_input: Option<f64>,
+) -> (Summary, Vec<(String, Summary)>) {
+    let mut builder = SummariesBuilder::default();
+    for (index, row) in rows.into_iter().enumerate() {
+        builder.add(index, row);
+    }
+    builder.finish(price_per_million_input)
+}

@@ -1,0 +1,67 @@
+//! The JSON report of one run (cli-and-formats.md §4.2).
+
+use jevjudge_judge::BackendKind;
+use serde::{Deserialize, Serialize};
+
+use crate::{Row, Run, Summary};
+
+/// The `format` of a report.
+pub const REPORT_FORMAT: &str = "jevjudge.report.v1";
+
+/// One evaluation run: figures overall and per scenario, and every row. No question, answer,
+/// evidence or state text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Always [`REPORT_FORMAT`].
+    pub format: String,
+    /// The definition's version.
+    pub definition_version: String,
+    /// Where the answers came from: `systemone`, `replay`, `fixture` or `fake`.
+    pub backend: BackendKind,
+    /// False when the run was interrupted; the figures then cover the finished rows only.
+    pub complete: bool,
+    /// Figures over every row.
+    pub overall: Summary,
+    /// Figures per scenario, in first-seen order.
+    #[serde(with = "crate::ordered_map")]
+    pub scenarios: Vec<(String, Summary)>,
+    /// Rows in input order.
+    pub rows: Vec<Row>,
+}
+
+impl Report {
+    /// The report of a run.
+    pub fn new(definition_version: impl Into<String>, backend: BackendKind, run: Run) -> Report {
+        Report {
+            format: REPORT_FORMAT.to_owned(),
+            definition_version: definition_version.into(),
+            backend,
+            complete: run.complete,
+            overall: run.overall,
+            scenarios: run.scenarios,
+            rows: run.rows,
+        }
+    }
+
+    /// Reads a report, refusing other formats.
+    pub fn from_json(text: &str) -> Result<Report, String> {
+        let report: Report = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if report.format != REPORT_FORMAT {
+            return Err(format!("format `{}` is not {REPORT_FORMAT}", report.format));
+        }
+        Ok(report)
+    }
+
+    /// The models that answered, in first-seen order.
+    pub fn models(&self) -> Vec<String> {
+        let mut models: Vec<String> = Vec::new();
+        for row in &self.rows {
+            if let Some(model) = &row.verdict.model {
+                if !models.contains(model) {
+                    models.push(model.clone());
+                }
+            }
+        }
+        models
+    }
+}

@@ -1,0 +1,262 @@
+//! Durable runs: every finished row is appended to a JSON Lines file as it completes, so an
+//! interruption loses nothing finished, and `--resume` can run only what is missing.
+//!
+//! The first line is a [`RowsHeader`] naming the run (definition version and digest, cases
+//! digest); each further line is `{"index": n, "row": {…}}` in completion order. Rows hold
+//! no raw text, like reports.
+
+use std::{
+    collections::HashMap,
+    fs::{File, OpenOptions},
+    io::{BufRead, BufReader, Write},
+    path::{Path, PathBuf},
+};
+
+use jevjudge_judge::Definition;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::{Case, Row, RunObserver};
+
+/// The `format` of a rows file's header.
+pub const ROWS_FORMAT: &str = "jevjudge.rows.v1";
+
+/// What a rows file belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowsHeader {
+    /// Always [`ROWS_FORMAT`].
+    pub format: String,
+    /// The definition's version.
+    pub definition_version: String,
+    /// sha256 of the definition's canonical JSON (questions and thresholds included).
+    pub definition_digest: String,
+    /// sha256 over every case's id, scenario, label and state, in order.
+    pub cases_digest: String,
+    /// How many cases the run has.
+    pub cases: usize,
+}
+
+impl RowsHeader {
+    /// The header of a run of `cases` against `definition`.
+    pub fn new(definition: &Definition, cases: &[Case]) -> RowsHeader {
+        RowsHeader {
+            format: ROWS_FORMAT.to_owned(),
+            definition_version: definition.version().to_owned(),
+            definition_digest: definition_digest(definition),
+            cases_digest: cases_digest(cases),
+            cases: cases.len(),
+        }
+    }
+
+    /// Why a rows file with this header cannot be resumed by a run with `current`'s header.
+    pub fn mismatch(&self, current: &RowsHeader) -> Option<String> {
+        if self.format != ROWS_FORMAT {
+            return Some(format!("format `{}` is not {ROWS_FORMAT}", self.format));
+        }
+        if self.definition_version != current.definition_version {
+            return Some(format!(
+                "it belongs to definition `{}`, not `{}`",
+                self.definition_version, current.definition_version
+            ));
+        }
+        if self.definition_digest != current.definition_digest {
+            return Some(format!(
+                "definition `{}` changed since (questions or thresholds differ)",
+                current.definition_version
+            ));
+        }
+        if self.cases_digest != current.cases_digest || self.cases != current.cases {
+            return Some("it belongs to other cases (ids, labels or inputs differ)".to_owned());
+        }
+        None
+    }
+}
+
+/// sha256 of the definition's canonical JSON, as `sha256:<hex>`.
+pub fn definition_digest(definition: &Definition) -> String {
+    jevjudge_wire::canonical::digest(&definition.to_json_value()).unwrap_or_default()
+}
+
+/// sha256 over each case's canonical `[id, scenario, expected_pass, state, expected_findings]`.
+pub fn cases_digest(cases: &[Case]) -> String {
+    let mut hasher = Sha256::new();
+    for case in cases {
+        let findings = case.expected_findings.as_ref().map(|labels| {
+            labels
+                .iter()
+                .map(|(id, label)| serde_json::json!([id, label]))
+                .collect::<Vec<_>>()
+        });
+        let entry = serde_json::json!([
+            case.id,
+            case.scenario,
+            case.expected_pass,
+            case.input.to_state(),
+            findings
+        ]);
+        let text = jevjudge_wire::canonical::to_canonical_string(&entry).unwrap_or_default();
+        hasher.update(text.as_bytes());
+        hasher.update(b"\n");
+    }
+    let digest = hasher.finalize();
+    let mut out = String::from("sha256:");
+    for byte in digest {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+#[derive(Serialize, Deserialize)]
+struct Line {
+    index: usize,
+    row: Row,
+}
+
+/// Appends rows as they finish, one flushed line each.
+#[derive(Debug)]
+pub struct RowsWriter {
+    path: PathBuf,
+    file: File,
+    written: usize,
+    error: Option<std::io::Error>,
+}
+
+impl RowsWriter {
+    /// Starts a new rows file (replacing any) with its header.
+    pub fn create(path: &Path, header: &RowsHeader) -> std::io::Result<RowsWriter> {
+        let mut file = File::create(path)?;
+        let mut line = serde_json::to_string(header).map_err(std::io::Error::other)?;
+        line.push('\n');
+        file.write_all(line.as_bytes())?;
+        file.flush()?;
+        Ok(RowsWriter {
+            path: path.to_owned(),
+            file,
+            written: 0,
+            error: None,
+        })
+    }
+
+    /// Continues an existing rows file (after [`read_rows`] checked it).
+    pub fn append(path: &Path) -> std::io::Result<RowsWriter> {
+        let file = OpenOptions::new().append(true).open(path)?;
+        Ok(RowsWriter {
+            path: path.to_owned(),
+            file,
+            written: 0,
+            error: None,
+        })
+    }
+
+    /// Appends one row now.
+    pub fn write_row(&mut self, index: usize, row: &Row) -> std::io::Result<()> {
+        let mut line = serde_json::to_string(&Line {
+            index,
+            row: row.clone(),
+        })
+        .map_err(std::io::Error::other)?;
+        line.push('\n');
+        self.file.write_all(line.as_bytes())?;
+        self.file.flush()?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Rows written by this writer.
+    pub fn written(&self) -> usize {
+        self.written
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The first write error, if any (the run goes on; the caller reports it).
+    pub fn take_error(&mut self) -> Option<std::io::Error> {
+        self.error.take()
+    }
+}
+
+impl RunObserver for RowsWriter {
+    fn row_finished(&mut self, index: usize, row: &Row) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Err(error) = self.write_row(index, row) {
+            self.error = Some(error);
+        }
+    }
+}
+
+/// A rows file that cannot be resumed.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {problem}")]
+pub struct RowsError {
+    /// The file (and line, when known), for messages.
+    pub path: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+/// What a rows file holds: its header and the last row written for each case id, with its
+/// input index.
+#[derive(Debug)]
+pub struct PreviousRows {
+    /// The header.
+    pub header: RowsHeader,
+    /// Rows by case id (the last written wins, so a retried case replaces its error row).
+    pub rows: HashMap<String, (usize, Row)>,
+    /// True when the last line was cut short (a crash mid-write) and was ignored.
+    pub torn_tail: bool,
+}
+
+/// Reads a rows file strictly; only a final line without its newline (a write cut short by a
+/// crash) is tolerated and ignored.
+pub fn read_rows(path: &Path) -> Result<PreviousRows, RowsError> {
+    let at = |line: Option<usize>, problem: String| RowsError {
+        path: match line {
+            Some(n) => format!("{}:{n}", path.display()),
+            None => path.display().to_string(),
+        },
+        problem,
+    };
+    let file = File::open(path).map_err(|e| at(None, format!("cannot read: {e}")))?;
+    let mut reader = BufReader::new(file);
+    let mut header: Option<RowsHeader> = None;
+    let mut rows = HashMap::new();
+    let mut torn_tail = false;
+    let mut buffer = String::new();
+    let mut number = 0;
+    loop {
+        buffer.clear();
+        let read = reader
+            .read_line(&mut buffer)
+            .map_err(|e| at(Some(number + 1), format!("cannot read: {e}")))?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        let complete = buffer.ends_with('\n');
+        let text = buffer.trim_end_matches(['\n', '\r']);
+        if header.is_none() {
+            let parsed: RowsHeader = serde_json::from_str(text)
+                .map_err(|e| at(Some(number), format!("not a jevjudge rows header: {e}")))?;
+            header = Some(parsed);
+            continue;
+        }
+        match serde_json::from_str::<Line>(text) {
+            Ok(line) => {
+                rows.insert(line.row.id.clone(), (line.index, line.row));
+            }
+            Err(_) if !complete => torn_tail = true,
+            Err(e) => return Err(at(Some(number), format!("not a row: {e}"))),
+        }
+    }
+    let header = header.ok_or_else(|| at(None, "empty rows file".to_owned()))?;
+    Ok(PreviousRows {
+        header,
+        rows,
+        torn_tail,
+    })
+}
