@@ -18,7 +18,12 @@ use crate::exit;
 #[derive(clap::Args)]
 pub struct Args {
     /// Address to listen on, as HOST:PORT; port 0 picks a free port. Default: 127.0.0.1:8787.
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8787")]
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        default_value = "127.0.0.1:8787",
+        hide_default_value = true
+    )]
     addr: SocketAddr,
 
     /// Require this API key as `Authorization: Bearer KEY` (403 without one, 401 for a wrong
@@ -27,7 +32,12 @@ pub struct Args {
     key: Option<String>,
 
     /// Delay before every answer, in milliseconds (for benchmarks). Default: 0.
-    #[arg(long, value_name = "MS", default_value_t = 0)]
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 0,
+        hide_default_value = true
+    )]
     latency: u64,
 
     /// Answer requests recorded in this `.jevl` file with their recorded model, answers and
@@ -57,7 +67,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     writeln!(stdout, "listening on {}", server.url()).context("cannot write to standard output")?;
     stdout.flush().context("cannot write to standard output")?;
     drop(stdout);
-    stop_signal().await.context("cannot wait for a stop signal")?;
+    stop_signal()
+        .await
+        .context("cannot wait for a stop signal")?;
     server.shutdown().await;
     Ok(exit::SUCCESS)
 }
@@ -65,14 +77,21 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 fn config(args: &Args) -> anyhow::Result<Config> {
     let key = match args.key.as_deref().map(str::trim) {
         None => None,
-        Some(key) if !key.is_empty() && key.bytes().all(|b| b.is_ascii_graphic()) => Some(key.to_owned()),
+        Some(key) if !key.is_empty() && key.bytes().all(|b| b.is_ascii_graphic()) => {
+            Some(key.to_owned())
+        }
         Some(_) => anyhow::bail!("--key must be non-empty printable ASCII without whitespace"),
     };
     let replay = match &args.replay {
         None => None,
         Some(path) => Some(replay::load(path)?),
     };
-    Ok(Config { key, latency: Duration::from_millis(args.latency), noise: None, replay })
+    Ok(Config {
+        key,
+        latency: Duration::from_millis(args.latency),
+        noise: None,
+        replay,
+    })
 }
 
 mod replay {
@@ -80,11 +99,14 @@ mod replay {
 
     use std::path::Path;
 
+    use anyhow::Context as _;
     use jevjudge_fake::Replay;
 
-    /// Reads the record file into a replay source.
+    /// Reads the record file into a replay source; errors name the file and the line.
     pub(super) fn load(path: &Path) -> anyhow::Result<Replay> {
-        anyhow::bail!("--replay needs the record reader (cannot read {})", path.display())
+        let records = jevjudge_wire::record::read_file(path).context("--replay")?;
+        Replay::from_records(records)
+            .with_context(|| format!("--replay: cannot index {}", path.display()))
     }
 }
 
@@ -92,7 +114,8 @@ mod replay {
 async fn stop_signal() -> std::io::Result<()> {
     #[cfg(unix)]
     {
-        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::select! {
             result = tokio::signal::ctrl_c() => result,
             _ = terminate.recv() => Ok(()),
@@ -101,5 +124,72 @@ async fn stop_signal() -> std::io::Result<()> {
     #[cfg(not(unix))]
     {
         tokio::signal::ctrl_c().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn parse(argv: &[&str]) -> Result<Args, clap::Error> {
+        Cli::try_parse_from(std::iter::once("fake-server").chain(argv.iter().copied()))
+            .map(|cli| cli.args)
+    }
+
+    #[test]
+    fn defaults_listen_on_8787_without_key_or_latency() {
+        let args = parse(&[]).expect("no flags are required");
+        assert_eq!(args.addr, "127.0.0.1:8787".parse().expect("an address"));
+        let config = config(&args).expect("a config");
+        assert!(config.key.is_none() && config.replay.is_none());
+        assert_eq!(config.latency, Duration::ZERO);
+    }
+
+    #[test]
+    fn flags_become_the_config() {
+        let args = parse(&[
+            "--addr",
+            "127.0.0.1:0",
+            "--key",
+            " K-1 ",
+            "--latency",
+            "250",
+        ])
+        .expect("valid flags");
+        let config = config(&args).expect("a config");
+        assert_eq!(config.key.as_deref(), Some("K-1"));
+        assert_eq!(config.latency, Duration::from_millis(250));
+    }
+
+    #[test]
+    fn a_blank_or_spaced_key_is_refused() {
+        for key in ["", "  ", "a b"] {
+            let args = parse(&["--key", key]).expect("clap accepts it");
+            assert!(config(&args).is_err(), "{key:?}");
+        }
+    }
+
+    #[test]
+    fn debug_never_shows_the_key() {
+        let args = parse(&["--key", "apikey_secret"]).expect("valid flags");
+        assert!(!format!("{args:?}").contains("apikey_secret"));
+    }
+
+    #[test]
+    fn a_missing_replay_file_is_an_error_naming_it() {
+        let args = parse(&["--replay", "/nonexistent/records.jevl"]).expect("valid flags");
+        let error = config(&args)
+            .err()
+            .map(|e| format!("{e:#}"))
+            .unwrap_or_default();
+        assert!(error.contains("/nonexistent/records.jevl"), "{error}");
     }
 }
