@@ -1,0 +1,354 @@
+//! The HTTP layer under the client: one request in, one complete response out.
+//!
+//! [`Transport`] is deliberately small so tests can script it (status, headers, body, delays,
+//! stalls, failures) and run the whole retry machinery on tokio's paused clock. Timeouts,
+//! retries and deadlines live in the client, which drops the transport's future to cancel it,
+//! so a transport needs no timer of its own.
+//!
+//! [`HttpTransport`] is the real one: reqwest with rustls, **no redirects followed** (a 3xx
+//! comes back as a response, so the key never goes to another host), no proxy, and a cap on
+//! the response body size.
+
+use std::{fmt, future::Future, sync::Arc};
+
+use crate::ConfigError;
+
+/// The default cap on a response body, in bytes (64 MiB).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// An HTTP method the client uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `GET` (the models list).
+    Get,
+    /// `POST` (System One calls).
+    Post,
+}
+
+impl Method {
+    /// The method's name, `GET` or `POST`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+        }
+    }
+}
+
+/// One request as the client hands it to a transport.
+///
+/// `Debug` shows the header names, but the `Authorization` value as `<redacted>` and the body
+/// only by size.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// `GET` or `POST`.
+    pub method: Method,
+    /// The absolute URL.
+    pub url: String,
+    /// Header names (as the client spells them) and values, in sending order.
+    pub headers: Vec<(&'static str, String)>,
+    /// The body (empty for `GET`).
+    pub body: Vec<u8>,
+}
+
+impl HttpRequest {
+    /// The value of a header, by case-insensitive name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Headers<'a>(&'a [(&'static str, String)]);
+        impl fmt::Debug for Headers<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let mut map = f.debug_map();
+                for (name, value) in self.0 {
+                    if name.eq_ignore_ascii_case("authorization") {
+                        map.entry(name, &"<redacted>");
+                    } else {
+                        map.entry(name, value);
+                    }
+                }
+                map.finish()
+            }
+        }
+        f.debug_struct("HttpRequest")
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("headers", &Headers(&self.headers))
+            .field("body_bytes", &self.body.len())
+            .finish()
+    }
+}
+
+/// One complete response: status, headers and the whole body.
+///
+/// `Debug` shows the body only by size.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpResponse {
+    /// The HTTP status code.
+    pub status: u16,
+    /// Header names (lower-case) and values; values that are not visible ASCII are dropped.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    /// A response with no headers.
+    pub fn new(status: u16, body: impl Into<Vec<u8>>) -> HttpResponse {
+        HttpResponse {
+            status,
+            headers: Vec::new(),
+            body: body.into(),
+        }
+    }
+
+    /// Adds a header (the name is stored lower-case).
+    pub fn with_header(mut self, name: &str, value: impl Into<String>) -> HttpResponse {
+        self.headers.push((name.to_ascii_lowercase(), value.into()));
+        self
+    }
+
+    /// The first value of a header, by case-insensitive name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+impl fmt::Debug for HttpResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpResponse")
+            .field("status", &self.status)
+            .field("headers", &self.headers)
+            .field("body_bytes", &self.body.len())
+            .finish()
+    }
+}
+
+/// How a request failed below HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransportErrorKind {
+    /// No connection: refused, unreachable, DNS or TLS failure. Retried.
+    Connect,
+    /// The connection was reset or closed before a complete response. Retried.
+    Closed,
+    /// The response body was larger than the transport's cap. Not retried.
+    BodyTooLarge,
+    /// The request could not be made at all (for example an unusable URL). Not retried.
+    Other,
+}
+
+impl TransportErrorKind {
+    /// Whether another attempt could succeed.
+    pub fn is_retryable(self) -> bool {
+        matches!(
+            self,
+            TransportErrorKind::Connect | TransportErrorKind::Closed
+        )
+    }
+}
+
+impl fmt::Display for TransportErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TransportErrorKind::Connect => "connection failed",
+            TransportErrorKind::Closed => "connection closed before a complete response",
+            TransportErrorKind::BodyTooLarge => "response body too large",
+            TransportErrorKind::Other => "request could not be sent",
+        })
+    }
+}
+
+/// A transport failure. It carries only its kind: no URL, header or body text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}")]
+pub struct TransportError {
+    kind: TransportErrorKind,
+}
+
+impl TransportError {
+    /// A failure of this kind.
+    pub fn new(kind: TransportErrorKind) -> TransportError {
+        TransportError { kind }
+    }
+
+    /// How it failed.
+    pub fn kind(&self) -> TransportErrorKind {
+        self.kind
+    }
+}
+
+impl From<TransportErrorKind> for TransportError {
+    fn from(kind: TransportErrorKind) -> TransportError {
+        TransportError::new(kind)
+    }
+}
+
+/// Sends one HTTP request and reads the whole response.
+///
+/// Dropping the returned future must abort the request: the client relies on that for
+/// per-attempt timeouts, deadlines and cancellation.
+pub trait Transport: Send + Sync + 'static {
+    /// Sends `request` and returns the complete response, whatever its status.
+    fn send(
+        &self,
+        request: HttpRequest,
+    ) -> impl Future<Output = Result<HttpResponse, TransportError>> + Send;
+}
+
+impl<T: Transport> Transport for Arc<T> {
+    fn send(
+        &self,
+        request: HttpRequest,
+    ) -> impl Future<Output = Result<HttpResponse, TransportError>> + Send {
+        (**self).send(request)
+    }
+}
+
+/// The real transport: reqwest over rustls, redirects never followed, no proxy.
+#[derive(Debug, Clone)]
+pub struct HttpTransport {
+    client: reqwest::Client,
+    max_body_bytes: usize,
+}
+
+impl HttpTransport {
+    /// A transport with its own connection pool and a [`DEFAULT_MAX_BODY_BYTES`] body cap.
+    pub fn new() -> Result<HttpTransport, ConfigError> {
+        let client = reqwest::Client::builder()
+            .use_rustls_tls()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .build()
+            .map_err(|_| ConfigError::TransportSetup)?;
+        Ok(HttpTransport {
+            client,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        })
+    }
+
+    /// Caps the response body at `bytes`; a longer body fails with
+    /// [`TransportErrorKind::BodyTooLarge`].
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> HttpTransport {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    async fn exchange(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
+        let method = match request.method {
+            Method::Get => reqwest::Method::GET,
+            Method::Post => reqwest::Method::POST,
+        };
+        let mut builder = self.client.request(method, &request.url);
+        for (name, value) in &request.headers {
+            builder = builder.header(*name, value);
+        }
+        if request.method == Method::Post {
+            builder = builder.body(request.body);
+        }
+        let mut response = builder.send().await.map_err(classify)?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .filter_map(|(name, value)| {
+                let value = value.to_str().ok()?;
+                Some((name.as_str().to_owned(), value.to_owned()))
+            })
+            .collect();
+        let mut body = Vec::new();
+        if let Some(length) = response.content_length() {
+            if length > self.max_body_bytes as u64 {
+                return Err(TransportErrorKind::BodyTooLarge.into());
+            }
+            body.reserve(length as usize);
+        }
+        while let Some(chunk) = response.chunk().await.map_err(classify)? {
+            if body.len() + chunk.len() > self.max_body_bytes {
+                return Err(TransportErrorKind::BodyTooLarge.into());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(HttpResponse {
+            status,
+            headers,
+            body,
+        })
+    }
+}
+
+impl Transport for HttpTransport {
+    fn send(
+        &self,
+        request: HttpRequest,
+    ) -> impl Future<Output = Result<HttpResponse, TransportError>> + Send {
+        self.exchange(request)
+    }
+}
+
+/// Sorts a reqwest failure into a kind; its text (which names the URL) is dropped.
+fn classify(error: reqwest::Error) -> TransportError {
+    let kind = if error.is_builder() {
+        TransportErrorKind::Other
+    } else if error.is_connect() {
+        TransportErrorKind::Connect
+    } else {
+        TransportErrorKind::Closed
+    };
+    TransportError::new(kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_debug_redacts_the_key_and_the_body() {
+        let request = HttpRequest {
+            method: Method::Post,
+            url: "https://api.typesafe.ai/v1/systemone".into(),
+            headers: vec![
+                ("Authorization", "Bearer apikey_SENTINEL".into()),
+                ("Accept", "application/json".into()),
+            ],
+            body: br#"{"state":"RAW-EVIDENCE-91c2"}"#.to_vec(),
+        };
+        let shown = format!("{request:?}");
+        assert!(!shown.contains("SENTINEL"), "{shown}");
+        assert!(!shown.contains("RAW-EVIDENCE"), "{shown}");
+        assert!(shown.contains("<redacted>") && shown.contains("application/json"));
+        assert_eq!(
+            request.header("authorization"),
+            Some("Bearer apikey_SENTINEL")
+        );
+    }
+
+    #[test]
+    fn response_debug_shows_the_body_size_only() {
+        let response = HttpResponse::new(500, "RAW-HTML").with_header("X-Request-Id", "req_9");
+        let shown = format!("{response:?}");
+        assert!(
+            !shown.contains("RAW-HTML") && shown.contains("body_bytes: 8"),
+            "{shown}"
+        );
+        assert_eq!(response.header("x-request-id"), Some("req_9"));
+    }
+
+    #[test]
+    fn only_connection_failures_are_retryable() {
+        assert!(TransportErrorKind::Connect.is_retryable());
+        assert!(TransportErrorKind::Closed.is_retryable());
+        assert!(!TransportErrorKind::BodyTooLarge.is_retryable());
+        assert!(!TransportErrorKind::Other.is_retryable());
+    }
+}
