@@ -1,8 +1,12 @@
 //! `jevjudge`: judge an AI agent's draft against business evidence with TypeSafe System One,
 //! and replay labelled cases in batch to catch regressions.
 
+mod backend;
+mod eval_cmd;
 mod exit;
 mod fake_server;
+mod judge_cmd;
+mod output;
 
 use std::process::ExitCode;
 
@@ -19,9 +23,25 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Review one state against a definition and print the Result as JSON.
+    Judge(judge_cmd::Args),
+    /// Replay a batch of labelled cases and report accuracy, abstentions, errors and timings.
+    Eval(eval_cmd::Args),
     /// Serve a deterministic, offline System One API for tests and demos.
     FakeServer(fake_server::Args),
 }
+
+/// Invalid input or configuration: nothing was sent (exit status 2).
+#[derive(Debug)]
+pub struct InputError(pub String);
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InputError {}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -34,6 +54,8 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match cli.command {
+            Command::Judge(args) => judge_cmd::run(args).await,
+            Command::Eval(args) => eval_cmd::run(args).await,
             Command::FakeServer(args) => fake_server::run(args).await,
         }
     });

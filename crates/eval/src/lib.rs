@@ -16,6 +16,7 @@
 
 mod case;
 mod evaluator;
+pub mod import;
 pub mod junit;
 pub mod markdown;
 mod ordered_map;

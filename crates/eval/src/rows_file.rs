@@ -48,6 +48,17 @@ impl RowsHeader {
         }
     }
 
+    /// The header of a run whose cases were digested one at a time.
+    pub fn from_digest(definition: &Definition, digest: CasesDigest) -> RowsHeader {
+        RowsHeader {
+            format: ROWS_FORMAT.to_owned(),
+            definition_version: definition.version().to_owned(),
+            definition_digest: definition_digest(definition),
+            cases: digest.count(),
+            cases_digest: digest.finish(),
+        }
+    }
+
     /// Why a rows file with this header cannot be resumed by a run with `current`'s header.
     pub fn mismatch(&self, current: &RowsHeader) -> Option<String> {
         if self.format != ROWS_FORMAT {
@@ -79,31 +90,59 @@ pub fn definition_digest(definition: &Definition) -> String {
 
 /// sha256 over each case's canonical `[id, scenario, expected_pass, state, expected_findings]`.
 pub fn cases_digest(cases: &[Case]) -> String {
-    let mut hasher = Sha256::new();
+    let mut digest = CasesDigest::default();
     for case in cases {
-        let findings = case.expected_findings.as_ref().map(|labels| {
-            labels
-                .iter()
-                .map(|(id, label)| serde_json::json!([id, label]))
-                .collect::<Vec<_>>()
-        });
-        let entry = serde_json::json!([
-            case.id,
-            case.scenario,
-            case.expected_pass,
-            case.input.to_state(),
-            findings
-        ]);
-        let text = jevjudge_wire::canonical::to_canonical_string(&entry).unwrap_or_default();
-        hasher.update(text.as_bytes());
-        hasher.update(b"\n");
+        digest.add(case);
     }
-    let digest = hasher.finalize();
-    let mut out = String::from("sha256:");
-    for byte in digest {
-        out.push_str(&format!("{byte:02x}"));
+    digest.finish()
+}
+
+/// [`cases_digest`] computed one case at a time, for streaming runs.
+#[derive(Default)]
+pub struct CasesDigest {
+    hasher: Sha256,
+    count: usize,
+}
+
+impl CasesDigest {
+    /// Adds the next case.
+    pub fn add(&mut self, case: &Case) {
+        let hasher = &mut self.hasher;
+        self.count += 1;
+        {
+            let findings = case.expected_findings.as_ref().map(|labels| {
+                labels
+                    .iter()
+                    .map(|(id, label)| serde_json::json!([id, label]))
+                    .collect::<Vec<_>>()
+            });
+            let entry = serde_json::json!([
+                case.id,
+                case.scenario,
+                case.expected_pass,
+                case.input.to_state(),
+                findings
+            ]);
+            let text = jevjudge_wire::canonical::to_canonical_string(&entry).unwrap_or_default();
+            hasher.update(text.as_bytes());
+            hasher.update(b"\n");
+        }
     }
-    out
+
+    /// How many cases were added.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The digest, `sha256:<hex>`.
+    pub fn finish(self) -> String {
+        let digest = self.hasher.finalize();
+        let mut out = String::from("sha256:");
+        for byte in digest {
+            out.push_str(&format!("{byte:02x}"));
+        }
+        out
+    }
 }
 
 #[derive(Serialize, Deserialize)]

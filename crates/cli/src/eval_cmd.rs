@@ -1,0 +1,286 @@
+//! `jevjudge eval`: replay a batch of labelled cases (cli-and-formats.md §1.3).
+
+use std::{
+    collections::{HashMap, HashSet},
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use anyhow::Context;
+use jevjudge_eval::{
+    Case, JevEvaluator, MAX_CASES, Report, Row, RunObserver, Runner,
+    junit::to_junit,
+    markdown::to_markdown,
+    rows_file::{CasesDigest, RowsHeader, RowsWriter, read_rows},
+    summarize,
+};
+use jevjudge_judge::{Definition, Judge, Status};
+
+use crate::{
+    InputError,
+    backend::{BackendArgs, parse_positive_duration, report_recording},
+    exit, output,
+};
+
+/// Options of `jevjudge eval`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Exit status: 0 the run completed and every gate held; 1 a gate failed; \
+    2 invalid input or configuration (nothing was sent); 5 interrupted (Ctrl-C), after writing \
+    what finished.")]
+pub struct Args {
+    /// The definition file (.toml or .json).
+    #[arg(long, value_name = "DEF")]
+    pub definition: PathBuf,
+
+    /// The cases, one JSON object per line (blank lines skipped).
+    #[arg(long, value_name = "CASES.jsonl")]
+    pub cases: PathBuf,
+
+    /// Reviews in flight at once (1..=32).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub concurrency: usize,
+
+    /// Each review's whole budget, retries and waits included, like `2s`.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_positive_duration)]
+    pub budget: Duration,
+
+    /// Write the full JSON report here (rows also go, as they finish, to OUT.rows.jsonl).
+    #[arg(long, value_name = "OUT.json")]
+    pub report: Option<PathBuf>,
+
+    /// Write JUnit XML here: one test per case; incorrect = failure, ERROR = error,
+    /// INCONCLUSIVE = skipped ("abstained").
+    #[arg(long, value_name = "OUT.xml")]
+    pub junit: Option<PathBuf>,
+
+    /// Write a Markdown summary here (for a CI job summary).
+    #[arg(long, value_name = "OUT.md")]
+    pub markdown: Option<PathBuf>,
+
+    /// Gate: exit 1 when overall accuracy (correct ÷ total) is below X.
+    #[arg(long, value_name = "X")]
+    pub min_accuracy: Option<f64>,
+
+    /// Gate: exit 1 when more than N rows are ERROR.
+    #[arg(long, value_name = "N")]
+    pub max_errors: Option<u64>,
+
+    /// Append each finished row to this JSON Lines file as it completes [default: beside
+    /// --report, as OUT.rows.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub rows: Option<PathBuf>,
+
+    /// Continue an interrupted run: keep the rows already in the rows file (same definition
+    /// and cases, checked) and run only the missing cases.
+    #[arg(long)]
+    pub resume: bool,
+
+    /// With --resume, also run again the cases whose previous row is ERROR.
+    #[arg(long, requires = "resume")]
+    pub retry_errors: bool,
+
+    /// Streaming opt-in: allow up to N cases (default limit 10,000). Rows are then not kept
+    /// in memory: they go to the rows file only, and the report holds the summaries.
+    #[arg(long, value_name = "N")]
+    pub max_cases: Option<usize>,
+
+    /// Price per million input tokens, to report a cost over the rows whose usage is known.
+    #[arg(long, value_name = "PRICE")]
+    pub price_per_million_input: Option<f64>,
+
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+/// Maps the runner's positions (within the cases that run) to input indexes, and writes rows.
+struct Positions<'a> {
+    indexes: Vec<usize>,
+    rows_file: Option<&'a mut RowsWriter>,
+    progress: &'a indicatif::ProgressBar,
+}
+
+impl RunObserver for Positions<'_> {
+    fn row_finished(&mut self, position: usize, row: &Row) {
+        let index = self.indexes.get(position).copied().unwrap_or(position);
+        if let Some(writer) = self.rows_file.as_deref_mut() {
+            writer.row_finished(index, row);
+        }
+        self.progress.inc(1);
+    }
+}
+
+/// Runs the evaluation.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let definition =
+        Definition::from_path(&args.definition).map_err(|e| InputError(e.to_string()))?;
+    let runner = Runner::new(args.concurrency).map_err(|e| InputError(format!("--concurrency: {e}")))?;
+    let streaming = args.max_cases.is_some_and(|n| n > MAX_CASES);
+    let limit = args.max_cases.unwrap_or(MAX_CASES);
+    let runner = if streaming { runner.streaming(limit) } else { runner }
+        .price_per_million_input(args.price_per_million_input);
+    if let Some(x) = args.min_accuracy {
+        if !(0.0..=1.0).contains(&x) {
+            return Err(InputError(format!("--min-accuracy must be within 0..=1, not {x}")).into());
+        }
+    }
+
+    // Pass 1: every line checked before anything is sent.
+    let criteria: HashSet<&str> = definition.criteria().iter().map(|c| c.id()).collect();
+    let mut digest = CasesDigest::default();
+    let mut ids: Vec<String> = Vec::new();
+    let mut kept: Vec<Case> = Vec::new();
+    let mut label_error: Option<String> = None;
+    jevjudge_eval::for_each_case_in_file(&args.cases, limit, |case| {
+        if label_error.is_none() {
+            if let Some((criterion, _)) = case
+                .expected_findings
+                .iter()
+                .flatten()
+                .find(|(criterion, _)| !criteria.contains(criterion.as_str()))
+            {
+                label_error = Some(format!(
+                    "{}: case `{}`: field `expected_findings.{criterion}`: no criterion `{criterion}` in {}",
+                    args.cases.display(),
+                    case.id,
+                    definition.version()
+                ));
+            }
+        }
+        digest.add(&case);
+        ids.push(case.id.clone());
+        if !streaming {
+            kept.push(case);
+        }
+    })
+    .map_err(|e| InputError(e.to_string()))?;
+    if let Some(message) = label_error {
+        return Err(InputError(message).into());
+    }
+    let header = RowsHeader::from_digest(&definition, digest);
+
+    let resolved = args.backend.resolve()?;
+    let backend_kind = resolved.kind;
+    let judge = Judge::new(resolved.backend, args.budget).map_err(|e| InputError(e.to_string()))?;
+    let evaluator = JevEvaluator::new(judge, definition.clone());
+
+    // The rows file and what a resumed run already has.
+    let rows_path = args.rows.clone().or_else(|| args.report.as_deref().map(rows_path_for));
+    let mut previous: HashMap<String, (usize, Row)> = HashMap::new();
+    let mut rows_writer = match &rows_path {
+        None if args.resume => {
+            return Err(InputError("--resume needs the rows file: give --rows FILE or --report OUT.json".into()).into());
+        }
+        None => None,
+        Some(path) if args.resume => {
+            let found = read_rows(path).map_err(|e| InputError(format!("--resume: {e}")))?;
+            if let Some(problem) = found.header.mismatch(&header) {
+                return Err(InputError(format!("--resume: {} cannot be resumed: {problem}", path.display())).into());
+            }
+            if found.torn_tail {
+                eprintln!("jevjudge: note: the last line of {} was cut short by the interruption; that case runs again", path.display());
+            }
+            previous = found.rows;
+            if args.retry_errors {
+                previous.retain(|_, (_, row)| row.verdict.status != Status::Error);
+            }
+            Some(RowsWriter::append(path).with_context(|| format!("cannot append to {}", path.display()))?)
+        }
+        Some(path) => Some(
+            RowsWriter::create(path, &header)
+                .map_err(|e| InputError(format!("cannot write the rows file {}: {e}", path.display())))?,
+        ),
+    };
+
+    let todo: Vec<usize> = ids
+        .iter()
+        .enumerate()
+        .filter(|(_, id)| !previous.contains_key(*id))
+        .map(|(index, _)| index)
+        .collect();
+    let progress = output::progress_bar(todo.len() as u64);
+    let observer = Positions {
+        indexes: todo.clone(),
+        rows_file: rows_writer.as_mut(),
+        progress: &progress,
+    };
+    let interrupted = output::interrupted();
+    let run = if streaming {
+        let todo_set: HashSet<usize> = todo.iter().copied().collect();
+        let cases = output::stream_cases(&args.cases)?
+            .enumerate()
+            .filter(move |(index, _)| todo_set.contains(index))
+            .map(|(_, case)| case);
+        runner.run_checked(&evaluator, cases, observer, interrupted).await
+    } else {
+        let mut slots: Vec<Option<Case>> = kept.into_iter().map(Some).collect();
+        let cases: Vec<Case> = todo.iter().filter_map(|&i| slots[i].take()).collect();
+        runner.run_checked(&evaluator, cases, observer, interrupted).await
+    };
+    progress.finish_and_clear();
+    if let Some(error) = rows_writer.as_mut().and_then(RowsWriter::take_error) {
+        eprintln!("jevjudge: error: rows could not all be written to the rows file: {error}");
+    }
+
+    // Merge the resumed rows with the new ones, in input order.
+    let complete = run.complete;
+    let (overall, scenarios, rows) = if previous.is_empty() {
+        (run.overall, run.scenarios, run.rows)
+    } else {
+        let mut by_index: Vec<Option<Row>> = vec![None; ids.len()];
+        for (index, row) in previous.into_values() {
+            if let Some(slot) = by_index.get_mut(index) {
+                *slot = Some(row);
+            }
+        }
+        let mut new_rows = run.rows.into_iter();
+        for &index in &todo {
+            if let Some(row) = new_rows.next() {
+                by_index[index] = Some(row);
+            }
+        }
+        let rows: Vec<Row> = by_index.into_iter().flatten().collect();
+        let (overall, scenarios) = summarize(&rows, args.price_per_million_input);
+        (overall, scenarios, if streaming { Vec::new() } else { rows })
+    };
+    let report = Report {
+        format: jevjudge_eval::REPORT_FORMAT.to_owned(),
+        definition_version: definition.version().to_owned(),
+        backend: backend_kind,
+        complete,
+        overall,
+        scenarios,
+        rows,
+    };
+
+    let gates = output::gates(&report, args.min_accuracy, args.max_errors);
+    if let Some(path) = &args.report {
+        output::write_atomic(path, &(serde_json::to_string_pretty(&report)? + "\n"))?;
+    }
+    if let Some(path) = &args.junit {
+        output::write_atomic(path, &to_junit(&report))?;
+    }
+    if let Some(path) = &args.markdown {
+        let lines: Vec<String> = gates.iter().map(|g| g.line.clone()).collect();
+        output::write_atomic(path, &to_markdown(&report, &lines))?;
+    }
+    print!("{}", output::human_summary(&report, &gates, rows_path.as_deref()));
+    report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
+    if !complete {
+        eprintln!(
+            "jevjudge: interrupted: {} of {} cases finished{}",
+            report.overall.total,
+            ids.len(),
+            match &rows_path {
+                Some(path) => format!("; rerun with --resume to finish (rows in {})", path.display()),
+                None => String::new(),
+            }
+        );
+        return Ok(exit::INTERRUPTED);
+    }
+    Ok(if gates.iter().all(|g| g.held) { exit::SUCCESS } else { exit::FAILED })
+}
+
+/// `OUT.json` → `OUT.rows.jsonl`.
+fn rows_path_for(report: &Path) -> PathBuf {
+    report.with_extension("rows.jsonl")
+}

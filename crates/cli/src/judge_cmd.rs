@@ -1,0 +1,77 @@
+//! `jevjudge judge`: review one state (cli-and-formats.md §1.2).
+
+use std::{io::Read, path::PathBuf, time::Duration};
+
+use jevjudge_judge::{Definition, Judge, Status};
+use serde_json::Value;
+
+use crate::{
+    InputError,
+    backend::{BackendArgs, parse_positive_duration, read_to_string, report_recording},
+    exit,
+};
+
+/// Options of `jevjudge judge`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Exit status: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 4 ERROR, \
+    2 invalid input or configuration (nothing was sent).")]
+pub struct Args {
+    /// The definition file (.toml or .json).
+    #[arg(long, value_name = "DEF")]
+    pub definition: PathBuf,
+
+    /// A JSON file holding the state (a string, object or array); `-` or absent reads
+    /// standard input.
+    #[arg(long, value_name = "FILE|-")]
+    pub state: Option<PathBuf>,
+
+    /// The review's whole budget, retries and waits included, like `2s`.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_positive_duration)]
+    pub budget: Duration,
+
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+/// Runs one review and prints the Result JSON.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let definition =
+        Definition::from_path(&args.definition).map_err(|e| InputError(e.to_string()))?;
+    let state = read_state(args.state.as_deref())?;
+    let resolved = args.backend.resolve()?;
+    let judge = Judge::new(resolved.backend, args.budget).map_err(|e| InputError(e.to_string()))?;
+    let verdict = judge.review(state, &definition).await;
+    println!("{}", serde_json::to_string(&verdict)?);
+    report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
+    Ok(match verdict.status {
+        Status::Pass => exit::SUCCESS,
+        Status::Fail => exit::FAILED,
+        Status::Inconclusive => exit::INCONCLUSIVE,
+        Status::Error => exit::ERROR,
+    })
+}
+
+fn read_state(path: Option<&std::path::Path>) -> anyhow::Result<Value> {
+    let (text, source) = match path {
+        Some(path) if path.as_os_str() != "-" => {
+            (read_to_string(path, "state")?, path.display().to_string())
+        }
+        _ => {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).map_err(|e| {
+                InputError(format!("cannot read the state from standard input: {e}"))
+            })?;
+            (text, "standard input".to_owned())
+        }
+    };
+    let state: Value = serde_json::from_str(&text)
+        .map_err(|e| InputError(format!("{source}: the state is not JSON: {e}")))?;
+    if !matches!(state, Value::String(_) | Value::Object(_) | Value::Array(_)) {
+        return Err(InputError(format!(
+            "{source}: the state must be a JSON string, object or array, not {}",
+            jevjudge_wire::json_kind(&state)
+        ))
+        .into());
+    }
+    Ok(state)
+}
