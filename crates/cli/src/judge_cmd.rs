@@ -41,7 +41,12 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let resolved = args.backend.resolve()?;
     let judge = Judge::new(resolved.backend, args.budget).map_err(|e| InputError(e.to_string()))?;
     let verdict = judge.review(state, &definition).await;
-    println!("{}", serde_json::to_string(&verdict)?);
+    // The Result JSON of §4.1, plus where the answers came from (`fake`/`fixture` must show).
+    let mut output = serde_json::to_value(&verdict)?;
+    if let Some(map) = output.as_object_mut() {
+        map.insert("backend".into(), serde_json::Value::String(resolved.kind.to_string()));
+    }
+    println!("{output}");
     report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
     Ok(match verdict.status {
         Status::Pass => exit::SUCCESS,

@@ -5,6 +5,7 @@ mod backend;
 mod eval_cmd;
 mod exit;
 mod fake_server;
+mod import_cmd;
 mod judge_cmd;
 mod output;
 
@@ -27,6 +28,8 @@ enum Command {
     Judge(judge_cmd::Args),
     /// Replay a batch of labelled cases and report accuracy, abstentions, errors and timings.
     Eval(eval_cmd::Args),
+    /// Convert another tool's recordings into a definition, cases and a .jevl record file.
+    Import(import_cmd::Args),
     /// Serve a deterministic, offline System One API for tests and demos.
     FakeServer(fake_server::Args),
 }
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Judge(args) => judge_cmd::run(args).await,
             Command::Eval(args) => eval_cmd::run(args).await,
+            Command::Import(args) => import_cmd::run(args).await,
             Command::FakeServer(args) => fake_server::run(args).await,
         }
     });

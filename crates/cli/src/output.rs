@@ -171,7 +171,7 @@ fn line(out: &mut String, scope: &str, s: &Summary, width: usize) {
     };
     let _ = writeln!(
         out,
-        "{scope:<width$}  {:>6} {:>7} {:>9} {:>9} {:>6} {:>8.4} {:>8.1} {:>8.1}  {tokens}",
+        "{scope:<width$}  {:>6} {:>7} {:>9} {:>9} {:>6} {:>8.4} {:>8.2} {:>8.2}  {tokens}",
         s.total, s.correct, s.incorrect, s.abstained, s.errors, s.accuracy, s.p50_millis, s.p95_millis
     );
 }

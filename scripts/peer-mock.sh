@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs jevjudge's client against jevcompat's reference mock, once per fault, and checks every
+# outcome against systemone-wire.md §14's table of expected client outcomes (one
+# "PASS <case> → <outcome>" line each). Exits non-zero on any mismatch or panic.
+#
+# Needs python3 (>= 3.10) and access to PyPI the first time (to install jevcompat into
+# .venv-jevcompat, the same venv scripts/conformance.sh uses). Extra arguments go to the
+# example, e.g. `scripts/peer-mock.sh --only noul-range`.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+root=$(pwd)
+venv="$root/.venv-jevcompat"
+
+# --- jevcompat, installed once into .venv-jevcompat
+if [[ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("jevcompat"))' 2>/dev/null || true)" != "0.1.1" ]]; then
+    echo "installing jevcompat 0.1.1 into $venv"
+    timeout 120 python3 -m venv "$venv"
+    timeout 600 "$venv/bin/pip" install --quiet --disable-pip-version-check jevcompat==0.1.1
+fi
+
+timeout 1800 cargo build --quiet -p jevjudge-client --example peer_mock
+exec timeout 600 cargo run -q -p jevjudge-client --example peer_mock -- --jevcompat "$venv/bin/jevcompat" "$@"
