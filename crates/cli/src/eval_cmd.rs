@@ -24,9 +24,11 @@ use crate::{
 
 /// Options of `jevjudge eval`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit status: 0 the run completed and every gate held; 1 a gate failed; \
+#[command(
+    after_help = "Exit status: 0 the run completed and every gate held; 1 a gate failed; \
     2 invalid input or configuration (nothing was sent); 5 interrupted (Ctrl-C), after writing \
-    what finished.")]
+    what finished."
+)]
 pub struct Args {
     /// The definition file (.toml or .json).
     #[arg(long, value_name = "DEF")]
@@ -113,11 +115,16 @@ impl RunObserver for Positions<'_> {
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let definition =
         Definition::from_path(&args.definition).map_err(|e| InputError(e.to_string()))?;
-    let runner = Runner::new(args.concurrency).map_err(|e| InputError(format!("--concurrency: {e}")))?;
+    let runner =
+        Runner::new(args.concurrency).map_err(|e| InputError(format!("--concurrency: {e}")))?;
     let streaming = args.max_cases.is_some_and(|n| n > MAX_CASES);
     let limit = args.max_cases.unwrap_or(MAX_CASES);
-    let runner = if streaming { runner.streaming(limit) } else { runner }
-        .price_per_million_input(args.price_per_million_input);
+    let runner = if streaming {
+        runner.streaming(limit)
+    } else {
+        runner
+    }
+    .price_per_million_input(args.price_per_million_input);
     if let Some(x) = args.min_accuracy {
         if !(0.0..=1.0).contains(&x) {
             return Err(InputError(format!("--min-accuracy must be within 0..=1, not {x}")).into());
@@ -164,31 +171,49 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let evaluator = JevEvaluator::new(judge, definition.clone());
 
     // The rows file and what a resumed run already has.
-    let rows_path = args.rows.clone().or_else(|| args.report.as_deref().map(rows_path_for));
+    let rows_path = args
+        .rows
+        .clone()
+        .or_else(|| args.report.as_deref().map(rows_path_for));
     let mut previous: HashMap<String, (usize, Row)> = HashMap::new();
     let mut rows_writer = match &rows_path {
         None if args.resume => {
-            return Err(InputError("--resume needs the rows file: give --rows FILE or --report OUT.json".into()).into());
+            return Err(InputError(
+                "--resume needs the rows file: give --rows FILE or --report OUT.json".into(),
+            )
+            .into());
         }
         None => None,
         Some(path) if args.resume => {
             let found = read_rows(path).map_err(|e| InputError(format!("--resume: {e}")))?;
             if let Some(problem) = found.header.mismatch(&header) {
-                return Err(InputError(format!("--resume: {} cannot be resumed: {problem}", path.display())).into());
+                return Err(InputError(format!(
+                    "--resume: {} cannot be resumed: {problem}",
+                    path.display()
+                ))
+                .into());
             }
             if found.torn_tail {
-                eprintln!("jevjudge: note: the last line of {} was cut short by the interruption; that case runs again", path.display());
+                eprintln!(
+                    "jevjudge: note: the last line of {} was cut short by the interruption; that case runs again",
+                    path.display()
+                );
             }
             previous = found.rows;
             if args.retry_errors {
                 previous.retain(|_, (_, row)| row.verdict.status != Status::Error);
             }
-            Some(RowsWriter::append(path).with_context(|| format!("cannot append to {}", path.display()))?)
+            Some(
+                RowsWriter::append(path)
+                    .with_context(|| format!("cannot append to {}", path.display()))?,
+            )
         }
-        Some(path) => Some(
-            RowsWriter::create(path, &header)
-                .map_err(|e| InputError(format!("cannot write the rows file {}: {e}", path.display())))?,
-        ),
+        Some(path) => Some(RowsWriter::create(path, &header).map_err(|e| {
+            InputError(format!(
+                "cannot write the rows file {}: {e}",
+                path.display()
+            ))
+        })?),
     };
 
     let todo: Vec<usize> = ids
@@ -210,11 +235,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             .enumerate()
             .filter(move |(index, _)| todo_set.contains(index))
             .map(|(_, case)| case);
-        runner.run_checked(&evaluator, cases, observer, interrupted).await
+        runner
+            .run_checked(&evaluator, cases, observer, interrupted)
+            .await
     } else {
         let mut slots: Vec<Option<Case>> = kept.into_iter().map(Some).collect();
         let cases: Vec<Case> = todo.iter().filter_map(|&i| slots[i].take()).collect();
-        runner.run_checked(&evaluator, cases, observer, interrupted).await
+        runner
+            .run_checked(&evaluator, cases, observer, interrupted)
+            .await
     };
     progress.finish_and_clear();
     if let Some(error) = rows_writer.as_mut().and_then(RowsWriter::take_error) {
@@ -227,20 +256,34 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         (run.overall, run.scenarios, run.rows)
     } else {
         let mut by_index: Vec<Option<Row>> = vec![None; ids.len()];
+        if streaming {
+            // A streaming run kept no rows in memory: the rows file has them all.
+            let path = rows_path.as_deref().unwrap_or(Path::new(""));
+            previous = read_rows(path)
+                .map_err(|e| anyhow::anyhow!("cannot read the rows back: {e}"))?
+                .rows;
+        } else {
+            // Finished rows by id: an interrupted run has gaps, so positions cannot be zipped.
+            let index_of: HashMap<&str, usize> =
+                ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+            for row in run.rows {
+                if let Some(&index) = index_of.get(row.id.as_str()) {
+                    previous.insert(row.id.clone(), (index, row));
+                }
+            }
+        }
         for (index, row) in previous.into_values() {
             if let Some(slot) = by_index.get_mut(index) {
                 *slot = Some(row);
             }
         }
-        let mut new_rows = run.rows.into_iter();
-        for &index in &todo {
-            if let Some(row) = new_rows.next() {
-                by_index[index] = Some(row);
-            }
-        }
         let rows: Vec<Row> = by_index.into_iter().flatten().collect();
         let (overall, scenarios) = summarize(&rows, args.price_per_million_input);
-        (overall, scenarios, if streaming { Vec::new() } else { rows })
+        (
+            overall,
+            scenarios,
+            if streaming { Vec::new() } else { rows },
+        )
     };
     let report = Report {
         format: jevjudge_eval::REPORT_FORMAT.to_owned(),
@@ -263,7 +306,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         let lines: Vec<String> = gates.iter().map(|g| g.line.clone()).collect();
         output::write_atomic(path, &to_markdown(&report, &lines))?;
     }
-    print!("{}", output::human_summary(&report, &gates, rows_path.as_deref()));
+    print!(
+        "{}",
+        output::human_summary(&report, &gates, rows_path.as_deref())
+    );
     report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
     if !complete {
         eprintln!(
@@ -271,13 +317,20 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             report.overall.total,
             ids.len(),
             match &rows_path {
-                Some(path) => format!("; rerun with --resume to finish (rows in {})", path.display()),
+                Some(path) => format!(
+                    "; rerun with --resume to finish (rows in {})",
+                    path.display()
+                ),
                 None => String::new(),
             }
         );
         return Ok(exit::INTERRUPTED);
     }
-    Ok(if gates.iter().all(|g| g.held) { exit::SUCCESS } else { exit::FAILED })
+    Ok(if gates.iter().all(|g| g.held) {
+        exit::SUCCESS
+    } else {
+        exit::FAILED
+    })
 }
 
 /// `OUT.json` → `OUT.rows.jsonl`.

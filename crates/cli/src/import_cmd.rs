@@ -72,14 +72,24 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     write_atomic(&args.out.join("definition.toml"), &definition_text)?;
     write_atomic(&args.out.join("cases.jsonl"), &imported.cases_jsonl)?;
     let cases_count = imported.cases_jsonl.lines().count();
-    let mut written = vec!["definition.toml".to_owned(), format!("cases.jsonl ({cases_count} cases)")];
+    let mut written = vec![
+        "definition.toml".to_owned(),
+        format!("cases.jsonl ({cases_count} cases)"),
+    ];
     if predictions.is_some() {
         let mut lines = String::new();
         for record in &imported.records {
-            lines.push_str(&record.to_line().map_err(|e| anyhow::anyhow!("cannot write a record: {e}"))?);
+            lines.push_str(
+                &record
+                    .to_line()
+                    .map_err(|e| anyhow::anyhow!("cannot write a record: {e}"))?,
+            );
         }
         write_atomic(&args.out.join("recordings.jevl"), &lines)?;
-        written.push(format!("recordings.jevl ({} exchanges)", imported.records.len()));
+        written.push(format!(
+            "recordings.jevl ({} exchanges)",
+            imported.records.len()
+        ));
     }
     println!(
         "imported {} into {}: {}",

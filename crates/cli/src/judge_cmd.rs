@@ -44,7 +44,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     // The Result JSON of §4.1, plus where the answers came from (`fake`/`fixture` must show).
     let mut output = serde_json::to_value(&verdict)?;
     if let Some(map) = output.as_object_mut() {
-        map.insert("backend".into(), serde_json::Value::String(resolved.kind.to_string()));
+        map.insert(
+            "backend".into(),
+            serde_json::Value::String(resolved.kind.to_string()),
+        );
     }
     println!("{output}");
     report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;

@@ -121,7 +121,11 @@ pub fn human_summary(report: &Report, gates: &[Gate], rows_file: Option<&Path>) 
         } else {
             format!(" · model {}", models.join(", "))
         },
-        if report.complete { "" } else { " · INCOMPLETE (interrupted)" }
+        if report.complete {
+            ""
+        } else {
+            " · INCOMPLETE (interrupted)"
+        }
     );
     if report.backend.is_synthetic() {
         let _ = writeln!(
@@ -141,7 +145,15 @@ pub fn human_summary(report: &Report, gates: &[Gate], rows_file: Option<&Path>) 
     let _ = writeln!(
         out,
         "{:<width$}  {:>6} {:>7} {:>9} {:>9} {:>6} {:>8} {:>8} {:>8}  tokens in/out",
-        "scope", "total", "correct", "incorrect", "abstained", "errors", "accuracy", "p50 ms", "p95 ms"
+        "scope",
+        "total",
+        "correct",
+        "incorrect",
+        "abstained",
+        "errors",
+        "accuracy",
+        "p50 ms",
+        "p95 ms"
     );
     line(&mut out, "overall", &report.overall, width);
     for (name, summary) in &report.scenarios {
@@ -172,6 +184,13 @@ fn line(out: &mut String, scope: &str, s: &Summary, width: usize) {
     let _ = writeln!(
         out,
         "{scope:<width$}  {:>6} {:>7} {:>9} {:>9} {:>6} {:>8.4} {:>8.2} {:>8.2}  {tokens}",
-        s.total, s.correct, s.incorrect, s.abstained, s.errors, s.accuracy, s.p50_millis, s.p95_millis
+        s.total,
+        s.correct,
+        s.incorrect,
+        s.abstained,
+        s.errors,
+        s.accuracy,
+        s.p50_millis,
+        s.p95_millis
     );
 }
