@@ -114,21 +114,57 @@ const NO_USAGE: Expect = Expect::Success { usage_known: false };
 fn cases() -> Vec<Case> {
     vec![
         case("clean", &[], SUCCESS),
-        case("first-question-only", &["first-question-only"], invalid("answer_missing")),
+        case(
+            "first-question-only",
+            &["first-question-only"],
+            invalid("answer_missing"),
+        ),
         case("extra-answer", &["extra-answer"], invalid("answer_extra")),
-        case("boolean-type", &["boolean-type"], invalid("answer_wrong_type")),
-        case("noul-range", &["noul-range"], invalid("probability_out_of_range")),
+        case(
+            "boolean-type",
+            &["boolean-type"],
+            invalid("answer_wrong_type"),
+        ),
+        case(
+            "noul-range",
+            &["noul-range"],
+            invalid("probability_out_of_range"),
+        ),
         case("nan", &["nan"], invalid("body_unreadable")),
         case("xssi-200", &["xssi-200"], invalid("body_unreadable")),
         case("nfd-keys", &["nfd-keys"], invalid("choice_unknown")),
-        case("choice-key-case", &["choice-key-case"], invalid("choice_unknown")),
-        case("legend-1-based", &["legend-1-based"], invalid("probabilities_keys")),
-        case("score-keys-1-based", &["score-keys-1-based"], invalid("probabilities_keys")),
-        case("score-no-legend", &["score-no-legend"], invalid("probabilities_keys")),
+        case(
+            "choice-key-case",
+            &["choice-key-case"],
+            invalid("choice_unknown"),
+        ),
+        case(
+            "legend-1-based",
+            &["legend-1-based"],
+            invalid("probabilities_keys"),
+        ),
+        case(
+            "score-keys-1-based",
+            &["score-keys-1-based"],
+            invalid("probabilities_keys"),
+        ),
+        case(
+            "score-no-legend",
+            &["score-no-legend"],
+            invalid("probabilities_keys"),
+        ),
         case("choice-sum", &["choice-sum"], invalid("probabilities_sum")),
         case("score-sum", &["score-sum"], invalid("probabilities_sum")),
-        case("confidence-over", &["confidence-over"], invalid("confidence_invalid")),
-        case("wrong-route", &["wrong-route"], backend("http_status_404", Some("*"))),
+        case(
+            "confidence-over",
+            &["confidence-over"],
+            invalid("confidence_invalid"),
+        ),
+        case(
+            "wrong-route",
+            &["wrong-route"],
+            backend("http_status_404", Some("*")),
+        ),
         case(
             "reject-jev-latest",
             &["reject-jev-latest"],
@@ -189,7 +225,10 @@ fn cases() -> Vec<Case> {
             ..case(
                 "reject-array-state",
                 &["reject-array-state"],
-                backend("http_status_422", Some("state: Input should be a valid string")),
+                backend(
+                    "http_status_422",
+                    Some("state: Input should be a valid string"),
+                ),
             )
         },
         case(
@@ -211,7 +250,10 @@ fn cases() -> Vec<Case> {
             ..case(
                 "auth-wrong-key",
                 &[],
-                backend("http_status_401", Some("Cannot authenticate with the server.")),
+                backend(
+                    "http_status_401",
+                    Some("Cannot authenticate with the server."),
+                ),
             )
         },
         Case {
@@ -226,7 +268,11 @@ fn cases() -> Vec<Case> {
         Case {
             mock_key: true,
             client_key: ClientKey::None,
-            ..case("auth-plain", &["auth-plain"], backend("http_status_401", None))
+            ..case(
+                "auth-plain",
+                &["auth-plain"],
+                backend("http_status_401", None),
+            )
         },
         Case {
             call: Call::Models,
@@ -234,7 +280,11 @@ fn cases() -> Vec<Case> {
         },
         Case {
             call: Call::Models,
-            ..case("models-404", &["models-404"], backend("http_status_404", Some("*")))
+            ..case(
+                "models-404",
+                &["models-404"],
+                backend("http_status_404", Some("*")),
+            )
         },
     ]
 }
@@ -436,13 +486,22 @@ async fn run(jevcompat: &str, case: &Case) -> Result<String, String> {
                     Err(format!("got models {got:?}, expected {expected}"))
                 }
             }
-            (Ok(list), _) => Err(format!("got {} models, expected {expected}", list.models.len())),
+            (Ok(list), _) => Err(format!(
+                "got {} models, expected {expected}",
+                list.models.len()
+            )),
             (Err(error), expect) if matches_error(&error, expect) => Ok(describe_error(&error)),
-            (Err(error), _) => Err(format!("got {}, expected {expected}", describe_error(&error))),
+            (Err(error), _) => Err(format!(
+                "got {}, expected {expected}",
+                describe_error(&error)
+            )),
         },
         Call::Mixed | Call::ArrayState => {
             let request = mixed_request(matches!(case.call, Call::ArrayState));
-            match (client.system_one(&request, CallOptions::default()).await, case.expect) {
+            match (
+                client.system_one(&request, CallOptions::default()).await,
+                case.expect,
+            ) {
                 (Ok(exchange), Expect::Success { usage_known }) => {
                     let outcome = if exchange.response.usage.is_some() {
                         "success"
@@ -463,9 +522,10 @@ async fn run(jevcompat: &str, case: &Case) -> Result<String, String> {
                     exchange.response.answers.len()
                 )),
                 (Err(error), expect) if matches_error(&error, expect) => Ok(describe_error(&error)),
-                (Err(error), _) => {
-                    Err(format!("got {}, expected {expected}", describe_error(&error)))
-                }
+                (Err(error), _) => Err(format!(
+                    "got {}, expected {expected}",
+                    describe_error(&error)
+                )),
             }
         }
     }
