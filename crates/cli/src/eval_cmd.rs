@@ -252,6 +252,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 
     // Merge the resumed rows with the new ones, in input order.
     let complete = run.complete;
+    let wall = run.wall;
     let (overall, scenarios, rows) = if previous.is_empty() {
         (run.overall, run.scenarios, run.rows)
     } else {
@@ -264,8 +265,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 .rows;
         } else {
             // Finished rows by id: an interrupted run has gaps, so positions cannot be zipped.
-            let index_of: HashMap<&str, usize> =
-                ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+            let index_of: HashMap<&str, usize> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| (id.as_str(), i))
+                .collect();
             for row in run.rows {
                 if let Some(&index) = index_of.get(row.id.as_str()) {
                     previous.insert(row.id.clone(), (index, row));
@@ -290,6 +294,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         definition_version: definition.version().to_owned(),
         backend: backend_kind,
         complete,
+        wall_millis: Some(wall.as_secs_f64() * 1e3),
         overall,
         scenarios,
         rows,

@@ -160,6 +160,15 @@ pub fn human_summary(report: &Report, gates: &[Gate], rows_file: Option<&Path>) 
         let name: String = name.chars().take(width).collect();
         line(&mut out, &name, summary, width);
     }
+    if let Some(wall) = report.wall_millis.filter(|w| *w > 0.0) {
+        let _ = writeln!(
+            out,
+            "wall {:.3} s for {} reviews ({:.0} reviews/s)",
+            wall / 1e3,
+            report.overall.total,
+            report.overall.total as f64 / (wall / 1e3)
+        );
+    }
     if let Some(cost) = report.overall.cost {
         let _ = writeln!(
             out,

@@ -774,3 +774,27 @@ async fn ctrl_c_writes_an_incomplete_report_and_exits_5() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("--resume"));
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streaming_runs_keep_rows_on_disk_only() {
+    let dir = temp_dir("streaming");
+    let mut command = eval_refund_fixture("2");
+    command
+        .arg("--report")
+        .arg(dir.join("report.json"))
+        .args(["--max-cases", "20000"]);
+    let output = run(&mut command).await;
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["rows"], serde_json::json!([]));
+    assert_eq!(report["overall"]["total"], 2);
+    assert_eq!(report["overall"]["correct"], 2);
+    let rows = std::fs::read_to_string(dir.join("report.rows.jsonl")).unwrap();
+    assert_eq!(rows.lines().count(), 3, "a header and two rows");
+}

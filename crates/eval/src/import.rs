@@ -121,7 +121,9 @@ pub fn import_jevassert(
                 when_false: Some(no),
             }) => {
                 let fail = one_minus_decimal(*no).ok_or_else(|| {
-                    err(format!("pack.yaml: thresholds.{id}.false: {no} is not within [0, 1]"))
+                    err(format!(
+                        "pack.yaml: thresholds.{id}.false: {no} is not within [0, 1]"
+                    ))
                 })?;
                 (*yes, fail)
             }
@@ -133,15 +135,16 @@ pub fn import_jevassert(
             None => (0.5, 0.49),
         };
         let criterion = Criterion::new(id, noul.clone(), true, fail, pass).map_err(|e| {
-            err(format!("pack.yaml: thresholds.{id}: {e} (pass {pass}, fail {fail})"))
+            err(format!(
+                "pack.yaml: thresholds.{id}: {e} (pass {pass}, fail {fail})"
+            ))
         })?;
         criteria.push(criterion);
         wire_questions.push((id.to_owned(), Question::Noul(noul)));
     }
     let version = format!("{}-{}", pack.id, pack.version);
-    let definition = Definition::new(version, criteria).map_err(|e: DefinitionError| {
-        err(format!("pack.yaml: {e}"))
-    })?;
+    let definition = Definition::new(version, criteria)
+        .map_err(|e: DefinitionError| err(format!("pack.yaml: {e}")))?;
     let questions_json = match Questions::new(wire_questions).to_json() {
         Value::Object(map) => map,
         _ => Map::new(),
@@ -222,14 +225,18 @@ pub fn import_jevassert(
                 .get("case_id")
                 .and_then(Value::as_str)
                 .ok_or_else(|| at("field `case_id`: a string is required".into()))?;
-            let (state, labels) = states
-                .get(case_id)
-                .ok_or_else(|| at(format!("field `case_id`: no case `{case_id}` in cases.jsonl")))?;
+            let (state, labels) = states.get(case_id).ok_or_else(|| {
+                at(format!(
+                    "field `case_id`: no case `{case_id}` in cases.jsonl"
+                ))
+            })?;
             let model = value
                 .get("model")
                 .and_then(Value::as_str)
                 .or(pack.tested.as_deref())
-                .ok_or_else(|| at("field `model`: missing, and pack.yaml has no `tested`".into()))?;
+                .ok_or_else(
+                    || at("field `model`: missing, and pack.yaml has no `tested`".into()),
+                )?;
             let answers = value
                 .get("answers")
                 .and_then(Value::as_object)
@@ -284,13 +291,23 @@ mod tests {
 
     #[test]
     fn a_pack_becomes_definition_cases_and_records() {
-        let cases = "{\"id\": \"a\", \"state\": {\"message\": \"hi\"}, \"expect\": {\"spam\": false}}\n";
+        let cases =
+            "{\"id\": \"a\", \"state\": {\"message\": \"hi\"}, \"expect\": {\"spam\": false}}\n";
         let predictions = "{\"case_id\": \"a\", \"model\": \"jev-1.13.0\", \"latency_ms\": 10.5, \"usage\": {\"input_tokens\": 300, \"output_tokens\": 20}, \"answers\": {\"spam\": {\"type\": \"noul\", \"noul\": 0.02}}, \"error\": null}\n{\"case_id\": \"a\", \"model\": \"jev-1.13.0\", \"answers\": null, \"error\": \"timeout\"}\n";
-        let imported = import_jevassert(PACK, cases, Some(predictions), "2026-09-19T00:00:00Z").unwrap();
+        let imported =
+            import_jevassert(PACK, cases, Some(predictions), "2026-09-19T00:00:00Z").unwrap();
         let definition = &imported.definition;
         assert_eq!(definition.version(), "demo-0.1.0");
         let c = &definition.criteria()[0];
-        assert_eq!((c.id(), c.expected(), c.fail_at_or_below(), c.pass_at_or_above()), ("spam", true, 0.1, 0.9));
+        assert_eq!(
+            (
+                c.id(),
+                c.expected(),
+                c.fail_at_or_below(),
+                c.pass_at_or_above()
+            ),
+            ("spam", true, 0.1, 0.9)
+        );
         assert_eq!(
             imported.cases_jsonl,
             "{\"scenario\":\"demo\",\"id\":\"a\",\"state\":{\"message\":\"hi\"},\"expected_pass\":false,\"expected_findings\":{\"spam\":false}}\n"
@@ -309,8 +326,13 @@ mod tests {
     #[test]
     fn other_question_types_are_refused() {
         let pack = PACK.replace("type: noul", "type: choice");
-        let error = import_jevassert(&pack, "", None, "t").unwrap_err().to_string();
-        assert!(error.contains("questions.spam: type `choice` cannot be a criterion"), "{error}");
+        let error = import_jevassert(&pack, "", None, "t")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("questions.spam: type `choice` cannot be a criterion"),
+            "{error}"
+        );
     }
 
     #[test]

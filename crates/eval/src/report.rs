@@ -20,6 +20,9 @@ pub struct Report {
     pub backend: BackendKind,
     /// False when the run was interrupted; the figures then cover the finished rows only.
     pub complete: bool,
+    /// Wall time of the run (of this session, for a resumed run), in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_millis: Option<f64>,
     /// Figures over every row.
     pub overall: Summary,
     /// Figures per scenario, in first-seen order.
@@ -37,6 +40,7 @@ impl Report {
             definition_version: definition_version.into(),
             backend,
             complete: run.complete,
+            wall_millis: Some(run.wall.as_secs_f64() * 1e3),
             overall: run.overall,
             scenarios: run.scenarios,
             rows: run.rows,

@@ -96,6 +96,8 @@ pub struct Run {
     pub scenarios: Vec<(String, Summary)>,
     /// False when the run was stopped before every case finished.
     pub complete: bool,
+    /// Wall time from the first case's start to the last row (or the stop).
+    pub wall: Duration,
 }
 
 /// Replays cases through an evaluator with bounded concurrency.
@@ -191,6 +193,7 @@ impl Runner {
         mut observer: impl RunObserver,
         stop: impl Future<Output = ()>,
     ) -> Run {
+        let started = tokio::time::Instant::now();
         let mut summaries = SummariesBuilder::default();
         let mut rows: Vec<Option<Row>> = Vec::new();
         // `map` runs lazily: a case's evaluation is created only when buffer_unordered admits
@@ -223,12 +226,14 @@ impl Runner {
         }
         // Dropping the stream cancels every evaluation still in flight (rule 52).
         drop(in_flight);
+        let wall = started.elapsed();
         let (overall, scenarios) = summaries.finish(self.price_per_million_input);
         Run {
             rows: rows.into_iter().flatten().collect(),
             overall,
             scenarios,
             complete,
+            wall,
         }
     }
 }
