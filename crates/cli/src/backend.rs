@@ -4,7 +4,7 @@
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use anyhow::{Context, bail};
-use jevjudge_client::{ApiKey, Client, ConfigError};
+use jevjudge_client::{ApiKey, AttemptHook, Client, ConfigError};
 use jevjudge_judge::{
     Backend, BackendError, BackendFuture, BackendKind, RecordWriter, Recording, ReplayBackend,
     SystemOneBackend,
@@ -83,6 +83,15 @@ impl BackendArgs {
     /// Builds the backend. Configuration problems (no key, bad URL, unreadable records) are
     /// input errors: exit 2, nothing sent.
     pub fn resolve(&self) -> anyhow::Result<ResolvedBackend> {
+        self.resolve_with_hook(None)
+    }
+
+    /// Builds the backend like [`BackendArgs::resolve`], with `on_attempt` reporting every
+    /// attempt of the live client (for metrics; offline backends make no attempts).
+    pub fn resolve_with_hook(
+        &self,
+        on_attempt: Option<AttemptHook>,
+    ) -> anyhow::Result<ResolvedBackend> {
         let (backend, kind): (Arc<dyn Backend>, BackendKind) = if let Some(path) = &self.replay {
             let replay = ReplayBackend::open(path, &self.model)
                 .map_err(|e| InputError(format!("--replay: {e}")))?;
@@ -96,7 +105,7 @@ impl BackendArgs {
         } else if self.fake {
             (Arc::new(FakeBackend), BackendKind::Fake)
         } else {
-            let client = self.client()?;
+            let client = self.client_with(on_attempt)?;
             (
                 Arc::new(SystemOneBackend::new(client)),
                 BackendKind::Systemone,
@@ -133,7 +142,16 @@ impl BackendArgs {
     }
 
     /// The live client: key from the environment only.
+    #[allow(
+        dead_code,
+        reason = "kept for subcommands that need the bare client; resolve builds it through client_with"
+    )]
     pub fn client(&self) -> anyhow::Result<Client> {
+        self.client_with(None)
+    }
+
+    /// The live client, reporting every attempt to `on_attempt` when given.
+    fn client_with(&self, on_attempt: Option<AttemptHook>) -> anyhow::Result<Client> {
         let key = match &self.api_key_env {
             Some(name) => ApiKey::from_env_var(name)
                 .map_err(|e| InputError(e.to_string()))?
@@ -161,6 +179,9 @@ impl BackendArgs {
             .retries(self.retries);
         if let Some(url) = &self.base_url {
             builder = builder.base_url(url.clone());
+        }
+        if let Some(hook) = on_attempt {
+            builder = builder.on_attempt(hook);
         }
         builder
             .build()

@@ -17,8 +17,14 @@ impl Backend for Immediate {
         let response = Response {
             model: Some("jev-1.13.0".into()),
             answers: vec![
-                ("covers_request".into(), Answer::Noul(NoulAnswer { noul: Some(0.9) })),
-                ("unsupported_commitment".into(), Answer::Noul(NoulAnswer { noul: Some(0.95) })),
+                (
+                    "covers_request".into(),
+                    Answer::Noul(NoulAnswer { noul: Some(0.9) }),
+                ),
+                (
+                    "unsupported_commitment".into(),
+                    Answer::Noul(NoulAnswer { noul: Some(0.95) }),
+                ),
             ],
             usage: None,
             raw_answers: None,
@@ -29,7 +35,14 @@ impl Backend for Immediate {
 
 fn support_draft_v1() -> Definition {
     let criterion = |id: &str, text: &str, expected| {
-        Criterion::new(id, jevjudge_wire::NoulQuestion::new(text), expected, 0.2, 0.8).unwrap()
+        Criterion::new(
+            id,
+            jevjudge_wire::NoulQuestion::new(text),
+            expected,
+            0.2,
+            0.8,
+        )
+        .unwrap()
     };
     Definition::new(
         "support-draft-v1",
@@ -42,14 +55,22 @@ fn support_draft_v1() -> Definition {
 }
 
 fn review(c: &mut Bench) {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
     let judge = Judge::new(Immediate, Duration::from_secs(2)).unwrap();
     let definition = support_draft_v1();
     let state = json!({"request": "如果今天还不能发货，请帮我申请退款。", "draft": "您的退款已完成。",
                        "business_record": "尚未发起退款，发货状态待查询。"});
-    c.bench_function("review support-draft-v1 (2 criteria, immediate backend)", |b| {
-        b.iter(|| runtime.block_on(judge.review(black_box(state.clone()), black_box(&definition))))
-    });
+    c.bench_function(
+        "review support-draft-v1 (2 criteria, immediate backend)",
+        |b| {
+            b.iter(|| {
+                runtime.block_on(judge.review(black_box(state.clone()), black_box(&definition)))
+            })
+        },
+    );
 }
 
 criterion_group! {

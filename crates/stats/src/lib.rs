@@ -18,6 +18,10 @@
 //!   [`reliability_equal_mass`]) and their summaries [`ece`] and [`mce`].
 //! - **Bootstrap**: the seeded [`SplitMix64`] generator and [`resample_indices`] for
 //!   out-of-bag resampling, so a recommendation is reproducible.
+//! - **Thresholds**: [`choose`] picks a criterion's `(fail_at_or_below, pass_at_or_above)` that
+//!   abstains least while the Wilson lower bounds of both precisions reach their [`Targets`];
+//!   [`out_of_bag`] checks how often that choice holds on rows it was not fitted on; [`tally`]
+//!   counts what a pair of [`Thresholds`] decides.
 //!
 //! # Example
 //!
@@ -56,6 +60,7 @@ mod binomial;
 mod bootstrap;
 mod calibration;
 mod percentile;
+mod thresholds;
 
 pub use binomial::{mcnemar_exact, wilson, wilson_lower};
 pub use bootstrap::{SplitMix64, resample_indices};
@@ -64,3 +69,6 @@ pub use calibration::{
     reliability_equal_width,
 };
 pub use percentile::{nearest_rank, nearest_rank_index, p50_p95};
+pub use thresholds::{
+    Choice, Decision, NoChoice, OutOfBag, Tally, Targets, Thresholds, choose, out_of_bag, tally,
+};
