@@ -59,6 +59,15 @@ pub struct Args {
     #[arg(long, value_name = "OUT.md")]
     pub markdown: Option<PathBuf>,
 
+    /// Write a self-contained HTML page here: summary tables, per-scenario figure, and per
+    /// criterion a reliability diagram and a histogram of yes-probabilities with the thresholds.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
+
+    /// Show each case's text beside its row in the --html page (the page then holds raw text).
+    #[arg(long, requires = "html")]
+    pub include_text: bool,
+
     /// Gate: exit 1 when overall accuracy (correct ÷ total) is below X.
     #[arg(long, value_name = "X")]
     pub min_accuracy: Option<f64>,
@@ -163,6 +172,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(message) = label_error {
         return Err(InputError(message).into());
     }
+    let texts = args
+        .include_text
+        .then(|| jevjudge_eval::html::case_texts(&kept));
     let header = RowsHeader::from_digest(&definition, digest);
 
     let resolved = args.backend.resolve()?;
@@ -310,6 +322,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(path) = &args.markdown {
         let lines: Vec<String> = gates.iter().map(|g| g.line.clone()).collect();
         output::write_atomic(path, &to_markdown(&report, &lines))?;
+    }
+    if let Some(path) = &args.html {
+        let page = crate::report_cmd::html_page(&report, Some(&definition), texts.as_ref());
+        output::write_atomic(path, &page)?;
     }
     print!(
         "{}",

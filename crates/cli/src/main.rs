@@ -2,12 +2,15 @@
 //! and replay labelled cases in batch to catch regressions.
 
 mod backend;
+mod calibrate_cmd;
+mod compare_cmd;
 mod eval_cmd;
 mod exit;
 mod fake_server;
 mod import_cmd;
 mod judge_cmd;
 mod output;
+mod report_cmd;
 
 use std::process::ExitCode;
 
@@ -32,6 +35,12 @@ enum Command {
     Import(import_cmd::Args),
     /// Serve a deterministic, offline System One API for tests and demos.
     FakeServer(fake_server::Args),
+    /// Calibration metrics and recommended thresholds per criterion, from a report.
+    Calibrate(calibrate_cmd::Args),
+    /// Compare two runs case by case: flips, regressions, fixes and McNemar's exact test.
+    Compare(compare_cmd::Args),
+    /// Show a saved report, or write it as a self-contained HTML page.
+    Report(report_cmd::Args),
 }
 
 /// Invalid input or configuration: nothing was sent (exit status 2).
@@ -64,6 +73,9 @@ fn main() -> ExitCode {
             Command::Eval(args) => eval_cmd::run(args).await,
             Command::Import(args) => import_cmd::run(args).await,
             Command::FakeServer(args) => fake_server::run(args).await,
+            Command::Calibrate(args) => calibrate_cmd::run(args).await,
+            Command::Compare(args) => compare_cmd::run(args).await,
+            Command::Report(args) => report_cmd::run(args).await,
         }
     });
     match outcome {

@@ -13,9 +13,15 @@
 //!   scenario ([`Summary`]).
 //! - [`Report`] is the JSON report; [`junit`] and [`markdown`] render it for CI; [`rows_file`]
 //!   makes runs durable and resumable.
+//! - [`calibration`] computes per-criterion calibration metrics and threshold advice from a
+//!   report, [`compare`] pairs two runs case by case, and [`html`] renders a report as one
+//!   self-contained HTML page with inline SVG charts.
 
+pub mod calibration;
 mod case;
+pub mod compare;
 mod evaluator;
+pub mod html;
 pub mod import;
 pub mod junit;
 pub mod markdown;

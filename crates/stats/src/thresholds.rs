@@ -122,7 +122,9 @@ impl Tally {
     /// Points neither passed nor failed.
     #[must_use]
     pub fn abstained(&self) -> u64 {
-        self.total - self.passes - self.fails
+        self.total
+            .saturating_sub(self.passes)
+            .saturating_sub(self.fails)
     }
 
     /// `correct_passes / passes`, or `None` without PASS decisions.

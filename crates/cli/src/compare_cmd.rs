@@ -1,0 +1,253 @@
+//! `jevjudge compare`: two runs case by case (cli-and-formats.md §1.5).
+
+use std::{fmt::Write as _, path::PathBuf};
+
+use jevjudge_eval::{
+    Summary,
+    compare::{CompareOptions, Comparison, RunFigures, compare},
+};
+
+use crate::{InputError, exit, report_cmd::read_report};
+
+/// Options of `jevjudge compare`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Rows are paired by case id. A flip is a case whose verdict status \
+    changed; a regression is a case correct in BASE and not correct in CANDIDATE (incorrect, \
+    abstained or errored), a fix the reverse. McNemar's exact two-sided test is computed on the \
+    cases correct in exactly one run.\n\n\
+    Exit status: 0 compared and every gate held; 1 --max-regressions was exceeded; 2 invalid \
+    input (an unreadable report, different case sets without --intersect, a case whose \
+    expected_pass differs)."
+)]
+pub struct Args {
+    /// The reference run's JSON report.
+    #[arg(value_name = "BASE.json")]
+    pub base: PathBuf,
+
+    /// The run to compare with it.
+    #[arg(value_name = "CANDIDATE.json")]
+    pub candidate: PathBuf,
+
+    /// Compare only the cases both reports hold, instead of refusing different case sets.
+    #[arg(long)]
+    pub intersect: bool,
+
+    /// Gate: exit 1 when more than N cases regressed.
+    #[arg(long, value_name = "N")]
+    pub max_regressions: Option<u64>,
+
+    /// Print the compare JSON document instead of the human summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the command.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let base = read_report(&args.base)?;
+    let candidate = read_report(&args.candidate)?;
+    let comparison = compare(
+        &base,
+        &candidate,
+        CompareOptions {
+            intersect: args.intersect,
+        },
+    )
+    .map_err(|e| {
+        InputError(format!(
+            "cannot compare {} with {}: {e}",
+            args.base.display(),
+            args.candidate.display()
+        ))
+    })?;
+    let held = args
+        .max_regressions
+        .is_none_or(|max| comparison.regressions <= max);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&comparison.to_document())?
+        );
+    } else {
+        print!("{}", human(&comparison, &args));
+    }
+    Ok(if held { exit::SUCCESS } else { exit::FAILED })
+}
+
+fn side_line(out: &mut String, label: &str, path: &std::path::Path, figures: &RunFigures) {
+    let _ = writeln!(
+        out,
+        "  {label:<10} {} · backend {} · model {}{}  ({})",
+        figures.definition_version,
+        figures.backend,
+        if figures.models.is_empty() {
+            "unknown".to_owned()
+        } else {
+            figures.models.join(", ")
+        },
+        if figures.complete {
+            ""
+        } else {
+            " · INCOMPLETE"
+        },
+        path.display()
+    );
+    if figures.backend.is_synthetic() {
+        let _ = writeln!(
+            out,
+            "  {:<10} note: {} answers, not a model's",
+            "", figures.backend
+        );
+    }
+}
+
+fn delta_line(
+    out: &mut String,
+    scope: &str,
+    width: usize,
+    base: Option<&Summary>,
+    candidate: Option<&Summary>,
+) {
+    let accuracy =
+        |s: Option<&Summary>| s.map_or_else(|| "-".to_owned(), |s| format!("{:.4}", s.accuracy));
+    let delta = match (base, candidate) {
+        (Some(b), Some(c)) => format!("{:+.4}", c.accuracy - b.accuracy),
+        _ => "-".to_owned(),
+    };
+    let pair = |f: fn(&Summary) -> u64| {
+        format!(
+            "{}->{}",
+            base.map_or_else(|| "-".to_owned(), |s| f(s).to_string()),
+            candidate.map_or_else(|| "-".to_owned(), |s| f(s).to_string())
+        )
+    };
+    let _ = writeln!(
+        out,
+        "{scope:<width$}  {:>9} {:>9} {:>8}  {:>9} {:>9} {:>9} {:>7}",
+        accuracy(base),
+        accuracy(candidate),
+        delta,
+        pair(|s| s.correct),
+        pair(|s| s.incorrect),
+        pair(|s| s.abstained),
+        pair(|s| s.errors)
+    );
+}
+
+fn human(comparison: &Comparison, args: &Args) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "jevjudge compare: {} paired cases", comparison.pairs);
+    side_line(&mut out, "base", &args.base, &comparison.base);
+    side_line(
+        &mut out,
+        "candidate",
+        &args.candidate,
+        &comparison.candidate,
+    );
+    if !comparison.only_in_base.is_empty() || !comparison.only_in_candidate.is_empty() {
+        let _ = writeln!(
+            out,
+            "  --intersect: left out {} cases only in base and {} only in candidate",
+            comparison.only_in_base.len(),
+            comparison.only_in_candidate.len()
+        );
+    }
+    let scenarios = comparison.scenarios();
+    let width = scenarios
+        .iter()
+        .map(|(name, ..)| name.chars().count())
+        .chain([7])
+        .max()
+        .unwrap_or(7)
+        .min(40);
+    let _ = writeln!(
+        out,
+        "\n{:<width$}  {:>9} {:>9} {:>8}  {:>9} {:>9} {:>9} {:>7}",
+        "scope", "base acc", "cand acc", "delta", "correct", "incorrect", "abstained", "errors"
+    );
+    delta_line(
+        &mut out,
+        "overall",
+        width,
+        Some(&comparison.base.summary),
+        Some(&comparison.candidate.summary),
+    );
+    for (name, base, candidate) in &scenarios {
+        let name: String = name.chars().take(width).collect();
+        delta_line(&mut out, &name, width, *base, *candidate);
+    }
+    let _ = writeln!(out, "\nflips: {}", comparison.flips.len());
+    for (transition, count) in &comparison.transitions {
+        let ids: Vec<&str> = comparison
+            .flips
+            .iter()
+            .filter(|flip| &flip.transition() == transition)
+            .map(|flip| flip.id.as_str())
+            .collect();
+        let _ = writeln!(out, "  {transition:<24} {count:>5}  {}", ids.join(" "));
+    }
+    let list = |regression: bool| -> String {
+        comparison
+            .flips
+            .iter()
+            .filter(|flip| {
+                if regression {
+                    flip.is_regression()
+                } else {
+                    flip.is_fix()
+                }
+            })
+            .map(|flip| flip.id.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let _ = writeln!(
+        out,
+        "regressions: {} (correct in base, not in candidate){}{}",
+        comparison.regressions,
+        if comparison.regressions > 0 { ": " } else { "" },
+        list(true)
+    );
+    let _ = writeln!(
+        out,
+        "fixes: {} (correct in candidate, not in base){}{}",
+        comparison.fixes,
+        if comparison.fixes > 0 { ": " } else { "" },
+        list(false)
+    );
+    let _ = writeln!(
+        out,
+        "McNemar exact two-sided p = {} ({} vs {}){}",
+        if comparison.mcnemar_p >= 1e-4 {
+            format!("{:.4}", comparison.mcnemar_p)
+        } else {
+            format!("{:.2e}", comparison.mcnemar_p)
+        },
+        count(comparison.regressions, "regression"),
+        count(comparison.fixes, "fix"),
+        if comparison.mcnemar_p < 0.05 {
+            ": unlikely to be chance at the 5 % level"
+        } else {
+            ": consistent with chance at the 5 % level"
+        }
+    );
+    if let Some(max) = args.max_regressions {
+        let held = comparison.regressions <= max;
+        let _ = writeln!(
+            out,
+            "gate max-regressions {max}: {} ({})",
+            if held { "held" } else { "FAILED" },
+            count(comparison.regressions, "regression")
+        );
+    }
+    out
+}
+
+/// `1 regression`, `2 regressions`, `1 fix`, `2 fixes`.
+fn count(n: u64, noun: &str) -> String {
+    match (n, noun.ends_with('x')) {
+        (1, _) => format!("1 {noun}"),
+        (_, true) => format!("{n} {noun}es"),
+        _ => format!("{n} {noun}s"),
+    }
+}
