@@ -11,6 +11,7 @@ mod import_cmd;
 mod judge_cmd;
 mod output;
 mod report_cmd;
+mod serve_cmd;
 
 use std::process::ExitCode;
 
@@ -41,6 +42,8 @@ enum Command {
     Compare(compare_cmd::Args),
     /// Show a saved report, or write it as a self-contained HTML page.
     Report(report_cmd::Args),
+    /// Serve reviews over HTTP: POST a state, get a verdict.
+    Serve(serve_cmd::Args),
 }
 
 /// Invalid input or configuration: nothing was sent (exit status 2).
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
             Command::Calibrate(args) => calibrate_cmd::run(args).await,
             Command::Compare(args) => compare_cmd::run(args).await,
             Command::Report(args) => report_cmd::run(args).await,
+            Command::Serve(args) => serve_cmd::run(args).await,
         }
     });
     match outcome {

@@ -1,1 +1,113 @@
-//! placeholder
+//! The jevjudge review service: POST a state, get a verdict, over HTTP.
+//!
+//! Each review is one System One request through one shared backend (one client, one
+//! connection pool), under a bound on concurrent backend requests with a bounded queue in
+//! front, and answers with the Result JSON of `cli-and-formats.md` §4.1. `jevjudge serve` is
+//! the binary around it.
+//!
+//! # Brief overview
+//!
+//! - [`app`] builds the axum [`Router`](axum::Router) over a [`ServeState`]; [`serve`] runs it
+//!   on a socket until a shutdown signal, finishing in-flight reviews. The routes ([`ROUTES`]):
+//!   - `POST /v1/reviews/{version}` with `{"state": <json>, "budget_millis": <ms>?}` → 200 and
+//!     the Result, plus `"backend"` as `jevjudge judge` prints it (an ERROR verdict is still
+//!     200: the review ran); 404 for an unknown version;
+//!     400 for a body that is not JSON, 422 for JSON of the wrong shape (the message names the
+//!     field), 413 over the body limit, 408 for a body that does not arrive within the longest
+//!     budget, 503 with `Retry-After` when the queue is full;
+//!   - `GET /v1/definitions` → versions, criteria ids, expected flags, thresholds (no text);
+//!   - `GET /healthz`, `GET /metrics` (Prometheus text), `GET /openapi.json` (OpenAPI 3.1).
+//! - [`ServeState::new`] takes any [`Backend`](jevjudge_judge::Backend), the [`Definitions`]
+//!   (loaded from a directory with [`Definitions::load_dir`]), a [`Config`] (body limit,
+//!   budgets, `max_concurrent`, `queue`, [`AuthTokens`]) and the [`Metrics`], whose
+//!   [`Metrics::attempt_hook`] counts the client's attempts, retries and statuses.
+//! - [`ServeError`] is the one error type: a status, a stable code and a message that never
+//!   holds internals, state text or secrets.
+//!
+//! # Protection
+//!
+//! - **Callers' tokens**: with [`Config::auth_tokens`] set, `/v1/*` and `/metrics` need
+//!   `Authorization: Bearer TOKEN` (401 otherwise), compared in constant time and never logged.
+//! - **Bounded work and memory**: at most `max_concurrent` reviews call the backend; at most
+//!   `queue` more are admitted to wait (each at most its budget); the next request is refused
+//!   with a fast 503 before its body is read. Bodies are read up to `max_body_bytes`.
+//! - **Budgets**: a caller's `budget_millis` is capped at [`Config::max_budget`]; the budget
+//!   covers every attempt, backoff and Retry-After wait (judge-contract D11).
+//! - **Request ids**: a caller's safe `x-request-id` is kept, else one is made; it is in every
+//!   log line of the request and in the response header.
+//!
+//! # Privacy
+//!
+//! Logs and metrics hold no state text, no question text, no token and no key (judge-contract
+//! rules 29, 61–63): log lines carry route templates, statuses, codes and timings; metric labels
+//! come only from loaded definition versions and fixed vocabularies. Exchanges are written to a
+//! record file only when the backend is wrapped in a [`Recording`](jevjudge_judge::Recording)
+//! (`jevjudge serve --record FILE.jevl`).
+//!
+//! # Example
+//!
+//! ```
+//! use axum::{body::Body, http::Request};
+//! use jevjudge_judge::{backend_fn, Criterion, Definition};
+//! use jevjudge_serve::{app, Config, Definitions, Metrics, ServeState};
+//! use jevjudge_wire::{NoulQuestion, Response};
+//! use tower::ServiceExt as _;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let definition = Definition::new("refund-answer-v1", vec![Criterion::new(
+//!     "supported",
+//!     NoulQuestion::new("Is assistant_answer supported by supporting_context?"),
+//!     true, 0.2, 0.8,
+//! )?])?;
+//! // A canned backend; `jevjudge serve` uses the System One client (SystemOneBackend).
+//! let backend = backend_fn(|_request| async {
+//!     Ok(Response::from_slice(
+//!         br#"{"model":"jev-1.13.0","answers":{"supported":{"type":"noul","noul":0.95}}}"#,
+//!     ).expect("a valid response"))
+//! });
+//! let definitions = Definitions::new([definition])?;
+//! let state = ServeState::new(backend, definitions, Config::default(), Metrics::new())?;
+//!
+//! let request = Request::post("/v1/reviews/refund-answer-v1")
+//!     .header("x-request-id", "doc-1")
+//!     .body(Body::from(r#"{"state": {"assistant_answer": "No refund yet."}}"#))?;
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let response = runtime.block_on(app(state).oneshot(request))?;
+//! assert_eq!(response.status(), 200);
+//! assert_eq!(response.headers()["x-request-id"], "doc-1");
+//! let body = runtime.block_on(axum::body::to_bytes(response.into_body(), 1 << 20))?;
+//! let verdict: serde_json::Value = serde_json::from_slice(&body)?;
+//! assert_eq!(verdict["status"], "PASS");
+//! assert_eq!(verdict["findings"]["supported"]["yes_probability"], 0.95);
+//! assert_eq!(verdict["backend"], "injected");
+//! # Ok(())
+//! # }
+//! ```
+
+mod admission;
+mod auth;
+mod config;
+mod definitions;
+mod error;
+mod metrics;
+mod openapi;
+mod request_id;
+mod review;
+mod router;
+mod server;
+mod state;
+
+pub use auth::{AuthTokens, AuthTokensError};
+pub use config::{
+    Config, ConfigError, DEFAULT_BUDGET, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUDGET,
+    DEFAULT_MAX_CONCURRENT, DEFAULT_QUEUE, DEFAULT_RETRY_AFTER,
+};
+pub use definitions::{Definitions, DefinitionsError};
+pub use error::ServeError;
+pub use metrics::Metrics;
+pub use openapi::openapi;
+pub use request_id::{REQUEST_ID_HEADER, RequestId};
+pub use review::ReviewRequest;
+pub use router::{ROUTES, app};
+pub use server::serve;
+pub use state::ServeState;

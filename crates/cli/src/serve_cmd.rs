@@ -1,0 +1,318 @@
+//! `jevjudge serve`: the review service over HTTP (issue #5).
+//!
+//! Loads every definition in `--definitions DIR` at start (a bad file, or two files with one
+//! version, is exit 2 naming the file), resolves the backend options (§1.1) into one shared
+//! client whose attempts feed the metrics, prints `listening on http://HOST:PORT` as its first
+//! line on standard output, and serves until SIGINT or SIGTERM; then it stops accepting,
+//! finishes the in-flight reviews and exits 0. Logs go to standard error (`--log-format json`
+//! for JSON lines) and hold no state text, token or key.
+
+use std::{io::IsTerminal as _, io::Write as _, net::SocketAddr, path::PathBuf, time::Duration};
+
+use anyhow::Context as _;
+use jevjudge_serve::{AuthTokens, Config, Definitions, Metrics, ServeState};
+use tokio::sync::oneshot;
+use tracing_subscriber::EnvFilter;
+
+use crate::{
+    InputError,
+    backend::{BackendArgs, parse_positive_duration, report_recording},
+    exit, output,
+};
+
+/// How long shutdown may take beyond twice the maximum budget (a review may wait up to its
+/// budget for a slot, then run for its budget).
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
+/// Options of `jevjudge serve`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Endpoints: POST /v1/reviews/{version} with {\"state\": ..., \
+    \"budget_millis\": ...}; GET /v1/definitions, /healthz, /metrics, /openapi.json.\n\
+    Logs: standard error; RUST_LOG sets the level (default info).\n\
+    Exit status: 0 stopped by SIGINT/SIGTERM after finishing in-flight reviews; \
+    2 invalid input or configuration (nothing was served)."
+)]
+pub struct Args {
+    /// A directory of definition files (.toml or .json; other files are ignored). Every file is
+    /// loaded at start; a bad file or a repeated version stops start-up.
+    #[arg(long, value_name = "DIR")]
+    pub definitions: PathBuf,
+
+    /// Address to listen on, as HOST:PORT; port 0 picks a free port.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+
+    /// The budget of a review whose request has no `budget_millis`, like `2s`.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_positive_duration)]
+    pub budget: Duration,
+
+    /// The cap on any review's budget: a larger `budget_millis` is lowered to it.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    pub max_budget: Duration,
+
+    /// The largest request body accepted (413 above it), in bytes or with a KiB/MiB suffix.
+    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_size)]
+    pub max_body: usize,
+
+    /// How many reviews may call the backend at once.
+    #[arg(long, value_name = "N", default_value_t = 32,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_concurrent: u32,
+
+    /// How many more reviews may wait for a backend slot (each at most its budget); beyond
+    /// that, requests get a fast 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 256,
+          value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub queue: u32,
+
+    /// Require callers to send `Authorization: Bearer TOKEN` with one of the tokens in this
+    /// environment variable (one token, or several separated by commas) on /v1/* and /metrics.
+    /// Tokens are never accepted as flag values and never logged.
+    #[arg(long, value_name = "VAR")]
+    pub auth_token_env: Option<String>,
+
+    /// Log format on standard error.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Parses `1048576`, `512KiB`, `1MiB` (also `KB`/`MB`, `K`/`M`, as powers of 1024).
+fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let multiplier: usize = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => 1024 * 1024,
+        _ => return Err(format!("`{text}` is not a size like 65536, 512KiB or 1MiB")),
+    };
+    let size = digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .ok_or_else(|| format!("`{text}` is not a size like 65536, 512KiB or 1MiB"))?;
+    if size == 0 {
+        return Err("must be positive".to_owned());
+    }
+    Ok(size)
+}
+
+/// Runs the service until SIGINT or SIGTERM.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    init_logging(args.log_format);
+    let config = config(&args)?;
+    let definitions = Definitions::load_dir(&args.definitions)
+        .map_err(|e| InputError(format!("--definitions: {e}")))?;
+    let metrics = Metrics::new();
+    let resolved = args
+        .backend
+        .resolve_with_hook(Some(metrics.attempt_hook()))?;
+    let kind = resolved.kind;
+    let state = ServeState::new(resolved.backend, definitions, config, metrics)
+        .map_err(|e| InputError(e.to_string()))?;
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.addr))?;
+    let addr = listener
+        .local_addr()
+        .context("cannot read the bound address")?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening on http://{addr}").context("cannot write to standard output")?;
+    stdout.flush().context("cannot write to standard output")?;
+    drop(stdout);
+    let versions: Vec<&str> = state.definitions().iter().map(|d| d.version()).collect();
+    tracing::info!(
+        %addr,
+        definitions = ?versions,
+        backend = %kind,
+        max_concurrent = args.max_concurrent,
+        queue = args.queue,
+        auth = state.config().auth_tokens.is_enabled(),
+        recording = args.backend.record.is_some(),
+        "serving"
+    );
+
+    let (stop, stopped) = oneshot::channel::<()>();
+    let mut server = tokio::spawn(jevjudge_serve::serve(listener, state, async move {
+        let _ = stopped.await;
+    }));
+    tokio::select! {
+        () = output::interrupted() => {}
+        outcome = &mut server => {
+            // The server only ends by itself on an error.
+            outcome.context("the server stopped unexpectedly")?.context("the server failed")?;
+            return Ok(exit::SUCCESS);
+        }
+    }
+    tracing::info!("stopping: no new connections; finishing in-flight reviews");
+    let _ = stop.send(());
+    let drain_limit = args
+        .max_budget
+        .saturating_mul(2)
+        .saturating_add(DRAIN_GRACE);
+    match tokio::time::timeout(drain_limit, server).await {
+        Ok(outcome) => {
+            outcome
+                .context("the server stopped unexpectedly")?
+                .context("the server failed")?;
+        }
+        Err(_) => tracing::warn!(
+            limit_secs = drain_limit.as_secs(),
+            "in-flight requests did not finish in time; closing them"
+        ),
+    }
+    if let Some(recorder) = &resolved.recorder {
+        tracing::info!(
+            written = recorder.written(),
+            failed = recorder.failed(),
+            "exchanges recorded"
+        );
+    }
+    report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
+    tracing::info!("stopped");
+    Ok(exit::SUCCESS)
+}
+
+/// The service settings from the flags and the token variable; errors are exit 2.
+fn config(args: &Args) -> anyhow::Result<Config> {
+    let auth_tokens = match &args.auth_token_env {
+        None => AuthTokens::none(),
+        Some(name) => {
+            let value = std::env::var(name).map_err(|e| {
+                InputError(match e {
+                    std::env::VarError::NotPresent => {
+                        format!("--auth-token-env: the variable {name} is not set")
+                    }
+                    std::env::VarError::NotUnicode(_) => {
+                        format!("--auth-token-env: the variable {name} is not valid Unicode")
+                    }
+                })
+            })?;
+            AuthTokens::parse(&value)
+                .map_err(|e| InputError(format!("--auth-token-env: {name}: {e}")))?
+        }
+    };
+    let config = Config {
+        max_body_bytes: args.max_body,
+        default_budget: args.budget,
+        max_budget: args.max_budget,
+        max_concurrent: args.max_concurrent as usize,
+        queue: args.queue as usize,
+        auth_tokens,
+        ..Config::default()
+    };
+    config.validate().map_err(|e| {
+        InputError(match e {
+            jevjudge_serve::ConfigError::DefaultAboveMax => {
+                "--budget must not exceed --max-budget".to_owned()
+            }
+            other => other.to_string(),
+        })
+    })?;
+    Ok(config)
+}
+
+/// Logs to standard error: text (colour only on a terminal) or JSON lines; `RUST_LOG` sets the
+/// filter (default `info`).
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    // A subscriber set earlier (tests) stays; the service runs either way.
+    let _ = match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn parse(argv: &[&str]) -> Result<Args, clap::Error> {
+        Cli::try_parse_from(std::iter::once("serve").chain(argv.iter().copied()))
+            .map(|cli| cli.args)
+    }
+
+    #[test]
+    fn defaults_match_the_issue() {
+        let args = parse(&["--definitions", "defs"]).expect("only --definitions is required");
+        assert_eq!(args.addr, "127.0.0.1:8080".parse().expect("an address"));
+        let config = config(&args).expect("a config");
+        assert_eq!(config.max_body_bytes, 1024 * 1024);
+        assert_eq!(config.default_budget, Duration::from_secs(2));
+        assert_eq!(config.max_budget, Duration::from_secs(10));
+        assert_eq!(config.max_concurrent, 32);
+        assert_eq!(config.queue, 256);
+        assert!(!config.auth_tokens.is_enabled());
+        assert_eq!(args.log_format, LogFormat::Text);
+        assert!(parse(&[]).is_err(), "--definitions is required");
+    }
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_size("1048576"), Ok(1_048_576));
+        assert_eq!(parse_size("512KiB"), Ok(512 * 1024));
+        assert_eq!(parse_size("2 MiB"), Ok(2 * 1024 * 1024));
+        assert_eq!(parse_size("64k"), Ok(64 * 1024));
+        for bad in ["", "0", "1GiB", "-1", "1.5MiB", "MiB"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn limits_are_checked() {
+        assert!(parse(&["--definitions", "d", "--max-concurrent", "0"]).is_err());
+        let args = parse(&["--definitions", "d", "--queue", "0", "--max-body", "64KiB"])
+            .expect("a zero queue is allowed");
+        assert_eq!(config(&args).expect("a config").queue, 0);
+        let args = parse(&["--definitions", "d", "--budget", "20s"]).expect("valid flags");
+        let error = config(&args).expect_err("the default budget is above the cap");
+        assert_eq!(error.to_string(), "--budget must not exceed --max-budget");
+    }
+
+    #[test]
+    fn a_missing_token_variable_is_named_and_tokens_never_shown() {
+        let args = parse(&[
+            "--definitions",
+            "d",
+            "--auth-token-env",
+            "JEVJUDGE_TEST_SURELY_UNSET_TOKEN_VAR",
+        ])
+        .expect("valid flags");
+        let error = config(&args).expect_err("the variable is not set");
+        assert!(
+            error
+                .to_string()
+                .contains("JEVJUDGE_TEST_SURELY_UNSET_TOKEN_VAR is not set"),
+            "{error}"
+        );
+    }
+}

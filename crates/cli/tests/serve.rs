@@ -1,0 +1,327 @@
+//! The real `jevjudge serve` binary in front of an in-process fake System One server: the
+//! `listening on` line, a review over HTTP, SIGTERM finishing an in-flight review and a clean
+//! exit, JSON logs without state text, and start-up errors that name the file (exit 2).
+
+use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::Duration,
+};
+
+use jevjudge_fake::{Config, FakeServer, Fault, FaultPlan};
+use serde_json::Value;
+use tokio::{
+    io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader},
+    process::Command,
+};
+
+const SENTINEL: &str = "RAW-STATE-SERVE-e41b";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("jevjudge-serve-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The binary with a clean environment and a dummy key.
+fn jevjudge() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_jevjudge"));
+    command
+        .env_remove("TYPESAFE_API_KEY")
+        .env_remove("JEV_API_KEY")
+        .env_remove("TYPESAFE_BASE_URL")
+        .env_remove("RUST_LOG")
+        .env("TYPESAFE_API_KEY", "test-key-not-secret")
+        .kill_on_drop(true);
+    command
+}
+
+/// One HTTP/1.1 exchange over a fresh connection: (status, body).
+async fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        stream.read_to_string(&mut response),
+    )
+    .await
+    .expect("an answer within 20 s")
+    .unwrap();
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {response}"));
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
+    let fake = FakeServer::start(
+        Config {
+            latency: Duration::from_millis(400),
+            ..Config::default()
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    fake.script(FaultPlan::always(Fault::NoulValues(vec![(
+        "supported".into(),
+        0.95,
+    )])));
+    let dir = temp_dir("defs");
+    std::fs::copy(
+        root().join("examples/refund/definition.toml"),
+        dir.join("refund.toml"),
+    )
+    .unwrap();
+
+    let mut child = jevjudge()
+        .args(["serve", "--addr", "127.0.0.1:0", "--log-format", "json"])
+        .arg("--definitions")
+        .arg(&dir)
+        .args(["--base-url", &fake.url()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
+        .await
+        .expect("the first line within 20 s")
+        .unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
+        .to_owned();
+    assert!(
+        addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
+        "{addr}"
+    );
+
+    let body = format!(
+        r#"{{"state": {{"assistant_answer": "{SENTINEL}", "supporting_context": ["no refund"]}}}}"#
+    );
+    let (status, verdict) = post(&addr, "/v1/reviews/refund-answer-v1", &body).await;
+    assert_eq!(status, 200, "{verdict}");
+    let verdict: Value = serde_json::from_str(&verdict).unwrap();
+    assert_eq!(verdict["definition_version"], "refund-answer-v1");
+    assert_eq!(verdict["status"], "PASS");
+    assert_eq!(verdict["findings"]["supported"]["yes_probability"], 0.95);
+    let (status, _) = post(&addr, "/v1/reviews/refund-answer-v2", &body).await;
+    assert_eq!(status, 404);
+
+    // A review in flight when SIGTERM arrives still gets its verdict.
+    let in_flight = tokio::spawn({
+        let (addr, body) = (addr.clone(), body.clone());
+        async move { post(&addr, "/v1/reviews/refund-answer-v1", &body).await }
+    });
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while fake.request_count() < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the second review never reached the fake"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let pid = child.id().expect("the child runs").to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let (status, verdict) = in_flight.await.unwrap();
+    assert_eq!(status, 200, "{verdict}");
+    assert!(verdict.contains("\"status\":\"PASS\""), "{verdict}");
+
+    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the server exits within 20 s of SIGTERM")
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+    let mut logs = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut logs)
+        .await
+        .unwrap();
+    let lines: Vec<Value> = logs
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l["fields"]["message"] == "serving"),
+        "{logs}"
+    );
+    assert!(
+        lines.iter().any(|l| l["fields"]["message"] == "stopped"),
+        "{logs}"
+    );
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l["fields"]["message"] == "request finished")
+            .all(|l| l["span"]["request_id"].is_string()),
+        "{logs}"
+    );
+    assert!(!logs.contains(SENTINEL), "state text in the logs: {logs}");
+    assert!(
+        !logs.contains("test-key-not-secret"),
+        "the key in the logs: {logs}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_definitions_stop_start_up_with_exit_2_naming_the_file() {
+    let dir = temp_dir("bad-defs");
+    std::fs::copy(
+        root().join("examples/refund/definition.toml"),
+        dir.join("a.toml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        root().join("examples/refund/definition.toml"),
+        dir.join("b.toml"),
+    )
+    .unwrap();
+    let output = tokio::time::timeout(
+        Duration::from_secs(30),
+        jevjudge()
+            .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
+            .arg(&dir)
+            .output(),
+    )
+    .await
+    .expect("start-up fails within 30 s")
+    .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty(), "nothing is served");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("b.toml"), "{stderr}");
+    assert!(stderr.contains("already defined by"), "{stderr}");
+
+    std::fs::write(dir.join("b.toml"), "version = \"\"\n").unwrap();
+    let output = jevjudge()
+        .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
+        .arg(&dir)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("b.toml"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Starts `jevjudge serve` with extra flags; returns the child and its address.
+async fn start_serve(
+    dir: &Path,
+    fake: &FakeServer,
+    extra: &[&str],
+) -> (tokio::process::Child, String) {
+    let mut child = jevjudge()
+        .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
+        .arg(dir)
+        .args(["--base-url", &fake.url()])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
+        .await
+        .expect("the first line within 20 s")
+        .unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
+        .to_owned();
+    (child, addr)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recorded_review_replays_offline_with_judge() {
+    let fake = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let dir = temp_dir("record");
+    let definition = root().join("examples/refund/definition.toml");
+    let state_file = root().join("examples/refund/state.json");
+    std::fs::copy(&definition, dir.join("refund.toml")).unwrap();
+    let record = dir.join("audit.jevl");
+    let record_arg = record.to_str().unwrap().to_owned();
+
+    let (mut child, addr) = start_serve(&dir, &fake, &["--record", &record_arg]).await;
+    let state = std::fs::read_to_string(&state_file).unwrap();
+    let (status, served) = post(
+        &addr,
+        "/v1/reviews/refund-answer-v1",
+        &format!(r#"{{"state": {state}}}"#),
+    )
+    .await;
+    assert_eq!(status, 200, "{served}");
+    let pid = child.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the server exits")
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+
+    let replayed = tokio::time::timeout(
+        Duration::from_secs(60),
+        jevjudge()
+            .arg("judge")
+            .arg("--definition")
+            .arg(&definition)
+            .arg("--state")
+            .arg(&state_file)
+            .arg("--replay")
+            .arg(&record)
+            .output(),
+    )
+    .await
+    .expect("judge finishes")
+    .unwrap();
+    let mut served: Value = serde_json::from_str(&served).unwrap();
+    let mut replayed: Value = serde_json::from_slice(&replayed.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&replayed.stderr)));
+    assert_eq!(served["backend"], "systemone");
+    assert_eq!(replayed["backend"], "replay");
+    for verdict in [&mut served, &mut replayed] {
+        verdict["elapsed_millis"] = Value::Null;
+        verdict["backend"] = Value::Null;
+    }
+    assert_eq!(replayed, served);
+    assert_eq!(fake.request_count(), 1, "the replay sent nothing");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,226 @@
+//! Settings of the review service: limits, budgets and callers' tokens.
+
+use std::time::Duration;
+
+use crate::AuthTokens;
+
+/// The default cap on a request body, in bytes (1 MiB).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// The default budget of a review whose request names none (2 s).
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(2);
+/// The default cap on a caller's `budget_millis` (10 s).
+pub const DEFAULT_MAX_BUDGET: Duration = Duration::from_secs(10);
+/// The default bound on concurrent backend requests (32).
+pub const DEFAULT_MAX_CONCURRENT: usize = 32;
+/// The default number of reviews that may wait for a backend slot (256).
+pub const DEFAULT_QUEUE: usize = 256;
+/// The default `Retry-After` of a 503 (1 s).
+pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// How the service protects itself and its backend.
+///
+/// `Config::default()` accepts bodies up to 1 MiB, reviews within 2 s unless the caller asks
+/// for another budget (at most 10 s), runs at most 32 backend requests at once with 256 more
+/// waiting, answers a full queue with 503 and `Retry-After: 1`, and requires no token.
+///
+/// Memory is bounded by design: at most `max_concurrent + queue` requests are admitted at once,
+/// and only admitted requests read their body (at most `max_body_bytes` each); everything else
+/// is refused with a fast 503 before its body is read.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The largest request body accepted, in bytes; a larger one is 413. Default: 1 MiB.
+    pub max_body_bytes: usize,
+    /// The budget of a review whose request has no `budget_millis`. Default: 2 s.
+    pub default_budget: Duration,
+    /// The cap on any review's budget: a larger `budget_millis` is lowered to it. It also
+    /// bounds how long a request body may take to arrive (408 after). Default: 10 s.
+    pub max_budget: Duration,
+    /// How many reviews may call the backend at once (at least 1). Default: 32.
+    pub max_concurrent: usize,
+    /// How many admitted reviews may wait for a backend slot; one more is a fast 503.
+    /// A review waits at most its own budget for a slot, then gets a 503. Default: 256.
+    pub queue: usize,
+    /// The `Retry-After` sent with a 503, rounded up to whole seconds (at least 1). Default: 1 s.
+    pub retry_after: Duration,
+    /// Callers' bearer tokens; empty means no authentication. Default: none.
+    pub auth_tokens: AuthTokens,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            default_budget: DEFAULT_BUDGET,
+            max_budget: DEFAULT_MAX_BUDGET,
+            max_concurrent: DEFAULT_MAX_CONCURRENT,
+            queue: DEFAULT_QUEUE,
+            retry_after: DEFAULT_RETRY_AFTER,
+            auth_tokens: AuthTokens::none(),
+        }
+    }
+}
+
+/// A setting that cannot work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `max_concurrent` is zero.
+    #[error("max_concurrent must be at least 1")]
+    NoConcurrency,
+    /// `max_concurrent + queue` does not fit in memory accounting (`usize` overflow).
+    #[error("max_concurrent + queue is too large")]
+    QueueTooLarge,
+    /// `max_body_bytes` is zero.
+    #[error("max_body_bytes must be positive")]
+    NoBody,
+    /// A zero budget.
+    #[error("{setting} must be positive")]
+    ZeroBudget {
+        /// `default_budget` or `max_budget`.
+        setting: &'static str,
+    },
+    /// The default budget is above the cap.
+    #[error("default_budget must not exceed max_budget")]
+    DefaultAboveMax,
+}
+
+impl Config {
+    /// Checks that the settings can work together.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_concurrent == 0 {
+            return Err(ConfigError::NoConcurrency);
+        }
+        if self.max_concurrent.checked_add(self.queue).is_none()
+            || self.max_concurrent > tokio::sync::Semaphore::MAX_PERMITS
+        {
+            return Err(ConfigError::QueueTooLarge);
+        }
+        if self.max_body_bytes == 0 {
+            return Err(ConfigError::NoBody);
+        }
+        if self.default_budget.is_zero() {
+            return Err(ConfigError::ZeroBudget {
+                setting: "default_budget",
+            });
+        }
+        if self.max_budget.is_zero() {
+            return Err(ConfigError::ZeroBudget {
+                setting: "max_budget",
+            });
+        }
+        if self.default_budget > self.max_budget {
+            return Err(ConfigError::DefaultAboveMax);
+        }
+        Ok(())
+    }
+
+    /// The budget of a review that asked for `requested` (or nothing): the request's, else the
+    /// default, never above `max_budget`.
+    pub fn budget_for(&self, requested: Option<Duration>) -> Duration {
+        requested
+            .unwrap_or(self.default_budget)
+            .min(self.max_budget)
+    }
+
+    /// The `Retry-After` value in whole seconds (rounded up, at least 1).
+    pub fn retry_after_secs(&self) -> u64 {
+        let secs = self.retry_after.as_secs();
+        let secs = if self.retry_after.subsec_nanos() > 0 {
+            secs.saturating_add(1)
+        } else {
+            secs
+        };
+        secs.max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_documented() {
+        let config = Config::default();
+        assert_eq!(config.validate(), Ok(()));
+        assert_eq!(config.max_body_bytes, 1_048_576);
+        assert_eq!(config.default_budget, Duration::from_secs(2));
+        assert_eq!(config.max_concurrent, 32);
+        assert_eq!(config.queue, 256);
+        assert!(!config.auth_tokens.is_enabled());
+    }
+
+    #[test]
+    fn budgets_are_capped_at_the_maximum() {
+        let config = Config {
+            max_budget: Duration::from_millis(300),
+            default_budget: Duration::from_millis(200),
+            ..Config::default()
+        };
+        assert_eq!(config.budget_for(None), Duration::from_millis(200));
+        assert_eq!(
+            config.budget_for(Some(Duration::from_millis(100))),
+            Duration::from_millis(100)
+        );
+        assert_eq!(
+            config.budget_for(Some(Duration::from_secs(60))),
+            Duration::from_millis(300)
+        );
+    }
+
+    #[test]
+    fn impossible_settings_are_refused() {
+        let bad = [
+            (
+                Config {
+                    max_concurrent: 0,
+                    ..Config::default()
+                },
+                ConfigError::NoConcurrency,
+            ),
+            (
+                Config {
+                    queue: usize::MAX,
+                    ..Config::default()
+                },
+                ConfigError::QueueTooLarge,
+            ),
+            (
+                Config {
+                    max_body_bytes: 0,
+                    ..Config::default()
+                },
+                ConfigError::NoBody,
+            ),
+            (
+                Config {
+                    default_budget: Duration::ZERO,
+                    ..Config::default()
+                },
+                ConfigError::ZeroBudget {
+                    setting: "default_budget",
+                },
+            ),
+            (
+                Config {
+                    default_budget: Duration::from_secs(20),
+                    ..Config::default()
+                },
+                ConfigError::DefaultAboveMax,
+            ),
+        ];
+        for (config, error) in bad {
+            assert_eq!(config.validate(), Err(error));
+        }
+    }
+
+    #[test]
+    fn retry_after_rounds_up_to_whole_seconds() {
+        for (wait, secs) in [(0, 1), (1, 1), (999, 1), (1000, 1), (1001, 2), (5000, 5)] {
+            let config = Config {
+                retry_after: Duration::from_millis(wait),
+                ..Config::default()
+            };
+            assert_eq!(config.retry_after_secs(), secs, "{wait} ms");
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! The one error type of the service, and how it becomes an HTTP response.
+
+use axum::{
+    Json,
+    http::{
+        HeaderValue, StatusCode,
+        header::{RETRY_AFTER, WWW_AUTHENTICATE},
+    },
+    response::{IntoResponse, Response},
+};
+
+/// Why a request got no verdict.
+///
+/// Each variant is one HTTP status and one stable `code`; the body is
+/// `{"error": {"code": "...", "message": "..."}}`. Messages name the problem in the request
+/// (a field, a limit) and never hold internals, state text, tokens or keys. A review that ran
+/// is never an error here: an ERROR verdict is a 200.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// 401 `unauthorized`: no valid bearer token.
+    #[error("a valid bearer token is required (Authorization: Bearer TOKEN)")]
+    Unauthorized,
+    /// 404 `unknown_version`: no definition has this version.
+    #[error("no definition has this version; GET /v1/definitions lists them")]
+    UnknownVersion,
+    /// 404 `not_found`: no such route.
+    #[error("no such route; GET /openapi.json describes the API")]
+    NotFound,
+    /// 405 `method_not_allowed`: the route exists for other methods.
+    #[error("this method is not allowed on this route")]
+    MethodNotAllowed,
+    /// 413 `body_too_large`.
+    #[error("the body is larger than the limit of {limit} bytes")]
+    BodyTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// 400 `body_unreadable`: the body could not be received.
+    #[error("the body could not be read")]
+    BodyUnreadable,
+    /// 408 `body_timeout`: the body did not arrive within the longest review budget.
+    #[error("the body did not arrive in time")]
+    BodyTimeout,
+    /// 400 `malformed_json`: the body is not JSON.
+    #[error("{message}")]
+    MalformedJson {
+        /// What is wrong, with its line and column.
+        message: String,
+    },
+    /// 422 `invalid_body`: JSON, but not a review request.
+    #[error("{message}")]
+    InvalidBody {
+        /// Which field is wrong and why.
+        message: String,
+    },
+    /// 503 `overloaded`: the queue is full; retry after the given seconds.
+    #[error("the service is at capacity; retry later")]
+    Overloaded {
+        /// The `Retry-After` value, in seconds.
+        retry_after_secs: u64,
+    },
+    /// 503 `queue_timeout`: no backend slot freed within the review's budget.
+    #[error("no backend slot became free within the review's budget; retry later")]
+    QueueTimeout {
+        /// The `Retry-After` value, in seconds.
+        retry_after_secs: u64,
+    },
+    /// 500 `internal`: a bug; details are only in the logs.
+    #[error("internal error")]
+    Internal,
+}
+
+impl ServeError {
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ServeError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ServeError::UnknownVersion | ServeError::NotFound => StatusCode::NOT_FOUND,
+            ServeError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ServeError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
+            ServeError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ServeError::BodyUnreadable | ServeError::MalformedJson { .. } => {
+                StatusCode::BAD_REQUEST
+            }
+            ServeError::InvalidBody { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ServeError::Overloaded { .. } | ServeError::QueueTimeout { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            ServeError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The stable machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ServeError::Unauthorized => "unauthorized",
+            ServeError::UnknownVersion => "unknown_version",
+            ServeError::NotFound => "not_found",
+            ServeError::MethodNotAllowed => "method_not_allowed",
+            ServeError::BodyTooLarge { .. } => "body_too_large",
+            ServeError::BodyUnreadable => "body_unreadable",
+            ServeError::BodyTimeout => "body_timeout",
+            ServeError::MalformedJson { .. } => "malformed_json",
+            ServeError::InvalidBody { .. } => "invalid_body",
+            ServeError::Overloaded { .. } => "overloaded",
+            ServeError::QueueTimeout { .. } => "queue_timeout",
+            ServeError::Internal => "internal",
+        }
+    }
+
+    /// Every code, for the OpenAPI document.
+    pub(crate) const CODES: [&'static str; 12] = [
+        "unauthorized",
+        "unknown_version",
+        "not_found",
+        "method_not_allowed",
+        "body_too_large",
+        "body_unreadable",
+        "body_timeout",
+        "malformed_json",
+        "invalid_body",
+        "overloaded",
+        "queue_timeout",
+        "internal",
+    ];
+}
+
+impl IntoResponse for ServeError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({
+            "error": {"code": self.code(), "message": self.to_string()}
+        });
+        let mut response = (self.status(), Json(body)).into_response();
+        let headers = response.headers_mut();
+        match self {
+            ServeError::Unauthorized => {
+                headers.insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            ServeError::Overloaded { retry_after_secs }
+            | ServeError::QueueTimeout { retry_after_secs } => {
+                headers.insert(RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            }
+            _ => {}
+        }
+        response.extensions_mut().insert(ErrorCode(self.code()));
+        response
+    }
+}
+
+/// The code of an error response, for the request log.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ErrorCode(pub(crate) &'static str);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_listed_once() {
+        let errors = [
+            ServeError::Unauthorized,
+            ServeError::UnknownVersion,
+            ServeError::NotFound,
+            ServeError::MethodNotAllowed,
+            ServeError::BodyTooLarge { limit: 1 },
+            ServeError::BodyUnreadable,
+            ServeError::BodyTimeout,
+            ServeError::MalformedJson {
+                message: String::new(),
+            },
+            ServeError::InvalidBody {
+                message: String::new(),
+            },
+            ServeError::Overloaded {
+                retry_after_secs: 1,
+            },
+            ServeError::QueueTimeout {
+                retry_after_secs: 1,
+            },
+            ServeError::Internal,
+        ];
+        let codes: Vec<&str> = errors.iter().map(ServeError::code).collect();
+        assert_eq!(codes, ServeError::CODES);
+    }
+
+    #[test]
+    fn overload_says_when_to_retry() {
+        let response = ServeError::Overloaded {
+            retry_after_secs: 3,
+        }
+        .into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[RETRY_AFTER], "3");
+        let response = ServeError::Unauthorized.into_response();
+        assert_eq!(response.headers()[WWW_AUTHENTICATE], "Bearer");
+    }
+}

@@ -1,0 +1,218 @@
+//! Request ids, and the per-request context every response goes through: a tracing span
+//! carrying the id, one log line per request, the HTTP counters and the `x-request-id`
+//! response header.
+
+use std::{
+    fmt,
+    hash::{BuildHasher, Hasher},
+    sync::{
+        OnceLock,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use axum::{
+    extract::{Request, State},
+    http::{HeaderValue, Method},
+    middleware::Next,
+    response::Response,
+};
+use tokio::time::Instant;
+use tracing::Instrument as _;
+
+use crate::{ServeState, error::ErrorCode};
+
+/// The header carrying the request id, in both directions.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// The longest caller-supplied id honoured, in bytes.
+const MAX_REQUEST_ID_BYTES: usize = 128;
+
+/// The id of one request: the caller's when it is safe, else a fresh random one.
+///
+/// A caller's id is *safe* when it is 1 to 128 characters of `A–Z a–z 0–9 - _ . :`; anything
+/// else (spaces, quotes, control characters, non-ASCII) is replaced, so ids are safe to log
+/// and to echo in a header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestId(String);
+
+impl RequestId {
+    /// The caller's id if it is safe, else a generated one.
+    pub fn from_header(value: Option<&[u8]>) -> RequestId {
+        match value {
+            Some(value) if is_safe(value) => RequestId(String::from_utf8_lossy(value).into_owned()),
+            _ => RequestId::generate(),
+        }
+    }
+
+    /// A fresh id: `req_` and 32 hex digits, unpredictable and unique within the process.
+    pub fn generate() -> RequestId {
+        static SEED: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let seed = SEED.get_or_init(std::collections::hash_map::RandomState::new);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let mut first = seed.build_hasher();
+        first.write_u64(n);
+        let mut second = seed.build_hasher();
+        second.write_u64(!n);
+        second.write_u64(first.finish());
+        RequestId(format!(
+            "req_{:016x}{:016x}",
+            first.finish(),
+            second.finish()
+        ))
+    }
+
+    /// The id.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn is_safe(value: &[u8]) -> bool {
+    !value.is_empty()
+        && value.len() <= MAX_REQUEST_ID_BYTES
+        && value
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// The method as a static label (anything unusual is `OTHER`).
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::HEAD => "HEAD",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        _ => "OTHER",
+    }
+}
+
+/// The route template a path belongs to (`unmatched` for none of [`crate::ROUTES`]).
+fn route_template(path: &str) -> &'static str {
+    if let Some(version) = path.strip_prefix("/v1/reviews/") {
+        if !version.is_empty() && !version.contains('/') {
+            return crate::ROUTES[0].1;
+        }
+        return "unmatched";
+    }
+    crate::ROUTES
+        .iter()
+        .map(|(_, template)| *template)
+        .find(|template| *template == path)
+        .unwrap_or("unmatched")
+}
+
+/// Middleware around every request (matched or not).
+pub(crate) async fn request_context(
+    State(state): State<ServeState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let id = RequestId::from_header(
+        request
+            .headers()
+            .get(REQUEST_ID_HEADER)
+            .map(HeaderValue::as_bytes),
+    );
+    let method = method_label(request.method());
+    // The route template, never the raw path (which may hold anything a caller typed).
+    let route = route_template(request.uri().path());
+    request.extensions_mut().insert(id.clone());
+    // The review handler fills in the verdict fields, so one line per request says it all.
+    let span = tracing::info_span!(
+        "request",
+        request_id = %id,
+        method,
+        route,
+        definition = tracing::field::Empty,
+        verdict = tracing::field::Empty,
+        verdict_error = tracing::field::Empty,
+        verdict_detail = tracing::field::Empty,
+        budget_millis = tracing::field::Empty,
+        queue_millis = tracing::field::Empty,
+        elapsed_millis = tracing::field::Empty,
+    );
+    let mut response = next.run(request).instrument(span.clone()).await;
+    let status = response.status().as_u16();
+    state.metrics().record_http(route, method, status);
+    let error = response.extensions().get::<ErrorCode>().map(|code| code.0);
+    span.in_scope(|| {
+        tracing::info!(
+            status,
+            error,
+            millis = started.elapsed().as_secs_f64() * 1e3,
+            "request finished"
+        );
+    });
+    if let Ok(value) = HeaderValue::from_str(id.as_str()) {
+        response.headers_mut().insert(REQUEST_ID_HEADER, value);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_caller_ids_are_kept() {
+        for id in ["abc", "req_1.2:3-x", &"a".repeat(128)] {
+            assert_eq!(
+                RequestId::from_header(Some(id.as_bytes())).as_str(),
+                id,
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
+    fn unsafe_or_missing_ids_are_replaced() {
+        let long = "a".repeat(129);
+        for id in [
+            "",
+            "a b",
+            "x\"y",
+            "line\nbreak",
+            "é",
+            "{json}",
+            long.as_str(),
+        ] {
+            let replaced = RequestId::from_header(Some(id.as_bytes()));
+            assert_ne!(replaced.as_str(), id);
+            assert!(replaced.as_str().starts_with("req_"), "{replaced}");
+        }
+        let generated = RequestId::from_header(None);
+        assert_eq!(generated.as_str().len(), 4 + 32);
+    }
+
+    #[test]
+    fn paths_map_to_route_templates() {
+        assert_eq!(
+            route_template("/v1/reviews/refund-v1"),
+            "/v1/reviews/{version}"
+        );
+        assert_eq!(route_template("/v1/reviews/"), "unmatched");
+        assert_eq!(route_template("/v1/reviews/a/b"), "unmatched");
+        assert_eq!(route_template("/metrics"), "/metrics");
+        assert_eq!(route_template("/SECRET"), "unmatched");
+    }
+
+    #[test]
+    fn generated_ids_differ() {
+        let ids: std::collections::HashSet<String> = (0..1000)
+            .map(|_| RequestId::generate().as_str().to_owned())
+            .collect();
+        assert_eq!(ids.len(), 1000);
+    }
+}

@@ -1,0 +1,334 @@
+//! `POST /v1/reviews/{version}`: read a bounded body, wait for a backend slot, review.
+
+use std::time::Duration;
+
+use axum::{
+    body::{Body, Bytes},
+    extract::{Path, State, rejection::PathRejection},
+    http::{HeaderMap, HeaderValue, header::CONTENT_LENGTH, header::CONTENT_TYPE},
+    response::{IntoResponse, Response},
+};
+use futures_util::StreamExt as _;
+use jevjudge_judge::{BackendKind, Verdict};
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+
+use crate::{ServeError, ServeState, metrics::Rejection};
+
+/// The longest field name echoed back in an error message, in characters.
+const MAX_ECHOED_FIELD_CHARS: usize = 64;
+
+/// The body of `POST /v1/reviews/{version}`: `{"state": <json>, "budget_millis": <ms>}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewRequest {
+    /// The state to review: a JSON string, object or array, sent to the backend unchanged.
+    pub state: Value,
+    /// The budget the caller asked for (positive), if any; the server caps it.
+    pub budget: Option<Duration>,
+}
+
+impl ReviewRequest {
+    /// Parses and checks a body: 400 when it is not JSON, 422 when it is JSON of the wrong
+    /// shape (not an object, `state` missing or not a string/object/array, `budget_millis` not
+    /// a positive integer, an unknown field). Messages never quote the state.
+    pub fn from_slice(body: &[u8]) -> Result<ReviewRequest, ServeError> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(ServeError::MalformedJson {
+                message: "the body is empty; send {\"state\": ...}".to_owned(),
+            });
+        }
+        let value: Value = serde_json::from_slice(body).map_err(|error| {
+            let what = match error.classify() {
+                serde_json::error::Category::Eof => "the body ends before the JSON is complete",
+                _ => "the body is not valid JSON",
+            };
+            ServeError::MalformedJson {
+                message: format!("{what} (line {}, column {})", error.line(), error.column()),
+            }
+        })?;
+        let Value::Object(mut fields) = value else {
+            return Err(invalid(format!(
+                "the body must be a JSON object like {{\"state\": ...}}, not {}",
+                jevjudge_wire::json_kind(&value)
+            )));
+        };
+        if let Some(unknown) = fields
+            .keys()
+            .find(|key| !matches!(key.as_str(), "state" | "budget_millis"))
+        {
+            return Err(invalid(format!(
+                "unknown field `{}`; expected `state` and optionally `budget_millis`",
+                truncated(unknown)
+            )));
+        }
+        let budget = budget(&mut fields)?;
+        let state = fields
+            .remove("state")
+            .ok_or_else(|| invalid("missing field `state`".to_owned()))?;
+        if !matches!(state, Value::String(_) | Value::Object(_) | Value::Array(_)) {
+            return Err(invalid(format!(
+                "`state` must be a JSON string, object or array, not {}",
+                jevjudge_wire::json_kind(&state)
+            )));
+        }
+        Ok(ReviewRequest { state, budget })
+    }
+}
+
+fn budget(fields: &mut Map<String, Value>) -> Result<Option<Duration>, ServeError> {
+    match fields.remove("budget_millis") {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => match value.as_u64() {
+            Some(millis) if millis > 0 => Ok(Some(Duration::from_millis(millis))),
+            _ => Err(invalid(
+                "`budget_millis` must be a positive whole number of milliseconds".to_owned(),
+            )),
+        },
+    }
+}
+
+fn invalid(message: String) -> ServeError {
+    ServeError::InvalidBody { message }
+}
+
+fn truncated(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(MAX_ECHOED_FIELD_CHARS)
+        .filter(|c| !c.is_control())
+        .collect();
+    if text.chars().count() > MAX_ECHOED_FIELD_CHARS {
+        out.push('…');
+    }
+    out
+}
+
+/// Reads at most `limit` bytes of body: 413 beyond it (at once when `Content-Length` says
+/// so), 400 when the body cannot be received.
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, ServeError> {
+    let mut stream = body.into_data_stream();
+    let mut collected: Vec<u8> = Vec::new();
+    let mut first: Option<Bytes> = None;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| ServeError::BodyUnreadable)?;
+        let total = first.as_ref().map_or(0, Bytes::len) + collected.len() + chunk.len();
+        if total > limit {
+            return Err(ServeError::BodyTooLarge { limit });
+        }
+        // The common case is one chunk: keep it without copying.
+        match first.take() {
+            None if collected.is_empty() => first = Some(chunk),
+            Some(previous) => {
+                collected.extend_from_slice(&previous);
+                collected.extend_from_slice(&chunk);
+            }
+            None => collected.extend_from_slice(&chunk),
+        }
+    }
+    Ok(first.unwrap_or_else(|| Bytes::from(collected)))
+}
+
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The Result JSON of cli-and-formats.md §4.1, plus `"backend"` (`systemone`, `replay`,
+/// `fixture`, `fake`, `injected`) as `jevjudge judge` prints it, so answers that did not come
+/// from a model always say so.
+fn result_json(verdict: &Verdict, backend: BackendKind) -> serde_json::Result<Vec<u8>> {
+    let mut value = serde_json::to_value(verdict)?;
+    if let Value::Object(fields) = &mut value {
+        fields.insert("backend".to_owned(), Value::from(backend.as_str()));
+    }
+    serde_json::to_vec(&value)
+}
+
+/// `POST /v1/reviews/{version}` (the token was checked by the route layer): unknown version
+/// 404, declared length over the limit 413, no admission 503, then the body (413, 408, 400,
+/// 422), a backend slot within the budget (else 503), and the review: 200 with the Result.
+pub(crate) async fn review(
+    State(state): State<ServeState>,
+    path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ServeError> {
+    let Ok(Path(version)) = path else {
+        return Err(ServeError::UnknownVersion);
+    };
+    let Some(definition) = state.definitions().get(&version).cloned() else {
+        return Err(ServeError::UnknownVersion);
+    };
+    let config = state.config();
+    let limit = config.max_body_bytes;
+    if declared_length(&headers).is_some_and(|length| length > limit as u64) {
+        return Err(ServeError::BodyTooLarge { limit });
+    }
+    let retry_after_secs = config.retry_after_secs();
+    let span = tracing::Span::current();
+    span.record("definition", definition.version());
+    let Some(ticket) = state.admission().enter() else {
+        state.metrics().record_rejection(Rejection::Full);
+        return Err(ServeError::Overloaded { retry_after_secs });
+    };
+    // A slow body must not hold its place in the queue for ever.
+    let body = tokio::time::timeout(config.max_budget, read_body(body, limit))
+        .await
+        .map_err(|_| ServeError::BodyTimeout)??;
+    let request = ReviewRequest::from_slice(&body)?;
+    drop(body);
+    let budget = config.budget_for(request.budget);
+    span.record("budget_millis", budget.as_millis() as u64);
+
+    let queued = Instant::now();
+    let slot = match tokio::time::timeout(budget, ticket.slot()).await {
+        Ok(Some(slot)) => slot,
+        Ok(None) => return Err(ServeError::Internal),
+        Err(_elapsed) => {
+            state.metrics().record_rejection(Rejection::Timeout);
+            return Err(ServeError::QueueTimeout { retry_after_secs });
+        }
+    };
+    let queue_wait = queued.elapsed();
+    let verdict = state
+        .judge()
+        .review_within(request.state, &definition, budget)
+        .await;
+    drop(slot);
+    drop(ticket);
+    state.metrics().record_review(&verdict);
+    span.record("verdict", tracing::field::display(verdict.status));
+    span.record("verdict_error", tracing::field::display(verdict.error));
+    if let Some(detail) = verdict.detail {
+        span.record("verdict_detail", tracing::field::display(detail));
+    }
+    span.record("queue_millis", queue_wait.as_secs_f64() * 1e3);
+    span.record("elapsed_millis", verdict.elapsed_millis());
+    let json = result_json(&verdict, state.backend_kind()).map_err(|error| {
+        tracing::error!(%error, "a verdict could not be serialised");
+        ServeError::Internal
+    })?;
+    let timing = format!(
+        "queue;dur={:.3}, review;dur={:.3}",
+        queue_wait.as_secs_f64() * 1e3,
+        verdict.elapsed_millis()
+    );
+    let mut response = (
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        json,
+    )
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&timing) {
+        response.headers_mut().insert("server-timing", value);
+    }
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn code_and_message(body: &str) -> (&'static str, String) {
+        match ReviewRequest::from_slice(body.as_bytes()) {
+            Ok(_) => ("ok", String::new()),
+            Err(error) => (error.code(), error.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_state_and_an_optional_budget() {
+        let request = ReviewRequest::from_slice(br#"{"state": {"a": 1}}"#).unwrap();
+        assert_eq!(request.state, json!({"a": 1}));
+        assert_eq!(request.budget, None);
+        let request =
+            ReviewRequest::from_slice(br#"{"budget_millis": 1500, "state": "text"}"#).unwrap();
+        assert_eq!(request.budget, Some(Duration::from_millis(1500)));
+        let request =
+            ReviewRequest::from_slice(br#"{"state": [1], "budget_millis": null}"#).unwrap();
+        assert_eq!(request.budget, None);
+    }
+
+    #[test]
+    fn not_json_is_400_naming_the_position() {
+        assert_eq!(code_and_message("").0, "malformed_json");
+        let (code, message) = code_and_message("{\"state\": \"SECRET");
+        assert_eq!(code, "malformed_json");
+        assert!(message.starts_with("the body ends before"), "{message}");
+        assert!(!message.contains("SECRET"));
+        let (code, message) = code_and_message("{\"state\": SECRET}");
+        assert_eq!(code, "malformed_json");
+        assert_eq!(message, "the body is not valid JSON (line 1, column 11)");
+    }
+
+    #[test]
+    fn the_wrong_shape_is_422_naming_the_field() {
+        for (body, message) in [
+            (
+                "[1]",
+                "the body must be a JSON object like {\"state\": ...}, not array",
+            ),
+            ("{}", "missing field `state`"),
+            (
+                r#"{"state": 5}"#,
+                "`state` must be a JSON string, object or array, not number",
+            ),
+            (
+                r#"{"state": null}"#,
+                "`state` must be a JSON string, object or array, not null",
+            ),
+            (
+                r#"{"state": "x", "budget": 5}"#,
+                "unknown field `budget`; expected `state` and optionally `budget_millis`",
+            ),
+            (
+                r#"{"state": "x", "budget_millis": 0}"#,
+                "`budget_millis` must be a positive whole number of milliseconds",
+            ),
+            (
+                r#"{"state": "x", "budget_millis": -5}"#,
+                "`budget_millis` must be a positive whole number of milliseconds",
+            ),
+            (
+                r#"{"state": "x", "budget_millis": "SECRET"}"#,
+                "`budget_millis` must be a positive whole number of milliseconds",
+            ),
+            (
+                r#"{"state": "x", "budget_millis": 1.5}"#,
+                "`budget_millis` must be a positive whole number of milliseconds",
+            ),
+        ] {
+            assert_eq!(code_and_message(body), ("invalid_body", message.to_owned()));
+        }
+    }
+
+    #[test]
+    fn long_unknown_fields_are_cut() {
+        let body = format!(r#"{{"state": "x", "{}": 1}}"#, "k".repeat(500));
+        let (_, message) = code_and_message(&body);
+        assert!(message.len() < 200, "{message}");
+        assert!(message.contains('…'));
+    }
+
+    #[tokio::test]
+    async fn bodies_over_the_limit_are_refused() {
+        let body = Body::from(vec![b'x'; 11]);
+        assert_eq!(
+            read_body(body, 10).await,
+            Err(ServeError::BodyTooLarge { limit: 10 })
+        );
+        let body = Body::from(vec![b'x'; 10]);
+        assert_eq!(read_body(body, 10).await.map(|b| b.len()), Ok(10));
+        let chunks = futures_util::stream::iter(
+            ["ab", "cd", "ef"].map(|s| Ok::<_, std::io::Error>(Bytes::from_static(s.as_bytes()))),
+        );
+        let body = Body::from_stream(chunks);
+        assert_eq!(read_body(body, 10).await, Ok(Bytes::from_static(b"abcdef")));
+    }
+}

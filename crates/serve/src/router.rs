@@ -1,0 +1,85 @@
+//! The routes: `fn app(state) -> Router`, so tests can call it with `oneshot` and `main` only
+//! binds and serves.
+
+use axum::{
+    Json, Router,
+    extract::State,
+    http::{HeaderValue, header::CONTENT_TYPE},
+    middleware,
+    response::{IntoResponse, Response},
+    routing::{get, post},
+};
+
+use crate::{ServeError, ServeState, auth::require_token, request_id::request_context, review};
+
+/// Every route as (method, path template), as the OpenAPI document lists them.
+pub const ROUTES: [(&str, &str); 5] = [
+    ("POST", "/v1/reviews/{version}"),
+    ("GET", "/v1/definitions"),
+    ("GET", "/healthz"),
+    ("GET", "/metrics"),
+    ("GET", "/openapi.json"),
+];
+
+/// The service's router.
+///
+/// `/v1/*` and `/metrics` require a bearer token when [`crate::Config::auth_tokens`] has any;
+/// `/healthz` and `/openapi.json` never do. Every response (errors included) carries
+/// `x-request-id`, and every error is JSON ([`ServeError`]).
+pub fn app(state: ServeState) -> Router {
+    let protected = Router::new()
+        .route(ROUTES[0].1, post(review::review))
+        .route(ROUTES[1].1, get(definitions))
+        .route(ROUTES[3].1, get(metrics))
+        .method_not_allowed_fallback(method_not_allowed)
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+    let open = Router::new()
+        .route(ROUTES[2].1, get(healthz))
+        .route(ROUTES[4].1, get(openapi))
+        .method_not_allowed_fallback(method_not_allowed);
+    Router::new()
+        .merge(protected)
+        .merge(open)
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            request_context,
+        ))
+        .with_state(state)
+}
+
+async fn definitions(State(state): State<ServeState>) -> Response {
+    Json(state.definitions().summary()).into_response()
+}
+
+async fn healthz(State(state): State<ServeState>) -> Response {
+    Json(serde_json::json!({"status": "ok", "definitions": state.definitions().len()}))
+        .into_response()
+}
+
+async fn metrics(State(state): State<ServeState>) -> Response {
+    (
+        [(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        state.render_metrics(),
+    )
+        .into_response()
+}
+
+async fn openapi(State(state): State<ServeState>) -> Response {
+    (
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        state.openapi_json().to_owned(),
+    )
+        .into_response()
+}
+
+async fn not_found() -> ServeError {
+    ServeError::NotFound
+}
+
+async fn method_not_allowed() -> ServeError {
+    ServeError::MethodNotAllowed
+}

@@ -1,0 +1,109 @@
+//! What every handler shares: the judge (one backend, one connection pool), the definitions,
+//! the settings, admission control and the metrics.
+
+use std::{fmt, sync::Arc};
+
+use jevjudge_judge::{Backend, BackendKind, Judge};
+
+use crate::{
+    Config, ConfigError, Definitions, Metrics, admission::Admission, metrics::Gauges,
+    openapi::openapi,
+};
+
+/// The state of a review service; cheap to clone (clones share everything).
+#[derive(Clone)]
+pub struct ServeState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    judge: Judge<Arc<dyn Backend>>,
+    definitions: Definitions,
+    config: Config,
+    metrics: Metrics,
+    admission: Arc<Admission>,
+    openapi: String,
+}
+
+impl ServeState {
+    /// A service reviewing `definitions` with `backend` under `config`, counting into
+    /// `metrics` (pass the [`Metrics`] whose [`Metrics::attempt_hook`] the backend's client
+    /// reports to, or a fresh one).
+    pub fn new<B: Backend + 'static>(
+        backend: B,
+        definitions: Definitions,
+        config: Config,
+        metrics: Metrics,
+    ) -> Result<ServeState, ConfigError> {
+        config.validate()?;
+        let backend: Arc<dyn Backend> = Arc::new(backend);
+        let judge =
+            Judge::new(backend, config.default_budget).map_err(|_| ConfigError::ZeroBudget {
+                setting: "default_budget",
+            })?;
+        let openapi = openapi(&config).to_string();
+        Ok(ServeState {
+            inner: Arc::new(Inner {
+                judge,
+                definitions,
+                admission: Admission::new(config.max_concurrent, config.queue),
+                config,
+                metrics,
+                openapi,
+            }),
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// The definitions.
+    pub fn definitions(&self) -> &Definitions {
+        &self.inner.definitions
+    }
+
+    /// The metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    /// Where answers come from.
+    pub fn backend_kind(&self) -> BackendKind {
+        self.inner.judge.backend().kind()
+    }
+
+    /// The Prometheus text exposition of the metrics, with live gauges.
+    pub fn render_metrics(&self) -> String {
+        let admission = &self.inner.admission;
+        self.inner.metrics.render(Gauges {
+            in_flight: admission.running(),
+            waiting: admission.waiting(),
+            max_concurrent: self.inner.config.max_concurrent,
+            queue: self.inner.config.queue,
+        })
+    }
+
+    pub(crate) fn judge(&self) -> &Judge<Arc<dyn Backend>> {
+        &self.inner.judge
+    }
+
+    pub(crate) fn admission(&self) -> &Arc<Admission> {
+        &self.inner.admission
+    }
+
+    pub(crate) fn openapi_json(&self) -> &str {
+        &self.inner.openapi
+    }
+}
+
+impl fmt::Debug for ServeState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServeState")
+            .field("definitions", &self.inner.definitions.len())
+            .field("backend", &self.backend_kind())
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,55 @@
+//! Loading the definitions directory: every .toml/.json file, errors naming the file, one
+//! version per definition.
+
+use jevjudge_serve::Definitions;
+
+use crate::util::data;
+
+#[test]
+fn every_definition_file_loads_and_other_files_are_ignored() {
+    let definitions = Definitions::load_dir(data("definitions")).unwrap();
+    let versions: Vec<&str> = definitions.iter().map(|d| d.version()).collect();
+    assert_eq!(versions, ["refund-answer-v1", "support-draft-v1"]);
+    assert_eq!(definitions.len(), 2);
+    assert_eq!(
+        definitions
+            .get("support-draft-v1")
+            .map(|d| d.criteria().len()),
+        Some(2)
+    );
+}
+
+#[test]
+fn a_bad_file_stops_loading_with_an_error_naming_it() {
+    let error = Definitions::load_dir(data("bad")).unwrap_err().to_string();
+    assert!(error.contains("b-bad.toml"), "{error}");
+    assert!(
+        error.contains("criteria[0].fail_at_or_below/pass_at_or_above"),
+        "{error}"
+    );
+}
+
+#[test]
+fn two_files_with_one_version_are_an_error_naming_both() {
+    let error = Definitions::load_dir(data("duplicate"))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("second.toml"), "{error}");
+    assert!(error.contains("first.toml"), "{error}");
+    assert!(error.contains("`refund-answer-v1`"), "{error}");
+}
+
+#[test]
+fn a_directory_without_definitions_is_an_error() {
+    let error = Definitions::load_dir(data("empty"))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("no definition files"), "{error}");
+    let error = Definitions::load_dir(data("missing"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("missing: cannot list the definitions"),
+        "{error}"
+    );
+}

@@ -1,0 +1,13 @@
+//! Integration tests of the review service over real sockets on 127.0.0.1: the router bound
+//! with `jevjudge_serve::serve`, backed by `SystemOneBackend` (the real client) pointing at
+//! `jevjudge_fake::FakeServer`, called with a plain reqwest client.
+
+mod auth;
+mod budget;
+mod definitions;
+mod endpoints;
+mod errors;
+mod limits;
+mod record;
+mod shutdown;
+mod util;

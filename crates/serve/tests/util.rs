@@ -1,0 +1,262 @@
+//! Shared helpers: a fake System One server, the service bound on 127.0.0.1:0 in front of it,
+//! and a plain reqwest caller.
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use jevjudge_client::{ApiKey, Client};
+use jevjudge_fake::{FakeServer, Fault, FaultPlan};
+use jevjudge_judge::{Backend, SystemOneBackend};
+use jevjudge_serve::{Config, Definitions, Metrics, ServeState, serve};
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+use tokio::{net::TcpListener, sync::oneshot, task::JoinHandle};
+
+/// The test data directory.
+pub fn data(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(path)
+}
+
+/// The definitions of `tests/data/definitions`: `refund-answer-v1`, `support-draft-v1`.
+pub fn definitions() -> Definitions {
+    Definitions::load_dir(data("definitions")).expect("the test definitions load")
+}
+
+/// A fake System One server on a free local port.
+pub async fn fake(config: jevjudge_fake::Config) -> FakeServer {
+    let addr: SocketAddr = "127.0.0.1:0".parse().expect("an address");
+    FakeServer::start(config, addr)
+        .await
+        .expect("the fake starts")
+}
+
+/// A fake that answers after `latency`.
+pub async fn fake_with_latency(latency: Duration) -> FakeServer {
+    fake(jevjudge_fake::Config {
+        latency,
+        ..Default::default()
+    })
+    .await
+}
+
+/// A fake answering every request with these noul values.
+pub async fn fake_answering(values: &[(&str, f64)]) -> FakeServer {
+    let server = fake(jevjudge_fake::Config::default()).await;
+    server.script(FaultPlan::always(Fault::NoulValues(
+        values
+            .iter()
+            .map(|(id, p)| ((*id).to_owned(), *p))
+            .collect(),
+    )));
+    server
+}
+
+/// The System One client for a fake, reporting attempts to `metrics`.
+pub fn client(fake: &FakeServer, metrics: &Metrics, key: &str, retries: u32) -> Client {
+    Client::builder()
+        .base_url(fake.url())
+        .api_key(ApiKey::new(key).expect("a valid key"))
+        .retries(retries)
+        .attempt_timeout(Duration::from_secs(5))
+        .on_attempt(metrics.attempt_hook())
+        .build()
+        .expect("a client")
+}
+
+/// The service running on a local socket.
+pub struct Service {
+    pub url: String,
+    pub state: ServeState,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Service {
+    /// Starts the service with any backend.
+    pub async fn start<B: Backend + 'static>(
+        backend: B,
+        config: Config,
+        metrics: Metrics,
+    ) -> Service {
+        let state = ServeState::new(backend, definitions(), config, metrics)
+            .expect("a valid configuration");
+        Service::start_state(state).await
+    }
+
+    /// Starts the service in front of a fake, through the real client (no retries).
+    pub async fn in_front_of(fake: &FakeServer, config: Config) -> Service {
+        let metrics = Metrics::new();
+        let backend = SystemOneBackend::new(client(fake, &metrics, "test-key", 0));
+        Service::start(backend, config, metrics).await
+    }
+
+    /// Starts a prepared state.
+    pub async fn start_state(state: ServeState) -> Service {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+        let url = format!("http://{}", listener.local_addr().expect("an address"));
+        let (shutdown, stop) = oneshot::channel::<()>();
+        let task = tokio::spawn(serve(listener, state.clone(), async move {
+            let _ = stop.await;
+        }));
+        Service {
+            url,
+            state,
+            shutdown: Some(shutdown),
+            task: Some(task),
+        }
+    }
+
+    /// Asks for a graceful shutdown and waits for the server to stop.
+    pub async fn stop(mut self) -> std::io::Result<()> {
+        self.begin_stop();
+        self.stopped().await
+    }
+
+    /// Sends the shutdown signal without waiting.
+    pub fn begin_stop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+
+    /// Waits (at most 10 s) for the server task to end after [`Service::begin_stop`].
+    pub async fn stopped(mut self) -> std::io::Result<()> {
+        match self.task.take() {
+            Some(task) => tokio::time::timeout(Duration::from_secs(10), task)
+                .await
+                .expect("the server stops within 10 s")
+                .expect("the server task does not panic"),
+            None => Ok(()),
+        }
+    }
+
+    /// `POST /v1/reviews/{version}` with this JSON body.
+    pub async fn review(&self, version: &str, body: &Value) -> Reply {
+        self.post(version, serde_json::to_vec(body).expect("JSON"), &[])
+            .await
+    }
+
+    /// `POST /v1/reviews/{version}` with raw bytes and extra headers.
+    pub async fn post(&self, version: &str, body: Vec<u8>, headers: &[(&str, &str)]) -> Reply {
+        let mut request = caller()
+            .post(format!("{}/v1/reviews/{version}", self.url))
+            .header("content-type", "application/json")
+            .body(body);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        read(request.send().await.expect("a response")).await
+    }
+
+    /// Any method on any path, with extra headers.
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let mut request = caller().request(method, format!("{}{path}", self.url));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        read(request.send().await.expect("a response")).await
+    }
+
+    /// `GET path`.
+    pub async fn get(&self, path: &str) -> Reply {
+        self.call(reqwest::Method::GET, path, &[]).await
+    }
+
+    /// The metrics text (without a token).
+    pub fn metrics_text(&self) -> String {
+        self.state.render_metrics()
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+}
+
+/// A plain caller: no proxy, a generous timeout.
+pub fn caller() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("a client")
+}
+
+/// A complete response.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    /// The body as JSON (panics with the text when it is not).
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
+
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The body as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The error code of an error body.
+    pub fn error_code(&self) -> String {
+        self.json()["error"]["code"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no error code: {}", self.text()))
+            .to_owned()
+    }
+}
+
+/// Reads a response completely.
+pub async fn read(response: reqwest::Response) -> Reply {
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response.bytes().await.expect("a body").to_vec();
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// The refund state of judge-contract F1.
+pub fn refund_state() -> Value {
+    json!({"user_question": "Has my refund gone through?",
+           "supporting_context": ["Business record: no refund has been executed"],
+           "assistant_answer": "The refund is complete."})
+}
+
+/// Polls until `check` holds (at most 5 s).
+pub async fn eventually(mut check: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the condition did not hold within 5 s"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Whether the metrics text has this exact sample line.
+pub fn has_sample(metrics: &str, sample: &str) -> bool {
+    metrics.lines().any(|line| line == sample)
+}
