@@ -16,7 +16,9 @@ pub struct Config {
     /// With a key, a request without a Bearer header gets 403 and a wrong key gets 401. The key
     /// is never echoed, logged or shown by `Debug`.
     pub key: Option<String>,
-    /// A delay before every `POST /v1/systemone` answer, for benchmarks. Default: zero.
+    /// A delay before every `POST /v1/systemone` answer, for benchmarks. Default: zero. The
+    /// delivered delay is within about ±1 ms of this (the fake offsets tokio's timer, which
+    /// fires up to ~2 ms late; see `router::latency_sleep`).
     pub latency: Duration,
     /// Standard deviation of Gaussian noise added to every logit, imitating the live API's
     /// drift between identical calls. Default: none (fully deterministic).

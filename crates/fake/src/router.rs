@@ -50,7 +50,7 @@ async fn systemone(State(state): State<FakeState>, headers: HeaderMap, body: Byt
     let fault = state.next_fault();
     let config = state.config();
     if !config.latency.is_zero() {
-        tokio::time::sleep(config.latency).await;
+        tokio::time::sleep(latency_sleep(config.latency)).await;
     }
     match &fault {
         Some(fault) if fault.is_canned() => return reply::canned(fault),
@@ -74,6 +74,19 @@ async fn systemone(State(state): State<FakeState>, headers: HeaderMap, body: Byt
             }
             reply::answer(&answer, fault.as_ref())
         }
+    }
+}
+
+/// How long to sleep for an answer `latency` late. tokio's timer rounds a deadline up to the
+/// next millisecond and then wakes a little later still, so a plain `sleep(20 ms)` answers after
+/// about 21.5 ms; sleeping 1 ms less makes the delivered latency about what was asked for (for
+/// latencies of 2 ms and more).
+fn latency_sleep(latency: std::time::Duration) -> std::time::Duration {
+    const TIMER_SLACK: std::time::Duration = std::time::Duration::from_millis(1);
+    if latency >= 2 * TIMER_SLACK {
+        latency - TIMER_SLACK
+    } else {
+        latency
     }
 }
 
