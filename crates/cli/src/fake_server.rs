@@ -67,9 +67,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     writeln!(stdout, "listening on {}", server.url()).context("cannot write to standard output")?;
     stdout.flush().context("cannot write to standard output")?;
     drop(stdout);
-    stop_signal()
-        .await
-        .context("cannot wait for a stop signal")?;
+    crate::output::interrupted().await;
     server.shutdown().await;
     Ok(exit::SUCCESS)
 }
@@ -107,23 +105,6 @@ mod replay {
         let records = jevjudge_wire::record::read_file(path).context("--replay")?;
         Replay::from_records(records)
             .with_context(|| format!("--replay: cannot index {}", path.display()))
-    }
-}
-
-/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
-async fn stop_signal() -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        tokio::select! {
-            result = tokio::signal::ctrl_c() => result,
-            _ = terminate.recv() => Ok(()),
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await
     }
 }
 
