@@ -141,16 +141,7 @@ impl BackendArgs {
         })
     }
 
-    /// The live client: key from the environment only.
-    #[allow(
-        dead_code,
-        reason = "kept for subcommands that need the bare client; resolve builds it through client_with"
-    )]
-    pub fn client(&self) -> anyhow::Result<Client> {
-        self.client_with(None)
-    }
-
-    /// The live client, reporting every attempt to `on_attempt` when given.
+    /// The live client, key from the environment only; `on_attempt` sees every attempt.
     fn client_with(&self, on_attempt: Option<AttemptHook>) -> anyhow::Result<Client> {
         let key = match &self.api_key_env {
             Some(name) => ApiKey::from_env_var(name)
