@@ -48,6 +48,11 @@ pub struct BackendArgs {
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub retries: u32,
 
+    /// Allow a plain `http://` base URL for a host that is not loopback (the key then travels
+    /// in clear text). Loopback hosts never need it.
+    #[arg(long)]
+    pub allow_insecure_http: bool,
+
     /// Append every successful exchange to this `.jevl` record file (holds raw request text:
     /// written only when asked). Not with --replay.
     #[arg(long, value_name = "FILE.jevl")]
@@ -167,7 +172,8 @@ impl BackendArgs {
             .api_key(key)
             .model(self.model.clone())
             .attempt_timeout(self.timeout)
-            .retries(self.retries);
+            .retries(self.retries)
+            .allow_insecure_http(self.allow_insecure_http);
         if let Some(url) = &self.base_url {
             builder = builder.base_url(url.clone());
         }
@@ -176,7 +182,16 @@ impl BackendArgs {
         }
         builder
             .build()
-            .map_err(|e: ConfigError| InputError(e.to_string()).into())
+            .map_err(|e: ConfigError| {
+                let message = match e {
+                    ConfigError::InsecureHttp { host } => format!(
+                        "--base-url: plain http is allowed only for loopback hosts, not `{host}`: \
+                         use https, or pass --allow-insecure-http (the key then travels in clear text)"
+                    ),
+                    other => format!("--base-url/--model/--timeout: {other}"),
+                };
+                InputError(message).into()
+            })
     }
 }
 

@@ -66,7 +66,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
+            eprintln!("jevjudge: error: cannot start the async runtime: {error}");
             return exit::code(exit::INVALID_INPUT);
         }
     };
@@ -85,7 +85,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => exit::code(code),
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("jevjudge: error: {error:#}");
             exit::code(exit::INVALID_INPUT)
         }
     }
