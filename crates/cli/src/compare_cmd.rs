@@ -153,13 +153,7 @@ fn human(comparison: &Comparison, args: &Args) -> String {
         );
     }
     let scenarios = comparison.scenarios();
-    let width = scenarios
-        .iter()
-        .map(|(name, ..)| name.chars().count())
-        .chain([7])
-        .max()
-        .unwrap_or(7)
-        .min(40);
+    let width = crate::output::scope_width(scenarios.iter().map(|(name, ..)| name.as_str()));
     let _ = writeln!(
         out,
         "\n{:<width$}  {:>9} {:>9} {:>8}  {:>9} {:>9} {:>9} {:>7}",

@@ -134,14 +134,7 @@ pub fn human_summary(report: &Report, gates: &[Gate], rows_file: Option<&Path>) 
             report.backend
         );
     }
-    let width = report
-        .scenarios
-        .iter()
-        .map(|(name, _)| name.chars().count())
-        .chain([7])
-        .max()
-        .unwrap_or(7)
-        .min(40);
+    let width = scope_width(report.scenarios.iter().map(|(name, _)| name.as_str()));
     let _ = writeln!(
         out,
         "{:<width$}  {:>6} {:>7} {:>9} {:>9} {:>6} {:>8} {:>8} {:>8}  tokens in/out",
@@ -186,10 +179,7 @@ pub fn human_summary(report: &Report, gates: &[Gate], rows_file: Option<&Path>) 
 }
 
 fn line(out: &mut String, scope: &str, s: &Summary, width: usize) {
-    let tokens = match (s.input_tokens, s.output_tokens) {
-        (Some(input), Some(output)) => format!("{input}/{output} ({} rows)", s.usage_known_rows),
-        _ => "unknown".to_owned(),
-    };
+    let tokens = s.tokens_text();
     let _ = writeln!(
         out,
         "{scope:<width$}  {:>6} {:>7} {:>9} {:>9} {:>6} {:>8.4} {:>8.2} {:>8.2}  {tokens}",
@@ -202,4 +192,15 @@ fn line(out: &mut String, scope: &str, s: &Summary, width: usize) {
         s.p50_millis,
         s.p95_millis
     );
+}
+
+/// The width of a table's scope column: the longest scope name, at least `overall`'s 7 and at
+/// most 40 characters.
+pub fn scope_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
+    names
+        .map(|name| name.chars().count())
+        .chain([7])
+        .max()
+        .unwrap_or(7)
+        .min(40)
 }

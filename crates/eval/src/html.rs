@@ -322,10 +322,7 @@ fn summary_table(out: &mut String, report: &Report) {
 }
 
 fn summary_row(out: &mut String, scope: &str, s: &Summary, overall: bool) {
-    let tokens = match (s.input_tokens, s.output_tokens) {
-        (Some(input), Some(output)) => format!("{input}/{output} ({} rows)", s.usage_known_rows),
-        _ => "unknown".to_owned(),
-    };
+    let tokens = s.tokens_text();
     let _ = writeln!(
         out,
         "<tr{}><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.4}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",

@@ -37,6 +37,19 @@ pub struct Summary {
     pub cost: Option<f64>,
 }
 
+impl Summary {
+    /// Token totals as people read them: `in/out (n rows)`, or `unknown` when no row's usage is
+    /// known (never 0, D5).
+    pub fn tokens_text(&self) -> String {
+        match (self.input_tokens, self.output_tokens) {
+            (Some(input), Some(output)) => {
+                format!("{input}/{output} ({} rows)", self.usage_known_rows)
+            }
+            _ => "unknown".to_owned(),
+        }
+    }
+}
+
 /// How a row counts (rule 53).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
