@@ -36,9 +36,10 @@ pub struct BackendArgs {
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
 
-    /// The model to ask: an alias (`jev-latest`, `jev-preview`) or a versioned id.
-    #[arg(long, value_name = "NAME", default_value = jevjudge_wire::DEFAULT_MODEL)]
-    pub model: String,
+    /// The model to ask: an alias (`jev-latest`, `jev-preview`) or a versioned id [default:
+    /// jev-latest; with --replay, the recording's model when it holds exactly one].
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
 
     /// Per-attempt timeout, like `500ms`, `5s` (live API only).
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
@@ -54,9 +55,18 @@ pub struct BackendArgs {
     pub allow_insecure_http: bool,
 
     /// Append every successful exchange to this `.jevl` record file (holds raw request text:
-    /// written only when asked). Not with --replay.
+    /// written only when asked, created readable by its owner only). Not with --replay.
     #[arg(long, value_name = "FILE.jevl")]
     pub record: Option<PathBuf>,
+
+    /// The longest line accepted in a cases, rows or `.jevl` file, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = jevjudge_wire::lines::DEFAULT_MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
+
+    /// The largest input read whole into memory (a definition, a state, a `.jevl` file for
+    /// --replay, the cases of a run that keeps them), in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES)]
+    pub max_input_bytes: u64,
 }
 
 /// Parses `500ms`, `2s`, `1m`.
@@ -82,6 +92,10 @@ pub struct ResolvedBackend {
     pub kind: BackendKind,
     /// The record writer, when `--record` was given.
     pub recorder: Option<Arc<RecordWriter>>,
+    /// The model requests ask for (`--model`, the replay's own, or the default).
+    pub model: String,
+    /// With --replay: every model the recording holds, for messages.
+    pub replay_models: Vec<String>,
 }
 
 impl BackendArgs {
@@ -97,20 +111,82 @@ impl BackendArgs {
         &self,
         on_attempt: Option<AttemptHook>,
     ) -> anyhow::Result<ResolvedBackend> {
+        let mut model = self
+            .model
+            .clone()
+            .unwrap_or_else(|| jevjudge_wire::DEFAULT_MODEL.to_owned());
+        let mut replay_models = Vec::new();
         let (backend, kind): (Arc<dyn Backend>, BackendKind) = if let Some(path) = &self.replay {
-            let replay = ReplayBackend::open(path, &self.model)
+            let records = jevjudge_wire::record::read_file_capped(
+                path,
+                self.max_line_bytes,
+                self.max_input_bytes,
+            )
+            .map_err(|e| InputError(format!("--replay: {e}{}", limit_hint(e.kind()))))?;
+            match jevjudge_wire::record::find_conflict(&records) {
+                Ok(None) => {}
+                Ok(Some((first, second))) => {
+                    return Err(InputError(format!(
+                        "--replay: {}: records {} and {} answer the same request (model, state and \
+                         questions) differently; replay cannot tell which one to use: keep one",
+                        path.display(),
+                        first + 1,
+                        second + 1
+                    ))
+                    .into());
+                }
+                Err(e) => {
+                    return Err(
+                        InputError(format!("--replay: cannot index the records: {e}")).into(),
+                    );
+                }
+            }
+            let replay = ReplayBackend::new(records, model.clone())
                 .map_err(|e| InputError(format!("--replay: {e}")))?;
             if replay.is_empty() {
                 return Err(
                     InputError(format!("--replay: {} holds no records", path.display())).into(),
                 );
             }
+            let held = || {
+                replay
+                    .models()
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            match &self.model {
+                Some(asked) if !replay.models().contains(&asked.as_str()) => {
+                    return Err(InputError(format!(
+                        "--model `{asked}`: {} holds no exchange for it; it holds {} \
+                         (pass one of them with --model, or leave --model out when it holds one)",
+                        path.display(),
+                        held()
+                    ))
+                    .into());
+                }
+                Some(_) => {}
+                None => match replay.default_model(jevjudge_wire::DEFAULT_MODEL) {
+                    Some(chosen) => model = chosen,
+                    None => {
+                        return Err(InputError(format!(
+                            "--replay: {} holds several models ({}); choose one with --model",
+                            path.display(),
+                            held()
+                        ))
+                        .into());
+                    }
+                },
+            }
+            replay_models = replay.models().iter().map(|m| (*m).to_owned()).collect();
+            let replay = replay.with_model(model.clone());
             let kind = replay.kind();
             (Arc::new(replay), kind)
         } else if self.fake {
             (Arc::new(FakeBackend), BackendKind::Fake)
         } else {
-            let client = self.client_with(on_attempt)?;
+            let client = self.client_with(&model, on_attempt)?;
             (
                 Arc::new(SystemOneBackend::new(client)),
                 BackendKind::Systemone,
@@ -132,25 +208,57 @@ impl BackendArgs {
                 backend,
                 kind,
                 recorder: None,
+                model,
+                replay_models,
             });
         };
         let writer =
             Arc::new(RecordWriter::append(path).map_err(|e| {
                 InputError(format!("--record: cannot open {}: {e}", path.display()))
             })?);
-        let recording = Recording::new(backend, writer.clone(), self.model.clone());
+        let recording = Recording::new(backend, writer.clone(), model.clone());
         Ok(ResolvedBackend {
             backend: Arc::new(recording),
             kind,
             recorder: Some(writer),
+            model,
+            replay_models,
         })
     }
 
     /// The live client, key from the environment only; `on_attempt` sees every attempt.
-    fn client_with(&self, on_attempt: Option<AttemptHook>) -> anyhow::Result<Client> {
+    fn client_with(&self, model: &str, on_attempt: Option<AttemptHook>) -> anyhow::Result<Client> {
+        // A key pasted where the variable's name belongs must never be echoed back: only a
+        // conventional variable name (A-Z, 0-9, _) is ever shown.
+        let shown_var = |name: &str| -> String {
+            let conventional = !name.is_empty()
+                && name.len() <= 64
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+            if conventional {
+                name.to_owned()
+            } else {
+                "the variable named by --api-key-env (not shown: it does not look like a \
+                 variable name; give the variable's NAME there, never the key itself)"
+                    .to_owned()
+            }
+        };
         let key = match &self.api_key_env {
             Some(name) => ApiKey::from_env_var(name)
-                .map_err(|e| InputError(e.to_string()))?
+                .map_err(|e| {
+                    InputError(match e {
+                        ConfigError::InvalidKeyInEnv { .. } => format!(
+                            "{} does not hold a valid API key (printable ASCII without whitespace)",
+                            shown_var(name)
+                        ),
+                        ConfigError::EnvNotUnicode { .. } => {
+                            format!("{} is not valid Unicode", shown_var(name))
+                        }
+                        other => other.to_string(),
+                    })
+                })?
                 .or_else(ApiKey::from_env),
             None => ApiKey::resolve(|name| std::env::var(name).ok())
                 .map_err(|e| InputError(e.to_string()))?,
@@ -159,7 +267,7 @@ impl BackendArgs {
             let named = self
                 .api_key_env
                 .as_deref()
-                .map(|v| format!("{v}, "))
+                .map(|v| format!("{}, ", shown_var(v)))
                 .unwrap_or_default();
             return Err(InputError(format!(
                 "no System One API key: set {named}TYPESAFE_API_KEY or JEV_API_KEY (or name another \
@@ -170,7 +278,7 @@ impl BackendArgs {
         };
         let mut builder = Client::builder()
             .api_key(key)
-            .model(self.model.clone())
+            .model(model.to_owned())
             .attempt_timeout(self.timeout)
             .retries(self.retries)
             .allow_insecure_http(self.allow_insecure_http);
@@ -188,10 +296,33 @@ impl BackendArgs {
                         "--base-url: plain http is allowed only for loopback hosts, not `{host}`: \
                          use https, or pass --allow-insecure-http (the key then travels in clear text)"
                     ),
-                    other => format!("--base-url/--model/--timeout: {other}"),
+                    ConfigError::InvalidBaseUrl
+                    | ConfigError::BaseUrlQueryOrFragment
+                    | ConfigError::BaseUrlCredentials => format!(
+                        "--base-url{}: {}",
+                        if self.base_url.is_some() {
+                            ""
+                        } else {
+                            " (from $TYPESAFE_BASE_URL)"
+                        },
+                        e.to_string().replace("baseUrl", "the base URL")
+                    ),
+                    ConfigError::BlankModel => "--model: must not be blank".to_owned(),
+                    ConfigError::ZeroTimeout { .. } => format!("--timeout: {e}"),
+                    other => other.to_string(),
                 };
                 InputError(message).into()
             })
+    }
+}
+
+/// How to raise a cap that a `.jevl` file ran into.
+fn limit_hint(kind: &jevjudge_wire::record::RecordErrorKind) -> &'static str {
+    use jevjudge_wire::record::RecordErrorKind;
+    match kind {
+        RecordErrorKind::LineTooLong { .. } => " (raise the cap with --max-line-bytes)",
+        RecordErrorKind::FileTooLarge { .. } => " (raise the cap with --max-input-bytes)",
+        _ => "",
     }
 }
 
@@ -240,9 +371,30 @@ impl Backend for FakeBackend {
     }
 }
 
-/// Reads a whole file, naming it in the error.
-pub fn read_to_string(path: &std::path::Path, what: &str) -> anyhow::Result<String> {
-    std::fs::read_to_string(path)
+/// Reads a whole file of at most `max_bytes` bytes (reading stops there), naming it in the
+/// error.
+pub fn read_to_string(
+    path: &std::path::Path,
+    what: &str,
+    max_bytes: u64,
+) -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| {
+            file.take(max_bytes.saturating_add(1))
+                .read_to_end(&mut bytes)
+        })
         .with_context(|| format!("cannot read the {what} {}", path.display()))
-        .map_err(|e| InputError(format!("{e:#}")).into())
+        .map_err(|e| InputError(format!("{e:#}")))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(InputError(format!(
+            "the {what} {} is larger than the cap of {max_bytes} bytes (raise it with \
+             --max-input-bytes)",
+            path.display()
+        ))
+        .into());
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| InputError(format!("the {what} {} is not valid UTF-8", path.display())).into())
 }

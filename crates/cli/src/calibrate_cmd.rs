@@ -72,8 +72,13 @@ pub struct Args {
 
     /// The new definition's version [default: `<old>+cal.<n>`: n = 1, or one more than the
     /// old version's or OUT's existing `+cal.<k>`].
-    #[arg(long, value_name = "VERSION", requires = "write_definition")]
-    pub version: Option<String>,
+    /// (`--version` prints the program's version, as everywhere.)
+    #[arg(
+        long = "new-version",
+        value_name = "VERSION",
+        requires = "write_definition"
+    )]
+    pub new_version: Option<String>,
 
     /// Print the calibrate JSON document instead of the human summary.
     #[arg(long)]
@@ -152,7 +157,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let mut code = exit::SUCCESS;
     if let (Some(out), Some(definition)) = (&args.write_definition, &definition) {
         if calibration.has_recommendation() {
-            let version = match &args.version {
+            let version = match &args.new_version {
                 Some(version) => version.clone(),
                 None => {
                     let existing = Definition::from_path(out).ok();
@@ -164,7 +169,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             };
             let calibrated = calibration
                 .apply(definition, &version)
-                .map_err(|e| InputError(format!("--version: {e}")))?;
+                .map_err(|e| InputError(format!("--new-version: {e}")))?;
             let text = match DefinitionFormat::from_path(out) {
                 Some(DefinitionFormat::Toml) => {
                     let body = calibrated.to_toml_string();
@@ -195,12 +200,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     }
 
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&calibration.to_document())?
+        crate::output::print_stdout(
+            &(serde_json::to_string_pretty(&calibration.to_document())? + "\n"),
         );
     } else {
-        print!("{}", human(&calibration, &report, definition.is_some()));
+        crate::output::print_stdout(&human(&calibration, &report, definition.is_some()));
     }
     match (&args.write_definition, written) {
         (_, Some((out, version))) => {

@@ -64,12 +64,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .max_regressions
         .is_none_or(|max| comparison.regressions <= max);
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&comparison.to_document())?
+        crate::output::print_stdout(
+            &(serde_json::to_string_pretty(&comparison.to_document())? + "\n"),
         );
     } else {
-        print!("{}", human(&comparison, &args));
+        crate::output::print_stdout(&human(&comparison, &args));
     }
     Ok(if held { exit::SUCCESS } else { exit::FAILED })
 }

@@ -11,7 +11,7 @@ use jevjudge_eval::{
     Case, JevEvaluator, MAX_CASES, Report, Row, RunObserver, Runner,
     junit::to_junit,
     markdown::to_markdown,
-    rows_file::{CasesDigest, RowsHeader, RowsWriter, read_rows},
+    rows_file::{CasesDigest, RowsHeader, RowsWriter, read_rows_for},
     summarize,
 };
 use jevjudge_judge::{Definition, Judge, Status};
@@ -26,8 +26,8 @@ use crate::{
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Exit status: 0 the run completed and every gate held; 1 a gate failed; \
-    2 invalid input or configuration (nothing was sent); 5 interrupted (Ctrl-C), after writing \
-    what finished."
+    2 invalid input or configuration (nothing was sent); 4 every review errored (no valid \
+    result, whatever the gates); 5 interrupted (Ctrl-C), after writing what finished."
 )]
 pub struct Args {
     /// The definition file (.toml or .json).
@@ -122,12 +122,21 @@ impl RunObserver for Positions<'_> {
 
 /// Runs the evaluation.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let definition =
-        Definition::from_path(&args.definition).map_err(|e| InputError(e.to_string()))?;
+    let limits = (args.backend.max_line_bytes, args.backend.max_input_bytes);
+    let definition = Definition::from_path_capped(&args.definition, limits.1)
+        .map_err(|e| InputError(e.to_string()))?;
     let runner =
         Runner::new(args.concurrency).map_err(|e| InputError(format!("--concurrency: {e}")))?;
     let streaming = args.max_cases.is_some_and(|n| n > MAX_CASES);
     let limit = args.max_cases.unwrap_or(MAX_CASES);
+    if let Some(price) = args.price_per_million_input {
+        if !price.is_finite() || price < 0.0 {
+            return Err(InputError(format!(
+                "--price-per-million-input must be a finite, non-negative number, not {price}"
+            ))
+            .into());
+        }
+    }
     let runner = if streaming {
         runner.streaming(limit)
     } else {
@@ -139,6 +148,34 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             return Err(InputError(format!("--min-accuracy must be within 0..=1, not {x}")).into());
         }
     }
+    // A streaming run reads the cases twice (checked, then run): only a regular file can be.
+    if streaming && !std::fs::metadata(&args.cases).is_ok_and(|m| m.is_file()) {
+        return Err(InputError(format!(
+            "--cases {}: a streaming run (--max-cases above {MAX_CASES}) reads the cases twice, \
+             so they must be a regular file, not a pipe, standard input or a process \
+             substitution: save them to a file first",
+            args.cases.display()
+        ))
+        .into());
+    }
+
+    // Every output must be writable before anything is sent.
+    let rows_path = args
+        .rows
+        .clone()
+        .or_else(|| args.report.as_deref().map(rows_path_for));
+    for (flag, path) in [
+        ("--report", args.report.as_deref()),
+        ("--junit", args.junit.as_deref()),
+        ("--markdown", args.markdown.as_deref()),
+        ("--html", args.html.as_deref()),
+        ("--rows", rows_path.as_deref()),
+        ("--record", args.backend.record.as_deref()),
+    ] {
+        if let Some(path) = path {
+            output::check_writable(flag, path)?;
+        }
+    }
 
     // Pass 1: every line checked before anything is sent.
     let criteria: HashSet<&str> = definition.criteria().iter().map(|c| c.id()).collect();
@@ -146,28 +183,34 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let mut ids: Vec<String> = Vec::new();
     let mut kept: Vec<Case> = Vec::new();
     let mut label_error: Option<String> = None;
-    jevjudge_eval::for_each_case_in_file(&args.cases, limit, |case| {
-        if label_error.is_none() {
-            if let Some((criterion, _)) = case
-                .expected_findings
-                .iter()
-                .flatten()
-                .find(|(criterion, _)| !criteria.contains(criterion.as_str()))
-            {
-                label_error = Some(format!(
-                    "{}: case `{}`: field `expected_findings.{criterion}`: no criterion `{criterion}` in {}",
-                    args.cases.display(),
-                    case.id,
-                    definition.version()
-                ));
+    jevjudge_eval::for_each_case_in_file_capped(
+        &args.cases,
+        limit,
+        limits.0,
+        (!streaming).then_some(limits.1),
+        |case| {
+            if label_error.is_none() {
+                if let Some((criterion, _)) = case
+                    .expected_findings
+                    .iter()
+                    .flatten()
+                    .find(|(criterion, _)| !criteria.contains(criterion.as_str()))
+                {
+                    label_error = Some(format!(
+                        "{}: case `{}`: field `expected_findings.{criterion}`: no criterion `{criterion}` in {}",
+                        args.cases.display(),
+                        case.id,
+                        definition.version()
+                    ));
+                }
             }
-        }
-        digest.add(&case);
-        ids.push(case.id.clone());
-        if !streaming {
-            kept.push(case);
-        }
-    })
+            digest.add(&case);
+            ids.push(case.id.clone());
+            if !streaming {
+                kept.push(case);
+            }
+        },
+    )
     .map_err(|e| InputError(e.to_string()))?;
     if let Some(message) = label_error {
         return Err(InputError(message).into());
@@ -175,18 +218,21 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let texts = args
         .include_text
         .then(|| jevjudge_eval::html::case_texts(&kept));
-    let header = RowsHeader::from_digest(&definition, digest);
 
     let resolved = args.backend.resolve()?;
     let backend_kind = resolved.kind;
-    let judge = Judge::new(resolved.backend, args.budget).map_err(|e| InputError(e.to_string()))?;
+    let header = RowsHeader::from_digest(&definition, digest)
+        .with_backend(backend_kind.to_string(), resolved.model.clone());
+    let judge =
+        Judge::new(resolved.backend.clone(), args.budget).map_err(|e| InputError(e.to_string()))?;
     let evaluator = JevEvaluator::new(judge, definition.clone());
+    let index_of: HashMap<&str, usize> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
 
     // The rows file and what a resumed run already has.
-    let rows_path = args
-        .rows
-        .clone()
-        .or_else(|| args.report.as_deref().map(rows_path_for));
     let mut previous: HashMap<String, (usize, Row)> = HashMap::new();
     let mut rows_writer = match &rows_path {
         None if args.resume => {
@@ -197,7 +243,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         }
         None => None,
         Some(path) if args.resume => {
-            let found = read_rows(path).map_err(|e| InputError(format!("--resume: {e}")))?;
+            let found = read_rows_for(path, Some(&index_of), limits.0)
+                .map_err(|e| InputError(format!("--resume: {e}")))?;
             if let Some(problem) = found.header.mismatch(&header) {
                 return Err(InputError(format!(
                     "--resume: {} cannot be resumed: {problem}",
@@ -207,7 +254,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             }
             if found.torn_tail {
                 eprintln!(
-                    "jevjudge: note: the last line of {} was cut short by the interruption; that case runs again",
+                    "jevjudge: note: the last line of {} was cut short by the interruption; it \
+                     is removed and that case runs again",
                     path.display()
                 );
             }
@@ -216,7 +264,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 previous.retain(|_, (_, row)| row.verdict.status != Status::Error);
             }
             Some(
-                RowsWriter::append(path)
+                RowsWriter::resume(path, found.whole_len)
                     .with_context(|| format!("cannot append to {}", path.display()))?,
             )
         }
@@ -243,7 +291,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let interrupted = output::interrupted();
     let run = if streaming {
         let todo_set: HashSet<usize> = todo.iter().copied().collect();
-        let cases = output::stream_cases(&args.cases)?
+        let cases = output::stream_cases(&args.cases, limits.0)?
             .enumerate()
             .filter(move |(index, _)| todo_set.contains(index))
             .map(|(_, case)| case);
@@ -258,8 +306,24 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             .await
     };
     progress.finish_and_clear();
-    if let Some(error) = rows_writer.as_mut().and_then(RowsWriter::take_error) {
-        eprintln!("jevjudge: error: rows could not all be written to the rows file: {error}");
+    if let Some(writer) = rows_writer.as_mut() {
+        let outcome = match writer.take_error() {
+            Some(error) => Err(error),
+            None => writer.sync(),
+        };
+        if let Err(error) = outcome {
+            eprintln!("jevjudge: error: rows could not all be written to the rows file: {error}");
+        }
+    }
+    let reviews_this_run = run.overall.total;
+    if run.complete && (reviews_this_run as usize) < todo.len() {
+        // Only a streamed file that changed between the passes can come back short.
+        return Err(anyhow::anyhow!(
+            "{} changed while the run read it: {} of {} cases ran; rerun with --resume",
+            args.cases.display(),
+            reviews_this_run,
+            todo.len()
+        ));
     }
 
     // Merge the resumed rows with the new ones, in input order.
@@ -272,16 +336,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         if streaming {
             // A streaming run kept no rows in memory: the rows file has them all.
             let path = rows_path.as_deref().unwrap_or(Path::new(""));
-            previous = read_rows(path)
+            previous = read_rows_for(path, Some(&index_of), limits.0)
                 .map_err(|e| anyhow::anyhow!("cannot read the rows back: {e}"))?
                 .rows;
         } else {
             // Finished rows by id: an interrupted run has gaps, so positions cannot be zipped.
-            let index_of: HashMap<&str, usize> = ids
-                .iter()
-                .enumerate()
-                .map(|(i, id)| (id.as_str(), i))
-                .collect();
             for row in run.rows {
                 if let Some(&index) = index_of.get(row.id.as_str()) {
                     previous.insert(row.id.clone(), (index, row));
@@ -327,10 +386,22 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         let page = crate::report_cmd::html_page(&report, Some(&definition), texts.as_ref());
         output::write_atomic(path, &page)?;
     }
-    print!(
-        "{}",
-        output::human_summary(&report, &gates, rows_path.as_deref())
-    );
+    output::print_stdout(&output::human_summary(
+        &report,
+        &gates,
+        rows_path.as_deref(),
+        Some(reviews_this_run),
+    ));
+    let hint_context = crate::hints::HintContext {
+        kind: backend_kind,
+        model: &resolved.model,
+        replay_models: &resolved.replay_models,
+        api_key_env: args.backend.api_key_env.as_deref(),
+        base_url: args.backend.base_url.as_deref(),
+    };
+    if let Some(hint) = crate::hints::error_hint(&report.overall, &hint_context) {
+        eprintln!("{hint}");
+    }
     report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
     if !complete {
         eprintln!(
@@ -346,6 +417,13 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             }
         );
         return Ok(exit::INTERRUPTED);
+    }
+    if report.overall.total > 0 && report.overall.errors == report.overall.total {
+        eprintln!(
+            "jevjudge: error: every review errored ({}): the run produced no result",
+            report.overall.errors_text()
+        );
+        return Ok(exit::ERROR);
     }
     Ok(if gates.iter().all(|g| g.held) {
         exit::SUCCESS

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use jevjudge_eval::import::import_jevassert;
 
 use crate::{InputError, backend::read_to_string, exit, output::write_atomic};
+use jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES;
 
 /// Options of `jevjudge import`.
 #[derive(Debug, clap::Args)]
@@ -45,14 +46,18 @@ pub struct JevassertArgs {
 /// Runs the import.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let Source::Jevassert(args) = args.source;
-    let pack = read_to_string(&args.pack.join("pack.yaml"), "pack")?;
-    let cases = read_to_string(&args.pack.join("cases.jsonl"), "pack cases")?;
+    let pack = read_to_string(&args.pack.join("pack.yaml"), "pack", DEFAULT_MAX_FILE_BYTES)?;
+    let cases = read_to_string(
+        &args.pack.join("cases.jsonl"),
+        "pack cases",
+        DEFAULT_MAX_FILE_BYTES,
+    )?;
     let predictions_path = args.predictions.clone().or_else(|| {
         let default = args.pack.join("predictions.jsonl");
         default.exists().then_some(default)
     });
     let predictions = match &predictions_path {
-        Some(path) => Some(read_to_string(path, "predictions")?),
+        Some(path) => Some(read_to_string(path, "predictions", DEFAULT_MAX_FILE_BYTES)?),
         None => None,
     };
     let recorded_at = args
@@ -91,16 +96,20 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             imported.records.len()
         ));
     }
-    println!(
-        "imported {} into {}: {}",
-        imported.definition.version(),
-        args.out.display(),
-        written.join(", ")
+    crate::output::print_stdout(
+        &(format!(
+            "imported {} into {}: {}",
+            imported.definition.version(),
+            args.out.display(),
+            written.join(", ")
+        ) + "\n"),
     );
     if imported.skipped_predictions > 0 {
-        println!(
-            "skipped {} prediction(s) that recorded an error (not an exchange)",
-            imported.skipped_predictions
+        crate::output::print_stdout(
+            &(format!(
+                "skipped {} prediction(s) that recorded an error (not an exchange)",
+                imported.skipped_predictions
+            ) + "\n"),
         );
     }
     Ok(exit::SUCCESS)

@@ -1,6 +1,10 @@
 //! `jevjudge judge`: review one state (cli-and-formats.md §1.2).
 
-use std::{io::Read, path::PathBuf, time::Duration};
+use std::{
+    io::{IsTerminal, Read},
+    path::PathBuf,
+    time::Duration,
+};
 
 use jevjudge_judge::{Definition, Judge, Status};
 use serde_json::Value;
@@ -35,9 +39,9 @@ pub struct Args {
 
 /// Runs one review and prints the Result JSON.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let definition =
-        Definition::from_path(&args.definition).map_err(|e| InputError(e.to_string()))?;
-    let state = read_state(args.state.as_deref())?;
+    let definition = Definition::from_path_capped(&args.definition, args.backend.max_input_bytes)
+        .map_err(|e| InputError(e.to_string()))?;
+    let state = read_state(args.state.as_deref(), args.backend.max_input_bytes)?;
     let resolved = args.backend.resolve()?;
     let judge = Judge::new(resolved.backend, args.budget).map_err(|e| InputError(e.to_string()))?;
     let verdict = judge.review(state, &definition).await;
@@ -49,7 +53,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             serde_json::Value::String(resolved.kind.to_string()),
         );
     }
-    println!("{output}");
+    crate::output::print_stdout(&format!("{output}\n"));
     report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
     Ok(match verdict.status {
         Status::Pass => exit::SUCCESS,
@@ -59,15 +63,44 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     })
 }
 
-fn read_state(path: Option<&std::path::Path>) -> anyhow::Result<Value> {
+fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<Value> {
     let (text, source) = match path {
-        Some(path) if path.as_os_str() != "-" => {
-            (read_to_string(path, "state")?, path.display().to_string())
-        }
+        Some(path) if path.as_os_str() != "-" => (
+            read_to_string(path, "state", max_bytes)?,
+            path.display().to_string(),
+        ),
         _ => {
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map_err(|e| {
-                InputError(format!("cannot read the state from standard input: {e}"))
+            let stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                if path.is_none() {
+                    return Err(InputError(
+                        "no state: give --state FILE.json, or pipe the state JSON into standard \
+                         input (`--state -` reads it from the terminal, ended by Ctrl-D)"
+                            .to_owned(),
+                    )
+                    .into());
+                }
+                eprintln!(
+                    "jevjudge: reading the state JSON from standard input (end it with Ctrl-D)"
+                );
+            }
+            let mut bytes = Vec::new();
+            stdin
+                .lock()
+                .take(max_bytes.saturating_add(1))
+                .read_to_end(&mut bytes)
+                .map_err(|e| {
+                    InputError(format!("cannot read the state from standard input: {e}"))
+                })?;
+            if bytes.len() as u64 > max_bytes {
+                return Err(InputError(format!(
+                    "standard input: the state is larger than the cap of {max_bytes} bytes \
+                     (raise it with --max-input-bytes)"
+                ))
+                .into());
+            }
+            let text = String::from_utf8(bytes).map_err(|_| {
+                InputError("standard input: the state is not valid UTF-8".to_owned())
             })?;
             (text, "standard input".to_owned())
         }

@@ -7,6 +7,7 @@ mod compare_cmd;
 mod eval_cmd;
 mod exit;
 mod fake_server;
+mod hints;
 mod import_cmd;
 mod judge_cmd;
 mod output;
@@ -20,7 +21,7 @@ use clap::{Parser, Subcommand};
 /// Decide whether an agent's draft is supported by the business evidence, one review at a time
 /// or over a batch of labelled cases.
 #[derive(Debug, Parser)]
-#[command(name = "jevjudge", version, about, long_about = None)]
+#[command(name = "jevjudge", version, propagate_version = true, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -2,7 +2,7 @@
 
 use std::{
     fmt::Write as _,
-    io::{BufRead, BufReader},
+    io::{BufReader, Write as _},
     path::Path,
 };
 
@@ -46,15 +46,40 @@ pub async fn interrupted() {
     }
 }
 
-/// Reads a cases file again, lazily, for a streaming run (it was checked in a first pass).
-pub fn stream_cases(path: &Path) -> anyhow::Result<impl Iterator<Item = Case>> {
+/// Reads a cases file again, lazily, for a streaming run (it was checked in a first pass and
+/// is a regular file). A line that no longer reads as a case (the file changed since) ends the
+/// stream; the run then comes back short and the caller reports it.
+pub fn stream_cases(
+    path: &Path,
+    max_line_bytes: usize,
+) -> anyhow::Result<impl Iterator<Item = Case>> {
+    use jevjudge_wire::lines::{LineRead, read_line_bounded};
     let file = std::fs::File::open(path)
         .with_context(|| format!("cannot read the cases {}", path.display()))?;
-    Ok(BufReader::new(file)
-        .lines()
-        .map_while(Result::ok)
-        .filter(|line| !line.trim().is_empty())
-        .filter_map(|line| parse_case(&line).ok()))
+    let mut reader = BufReader::new(file);
+    let mut buf = Vec::new();
+    Ok(std::iter::from_fn(move || {
+        loop {
+            match read_line_bounded(&mut reader, &mut buf, max_line_bytes) {
+                Ok(LineRead::Line { .. }) => {}
+                _ => return None,
+            }
+            let line = std::str::from_utf8(&buf).ok()?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            return parse_case(line).ok();
+        }
+    }))
+}
+
+/// Writes `text` to standard output. A closed pipe (`jevjudge … | head -1`) ends the output
+/// quietly instead of panicking; the command still exits with its own status.
+pub fn print_stdout(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
 }
 
 /// One gate's outcome.
@@ -95,20 +120,112 @@ pub fn gates(report: &Report, min_accuracy: Option<f64>, max_errors: Option<u64>
     gates
 }
 
-/// Writes a file through a temporary sibling and a rename, so a reader never sees half of it.
+/// Writes an output file so that a reader never sees half of it: a regular file (or a symlink
+/// to one) is replaced through a temporary sibling of its real path and a rename; anything
+/// else (`/dev/stdout`, a pipe, a device) is written through, never replaced.
 pub fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
-    let name = path
+    let cannot = || format!("cannot write {}", path.display());
+    let target = match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => {
+            if meta.is_dir() {
+                anyhow::bail!("cannot write {}: it is a directory", path.display());
+            }
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(cannot)?;
+            file.write_all(contents.as_bytes()).with_context(cannot)?;
+            return file.flush().with_context(cannot);
+        }
+        // A symlink to a regular file: replace the file it points to, keep the link.
+        Ok(_) => std::fs::canonicalize(path).with_context(cannot)?,
+        Err(_) => match std::fs::symlink_metadata(path) {
+            // A dangling symlink: create what it points to.
+            Ok(meta) if meta.file_type().is_symlink() => {
+                std::fs::write(path, contents).with_context(cannot)?;
+                return Ok(());
+            }
+            _ => path.to_owned(),
+        },
+    };
+    let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".to_owned());
-    let temporary = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    std::fs::write(&temporary, contents)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    std::fs::rename(&temporary, path).with_context(|| format!("cannot write {}", path.display()))
+    let temporary = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&temporary, contents).with_context(cannot)?;
+    std::fs::rename(&temporary, &target).with_context(|| {
+        let _ = std::fs::remove_file(&temporary);
+        cannot()
+    })
+}
+
+/// Checks, before anything is sent, that `path` can be written when the run ends: its
+/// directory exists and takes a new file, or the file (or what a symlink points to) opens for
+/// writing. `flag` names the option in the error.
+pub fn check_writable(flag: &str, path: &Path) -> Result<(), crate::InputError> {
+    let fail = |why: String| crate::InputError(format!("{flag} {}: {why}", path.display()));
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => return Err(fail("is a directory".to_owned())),
+        Ok(meta) if !meta.is_file() => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::FileTypeExt;
+                if meta.file_type().is_fifo() {
+                    // Opening a FIFO for writing would wait for a reader: it is written at the end.
+                    return Ok(());
+                }
+            }
+            return std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map(drop)
+                .map_err(|e| fail(format!("cannot be written: {e}")));
+        }
+        Ok(_) => {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| fail(format!("cannot be written: {e}")))?;
+        }
+        Err(_) => {}
+    }
+    // The file is replaced through a temporary sibling: its directory must take a new file.
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let directory = match real.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => std::path::PathBuf::from("."),
+    };
+    if !directory.is_dir() {
+        return Err(fail(format!(
+            "the directory {} does not exist",
+            directory.display()
+        )));
+    }
+    let probe = directory.join(format!(".jevjudge-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(fail(format!(
+            "cannot create files in {}: {e}",
+            directory.display()
+        ))),
+    }
 }
 
 /// The short human summary printed on standard output.
-pub fn human_summary(report: &Report, gates: &[Gate], rows_file: Option<&Path>) -> String {
+pub fn human_summary(
+    report: &Report,
+    gates: &[Gate],
+    rows_file: Option<&Path>,
+    reviews_this_run: Option<u64>,
+) -> String {
     let mut out = String::new();
     let models = report.models();
     let _ = writeln!(
@@ -153,13 +270,19 @@ pub fn human_summary(report: &Report, gates: &[Gate], rows_file: Option<&Path>) 
         let name: String = name.chars().take(width).collect();
         line(&mut out, &name, summary, width);
     }
+    if !report.overall.error_kinds.is_empty() {
+        let _ = writeln!(out, "errors: {}", report.overall.errors_text());
+    }
     if let Some(wall) = report.wall_millis.filter(|w| *w > 0.0) {
+        // The wall time is this session's: count only the reviews it ran (a resumed run's
+        // earlier rows took no time here).
+        let reviews = reviews_this_run.unwrap_or(report.overall.total);
         let _ = writeln!(
             out,
             "wall {:.3} s for {} reviews ({:.0} reviews/s)",
             wall / 1e3,
-            report.overall.total,
-            report.overall.total as f64 / (wall / 1e3)
+            reviews,
+            reviews as f64 / (wall / 1e3)
         );
     }
     if let Some(cost) = report.overall.cost {

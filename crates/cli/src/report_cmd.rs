@@ -49,7 +49,7 @@ pub struct Args {
 
 /// Reads a JSON report, naming the file in every error.
 pub fn read_report(path: &Path) -> anyhow::Result<Report> {
-    let text = read_to_string(path, "report")?;
+    let text = read_to_string(path, "report", jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES)?;
     Report::from_json(&text)
         .map_err(|e| InputError(format!("{}: not a jevjudge report: {e}", path.display())).into())
 }
@@ -104,7 +104,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         None => None,
     };
     let Some(html) = &args.html else {
-        print!("{}", output::human_summary(&report, &[], None));
+        output::print_stdout(&output::human_summary(&report, &[], None, None));
         return Ok(exit::SUCCESS);
     };
     let texts = match (&args.cases, args.include_text) {

@@ -266,7 +266,7 @@ fn calibrate_recommends_writes_a_new_version_and_the_replay_uses_it() {
     assert_eq!(figures["overall"]["abstained"], 0);
 
     // --version wins; a refusal everywhere writes nothing and exits 1.
-    let named = calibrate(&["--version", "sms-spam-tuned"]);
+    let named = calibrate(&["--new-version", "sms-spam-tuned"]);
     assert_eq!(code(&named), 0);
     assert!(
         std::fs::read_to_string(&out)

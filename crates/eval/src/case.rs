@@ -138,6 +138,18 @@ pub enum CasesErrorKind {
         /// The limit.
         limit: usize,
     },
+    /// A line longer than the cap.
+    LineTooLong {
+        /// The cap in bytes.
+        cap: usize,
+    },
+    /// The file is larger than the cap (for a run that keeps the cases in memory).
+    TooLarge {
+        /// The cap in bytes.
+        cap: u64,
+    },
+    /// The file holds no case.
+    Empty,
 }
 
 impl fmt::Display for CasesError {
@@ -161,6 +173,19 @@ impl fmt::Display for CasesError {
             CasesErrorKind::TooMany { limit } => write!(
                 f,
                 "more than {limit} cases; split the file or raise the limit for a streaming run"
+            ),
+            CasesErrorKind::LineTooLong { cap } => write!(
+                f,
+                "a line is longer than the cap of {cap} bytes (raise it with --max-line-bytes)"
+            ),
+            CasesErrorKind::TooLarge { cap } => write!(
+                f,
+                "the cases are larger than the cap of {cap} bytes (raise it with \
+                 --max-input-bytes, or stream them with --max-cases above 10000)"
+            ),
+            CasesErrorKind::Empty => write!(
+                f,
+                "no cases: the file is empty (one JSON object per line is expected)"
             ),
         }
     }
@@ -189,8 +214,16 @@ const KNOWN_FIELDS: [&str; 8] = [
 
 /// Parses one line of a cases file (not blank).
 pub fn parse_case(line: &str) -> Result<Case, CasesErrorKind> {
-    let value: Value =
-        serde_json::from_str(line).map_err(|e| CasesErrorKind::NotJson(e.to_string()))?;
+    let value: Value = crate::strict_json::from_str(line).map_err(|e| {
+        let trimmed = line.trim();
+        let hint = if e.is_eof() || trimmed == "{" || trimmed == "[" || trimmed.ends_with(',') {
+            " (a cases file holds one JSON object per line; a pretty-printed file spreads one \
+             object over many: compact it, for example with `jq -c . FILE`)"
+        } else {
+            ""
+        };
+        CasesErrorKind::NotJson(format!("{e}{hint}"))
+    })?;
     let Value::Object(mut map) = value else {
         return Err(CasesErrorKind::NotJson(format!(
             "found {}",
@@ -210,6 +243,18 @@ pub fn parse_case(line: &str) -> Result<Case, CasesErrorKind> {
     };
     let scenario = string(&mut map, "scenario")?;
     let id = string(&mut map, "id")?;
+    if id.trim().is_empty() {
+        return Err(field_error("id", "must not be empty"));
+    }
+    if let Some(bad) = id.chars().find(|c| c.is_control()) {
+        return Err(field_error(
+            "id",
+            format!(
+                "must not hold control characters (found U+{:04X})",
+                u32::from(bad)
+            ),
+        ));
+    }
     let expected_pass = match map.remove("expected_pass") {
         Some(Value::Bool(b)) => b,
         Some(_) => return Err(field_error("expected_pass", "must be true or false")),
@@ -304,26 +349,69 @@ pub fn read_cases(reader: impl BufRead, limit: usize) -> Result<Vec<Case>, Cases
 }
 
 /// Like [`read_cases`] but hands each case to `visit` instead of keeping them: the streaming
-/// form, whose memory is the set of ids.
+/// form, whose memory is the set of ids. Lines are capped at the default
+/// ([`jevjudge_wire::lines::DEFAULT_MAX_LINE_BYTES`]).
 pub fn for_each_case(
     reader: impl BufRead,
     limit: usize,
+    visit: impl FnMut(Case),
+) -> Result<usize, CasesError> {
+    for_each_case_capped(
+        reader,
+        limit,
+        jevjudge_wire::lines::DEFAULT_MAX_LINE_BYTES,
+        None,
+        visit,
+    )
+}
+
+/// [`for_each_case`] with caps: a line longer than `max_line_bytes`, or (when given) more than
+/// `max_total_bytes` in all, is an error naming the cap; memory stays within them. A source
+/// with no case at all is an error too.
+pub fn for_each_case_capped(
+    mut reader: impl BufRead,
+    limit: usize,
+    max_line_bytes: usize,
+    max_total_bytes: Option<u64>,
     mut visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
+    use jevjudge_wire::lines::{LineRead, read_line_bounded};
     let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut count = 0;
-    for (index, line) in reader.lines().enumerate() {
-        let number = index + 1;
+    let mut total: u64 = 0;
+    let mut buf = Vec::new();
+    let mut number = 0;
+    loop {
+        number += 1;
         let at = |kind| CasesError {
             path: None,
             line: Some(number),
             kind,
         };
-        let line = line.map_err(|e| at(CasesErrorKind::Io(e)))?;
+        let bytes = match read_line_bounded(&mut reader, &mut buf, max_line_bytes) {
+            Ok(LineRead::Eof) => break,
+            Ok(LineRead::TooLong) => {
+                return Err(at(CasesErrorKind::LineTooLong {
+                    cap: max_line_bytes,
+                }));
+            }
+            Ok(LineRead::Line { bytes, .. }) => bytes,
+            Err(e) => return Err(at(CasesErrorKind::Io(e))),
+        };
+        total += bytes as u64;
+        if let Some(cap) = max_total_bytes.filter(|cap| total > *cap) {
+            return Err(at(CasesErrorKind::TooLarge { cap }));
+        }
+        let line = std::str::from_utf8(&buf).map_err(|_| {
+            at(CasesErrorKind::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "not valid UTF-8",
+            )))
+        })?;
         if line.trim().is_empty() {
             continue;
         }
-        let case = parse_case(&line).map_err(at)?;
+        let case = parse_case(line).map_err(at)?;
         if let Some(first_line) = seen.get(&case.id) {
             return Err(at(CasesErrorKind::DuplicateId {
                 id: case.id,
@@ -341,6 +429,13 @@ pub fn for_each_case(
         seen.insert(case.id.clone(), number);
         visit(case);
     }
+    if count == 0 {
+        return Err(CasesError {
+            path: None,
+            line: None,
+            kind: CasesErrorKind::Empty,
+        });
+    }
     Ok(count)
 }
 
@@ -357,12 +452,36 @@ pub fn for_each_case_in_file(
     limit: usize,
     visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
+    for_each_case_in_file_capped(
+        path,
+        limit,
+        jevjudge_wire::lines::DEFAULT_MAX_LINE_BYTES,
+        None,
+        visit,
+    )
+}
+
+/// [`for_each_case_capped`] on a file; errors name the file and the line.
+pub fn for_each_case_in_file_capped(
+    path: &Path,
+    limit: usize,
+    max_line_bytes: usize,
+    max_total_bytes: Option<u64>,
+    visit: impl FnMut(Case),
+) -> Result<usize, CasesError> {
     let file = std::fs::File::open(path).map_err(|e| CasesError {
         path: Some(path.to_owned()),
         line: None,
         kind: CasesErrorKind::Io(e),
     })?;
-    for_each_case(std::io::BufReader::new(file), limit, visit).map_err(|mut e| {
+    for_each_case_capped(
+        std::io::BufReader::new(file),
+        limit,
+        max_line_bytes,
+        max_total_bytes,
+        visit,
+    )
+    .map_err(|mut e| {
         e.path = Some(path.to_owned());
         e
     })

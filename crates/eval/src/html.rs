@@ -170,6 +170,7 @@ pub fn to_html(report: &Report, options: &HtmlOptions<'_>) -> String {
     out.push_str("<h2>Summary</h2>\n<div class=\"panel\">\n");
     summary_table(&mut out, report);
     out.push_str("<p class=\"note\">Accuracy = correct ÷ total; abstentions (INCONCLUSIVE) and errors stay in the denominator. P50/P95 are nearest-rank over every row's review time.</p>\n</div>\n");
+    error_table(&mut out, &report.overall);
 
     out.push_str("<h2>Scenarios</h2>\n<div class=\"panel\">\n");
     legend(
@@ -256,6 +257,22 @@ fn header(out: &mut String, report: &Report) {
     if !report.complete {
         out.push_str("<div class=\"banner incomplete\">Incomplete run (interrupted): the figures cover the finished rows only.</div>\n");
     }
+}
+
+/// Errors by kind and detail code, when any row errored.
+fn error_table(out: &mut String, s: &Summary) {
+    if s.error_kinds.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Errors</h2>\n<div class=\"panel\">\n<table>\n<thead><tr><th>kind/detail</th><th class=\"num\">rows</th></tr></thead>\n<tbody>\n");
+    for (kind, n) in &s.error_kinds {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{n}</td></tr>",
+            escape(kind)
+        );
+    }
+    out.push_str("</tbody>\n</table>\n</div>\n");
 }
 
 fn cards(out: &mut String, s: &Summary) {

@@ -29,15 +29,17 @@ mod ordered_map;
 mod report;
 pub mod rows_file;
 mod runner;
+mod strict_json;
 mod summary;
 
 pub use case::{
     Case, CaseInput, CasesError, CasesErrorKind, EvaluatorRequest, check_expected_findings,
-    for_each_case, for_each_case_in_file, parse_case, read_cases, read_cases_file,
+    for_each_case, for_each_case_capped, for_each_case_in_file, for_each_case_in_file_capped,
+    parse_case, read_cases, read_cases_file,
 };
 pub use evaluator::{
     EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorResponse, JevEvaluator, respond,
 };
 pub use report::{REPORT_FORMAT, Report};
 pub use runner::{CONCURRENCY, MAX_CASES, Row, Run, RunObserver, Runner, RunnerError};
-pub use summary::{Outcome, SummariesBuilder, Summary, SummaryBuilder, summarize};
+pub use summary::{Outcome, SummariesBuilder, Summary, SummaryBuilder, error_key, summarize};

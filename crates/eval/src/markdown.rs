@@ -7,7 +7,11 @@ use crate::{Report, Summary};
 /// Renders the figures as Markdown tables. `gates` lines (already phrased) are appended.
 pub fn to_markdown(report: &Report, gates: &[String]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "## jevjudge: `{}`", escape(&report.definition_version));
+    let _ = writeln!(
+        out,
+        "## jevjudge: {}",
+        code_span(&report.definition_version)
+    );
     let _ = writeln!(out);
     let backend = report.backend;
     let mut notes = vec![format!("backend: **{backend}**")];
@@ -19,6 +23,7 @@ pub fn to_markdown(report: &Report, gates: &[String]) -> String {
     }
     let models = report.models();
     if !models.is_empty() {
+        let models: Vec<String> = models.iter().map(|m| escape(m)).collect();
         notes.push(format!("model: {}", models.join(", ")));
     }
     let _ = writeln!(out, "{}", notes.join(" · "));
@@ -31,6 +36,14 @@ pub fn to_markdown(report: &Report, gates: &[String]) -> String {
     row(&mut out, "**overall**", &report.overall);
     for (scenario, summary) in &report.scenarios {
         row(&mut out, &escape(scenario), summary);
+    }
+    if !report.overall.error_kinds.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "| error (kind/detail) | rows |");
+        let _ = writeln!(out, "|---|---:|");
+        for (kind, n) in &report.overall.error_kinds {
+            let _ = writeln!(out, "| {} | {n} |", escape(kind));
+        }
     }
     if !gates.is_empty() {
         let _ = writeln!(out);
@@ -60,7 +73,42 @@ fn row(out: &mut String, scope: &str, s: &Summary) {
     );
 }
 
-/// Escapes the characters that would break a table cell.
-fn escape(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+/// Text as a Markdown code span (where nothing is interpreted), fenced by more backticks than
+/// it holds in a row; line breaks become spaces.
+pub fn code_span(text: &str) -> String {
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    if longest == 0 {
+        format!("{fence}{text}{fence}")
+    } else {
+        format!("{fence} {text} {fence}")
+    }
+}
+
+/// Makes text inert in Markdown: the characters that start markup inside a table cell are
+/// backslash-escaped (so `<!--`, `|`, `*`, backticks and links stay literal text) and line
+/// breaks become spaces.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            c if c.is_control() => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' | '!' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }

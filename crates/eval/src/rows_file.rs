@@ -8,7 +8,7 @@
 use std::{
     collections::HashMap,
     fs::{File, OpenOptions},
-    io::{BufRead, BufReader, Write},
+    io::{BufReader, Write},
     path::{Path, PathBuf},
 };
 
@@ -34,6 +34,13 @@ pub struct RowsHeader {
     pub cases_digest: String,
     /// How many cases the run has.
     pub cases: usize,
+    /// Where the answers come from (`systemone`, `replay`, `fixture`, `fake`); absent in files
+    /// written before it was recorded, which then cannot be resumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// The model the run asked for (`--model`, or the one a replay picked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl RowsHeader {
@@ -45,7 +52,17 @@ impl RowsHeader {
             definition_digest: definition_digest(definition),
             cases_digest: cases_digest(cases),
             cases: cases.len(),
+            backend: None,
+            model: None,
         }
+    }
+
+    /// The same header naming the backend and the model the run asks for; `--resume` refuses a
+    /// file made with another backend or model.
+    pub fn with_backend(mut self, backend: impl Into<String>, model: impl Into<String>) -> Self {
+        self.backend = Some(backend.into());
+        self.model = Some(model.into());
+        self
     }
 
     /// The header of a run whose cases were digested one at a time.
@@ -56,6 +73,8 @@ impl RowsHeader {
             definition_digest: definition_digest(definition),
             cases: digest.count(),
             cases_digest: digest.finish(),
+            backend: None,
+            model: None,
         }
     }
 
@@ -78,6 +97,20 @@ impl RowsHeader {
         }
         if self.cases_digest != current.cases_digest || self.cases != current.cases {
             return Some("it belongs to other cases (ids, labels or inputs differ)".to_owned());
+        }
+        let shown = |value: &Option<String>| match value {
+            Some(value) => format!("`{value}`"),
+            None => "(not recorded)".to_owned(),
+        };
+        if self.backend != current.backend || self.model != current.model {
+            return Some(format!(
+                "it was made with backend {} and model {}, this run uses backend {} and model {} \
+                 (resume with the same backend and --model, or start afresh without --resume)",
+                shown(&self.backend),
+                shown(&self.model),
+                shown(&current.backend),
+                shown(&current.model)
+            ));
         }
         None
     }
@@ -167,7 +200,7 @@ impl RowsWriter {
         let mut line = serde_json::to_string(header).map_err(std::io::Error::other)?;
         line.push('\n');
         file.write_all(line.as_bytes())?;
-        file.flush()?;
+        file.sync_all()?;
         Ok(RowsWriter {
             path: path.to_owned(),
             file,
@@ -185,6 +218,28 @@ impl RowsWriter {
             written: 0,
             error: None,
         })
+    }
+
+    /// Continues an existing rows file after cutting it back to its first `keep` bytes (the
+    /// end of its last whole line, [`PreviousRows::whole_len`]): a line torn by a crash or a
+    /// full disk is removed before anything is appended, and the cut is synced to disk.
+    pub fn resume(path: &Path, keep: u64) -> std::io::Result<RowsWriter> {
+        let file = OpenOptions::new().append(true).open(path)?;
+        if file.metadata()?.len() != keep {
+            file.set_len(keep)?;
+            file.sync_all()?;
+        }
+        Ok(RowsWriter {
+            path: path.to_owned(),
+            file,
+            written: 0,
+            error: None,
+        })
+    }
+
+    /// Forces what was written to disk (at the end of a run, interrupted or not).
+    pub fn sync(&mut self) -> std::io::Result<()> {
+        self.file.sync_data()
     }
 
     /// Appends one row now.
@@ -248,11 +303,28 @@ pub struct PreviousRows {
     pub rows: HashMap<String, (usize, Row)>,
     /// True when the last line was cut short (a crash mid-write) and was ignored.
     pub torn_tail: bool,
+    /// The length in bytes of the file's whole lines: where a resumed run appends, after
+    /// cutting a torn last line away ([`RowsWriter::resume`]).
+    pub whole_len: u64,
 }
 
 /// Reads a rows file strictly; only a final line without its newline (a write cut short by a
-/// crash) is tolerated and ignored.
+/// crash) is tolerated and ignored. Rows are not checked against any cases: see
+/// [`read_rows_for`].
 pub fn read_rows(path: &Path) -> Result<PreviousRows, RowsError> {
+    read_rows_for(path, None, jevjudge_wire::lines::DEFAULT_MAX_LINE_BYTES)
+}
+
+/// Reads a rows file strictly and, with `cases` (the run's case ids in input order), checks
+/// every row against them: its id must be one of the cases and its index that case's position.
+/// Anything that does not fit is an error naming the line. A line longer than `max_line_bytes`
+/// is an error too.
+pub fn read_rows_for(
+    path: &Path,
+    cases: Option<&HashMap<&str, usize>>,
+    max_line_bytes: usize,
+) -> Result<PreviousRows, RowsError> {
+    use jevjudge_wire::lines::{LineRead, read_line_bounded};
     let at = |line: Option<usize>, problem: String| RowsError {
         path: match line {
             Some(n) => format!("{}:{n}", path.display()),
@@ -265,27 +337,69 @@ pub fn read_rows(path: &Path) -> Result<PreviousRows, RowsError> {
     let mut header: Option<RowsHeader> = None;
     let mut rows = HashMap::new();
     let mut torn_tail = false;
-    let mut buffer = String::new();
+    let mut whole_len: u64 = 0;
+    let mut buffer = Vec::new();
     let mut number = 0;
     loop {
-        buffer.clear();
-        let read = reader
-            .read_line(&mut buffer)
+        let read = read_line_bounded(&mut reader, &mut buffer, max_line_bytes)
             .map_err(|e| at(Some(number + 1), format!("cannot read: {e}")))?;
-        if read == 0 {
-            break;
-        }
+        let (complete, bytes) = match read {
+            LineRead::Eof => break,
+            LineRead::TooLong => {
+                return Err(at(
+                    Some(number + 1),
+                    format!("a line is longer than {max_line_bytes} bytes: not a rows file"),
+                ));
+            }
+            LineRead::Line { complete, bytes } => (complete, bytes),
+        };
         number += 1;
-        let complete = buffer.ends_with('\n');
-        let text = buffer.trim_end_matches(['\n', '\r']);
+        let text = match std::str::from_utf8(&buffer) {
+            Ok(text) => text.trim_end_matches('\r'),
+            Err(_) if !complete => {
+                torn_tail = true;
+                continue;
+            }
+            Err(_) => return Err(at(Some(number), "not valid UTF-8".to_owned())),
+        };
         if header.is_none() {
             let parsed: RowsHeader = serde_json::from_str(text)
                 .map_err(|e| at(Some(number), format!("not a jevjudge rows header: {e}")))?;
+            if !complete {
+                // Even the header was cut short: nothing to keep.
+                return Err(at(
+                    Some(number),
+                    "the header line was cut short; start afresh without --resume".to_owned(),
+                ));
+            }
             header = Some(parsed);
+            whole_len += bytes as u64;
             continue;
         }
         match serde_json::from_str::<Line>(text) {
+            Ok(_) if !complete => torn_tail = true,
             Ok(line) => {
+                if let Some(cases) = cases {
+                    match cases.get(line.row.id.as_str()) {
+                        None => {
+                            return Err(at(
+                                Some(number),
+                                format!("row `{}` is not one of the cases", line.row.id),
+                            ));
+                        }
+                        Some(&index) if index != line.index => {
+                            return Err(at(
+                                Some(number),
+                                format!(
+                                    "row `{}` has index {} but that case is number {index}",
+                                    line.row.id, line.index
+                                ),
+                            ));
+                        }
+                        Some(_) => {}
+                    }
+                }
+                whole_len += bytes as u64;
                 rows.insert(line.row.id.clone(), (line.index, line.row));
             }
             Err(_) if !complete => torn_tail = true,
@@ -297,5 +411,6 @@ pub fn read_rows(path: &Path) -> Result<PreviousRows, RowsError> {
         header,
         rows,
         torn_tail,
+        whole_len,
     })
 }

@@ -26,18 +26,45 @@ pub struct Summary {
     pub p95_millis: f64,
     /// Rows the runner made because the evaluator failed (D4); also counted in `errors`.
     pub synthesized_rows: u64,
-    /// Input tokens over the rows whose usage is known; null when none is (D5).
-    pub input_tokens: Option<u64>,
+    /// Input tokens over the rows whose usage is known; null when none is (D5). Wider than a
+    /// row's u64 count, so that a total never wraps.
+    pub input_tokens: Option<u128>,
     /// Output tokens over the rows whose usage is known; null when none is.
-    pub output_tokens: Option<u64>,
+    pub output_tokens: Option<u128>,
     /// How many rows have known usage.
     pub usage_known_rows: u64,
     /// input_tokens × price ÷ 1e6, only when the user gave a price; covers the known rows only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    /// ERROR rows by `KIND/detail` (for example `BACKEND/not_recorded`), most frequent first;
+    /// absent when no row errored.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::ordered_map"
+    )]
+    pub error_kinds: Vec<(String, u64)>,
+}
+
+/// The `KIND/detail` key of an ERROR verdict, as summaries count it.
+pub fn error_key(verdict: &jevjudge_judge::Verdict) -> String {
+    match verdict.detail {
+        Some(detail) => format!("{}/{detail}", verdict.error.as_str()),
+        None => verdict.error.as_str().to_owned(),
+    }
 }
 
 impl Summary {
+    /// Errors by kind as people read them: `BACKEND/not_recorded 150, TIMEOUT/budget_elapsed 2`
+    /// (empty when none).
+    pub fn errors_text(&self) -> String {
+        self.error_kinds
+            .iter()
+            .map(|(kind, n)| format!("{kind} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Token totals as people read them: `in/out (n rows)`, or `unknown` when no row's usage is
     /// known (never 0, D5).
     pub fn tokens_text(&self) -> String {
@@ -89,10 +116,13 @@ pub struct SummaryBuilder {
     abstained: u64,
     errors: u64,
     synthesized: u64,
-    input_tokens: u64,
-    output_tokens: u64,
+    // Wider than any one row's count: a sum of u64 counts cannot wrap (2^64 rows would be
+    // needed).
+    input_tokens: u128,
+    output_tokens: u128,
     usage_known: u64,
     durations: Vec<f64>,
+    error_kinds: std::collections::HashMap<String, u64>,
 }
 
 impl SummaryBuilder {
@@ -103,14 +133,17 @@ impl SummaryBuilder {
             Outcome::Correct => self.correct += 1,
             Outcome::Incorrect => self.incorrect += 1,
             Outcome::Abstained => self.abstained += 1,
-            Outcome::Error => self.errors += 1,
+            Outcome::Error => {
+                self.errors += 1;
+                *self.error_kinds.entry(error_key(verdict)).or_default() += 1;
+            }
         }
         if verdict.error == jevjudge_judge::ErrorCode::Evaluator {
             self.synthesized += 1;
         }
         if let Some(usage) = verdict.usage {
-            self.input_tokens += usage.input_tokens;
-            self.output_tokens += usage.output_tokens;
+            self.input_tokens += u128::from(usage.input_tokens);
+            self.output_tokens += u128::from(usage.output_tokens);
             self.usage_known += 1;
         }
         self.durations.push(verdict.elapsed_millis());
@@ -122,6 +155,8 @@ impl SummaryBuilder {
         let (p50, p95) = jevjudge_stats::p50_p95(&mut self.durations);
         let known = self.usage_known > 0;
         let input_tokens = known.then_some(self.input_tokens);
+        let mut error_kinds: Vec<(String, u64)> = self.error_kinds.into_iter().collect();
+        error_kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         Summary {
             total,
             correct: self.correct,
@@ -139,9 +174,11 @@ impl SummaryBuilder {
             input_tokens,
             output_tokens: known.then_some(self.output_tokens),
             usage_known_rows: self.usage_known,
+            // From the exact (wide) total; a price is checked finite by the caller.
             cost: price_per_million_input
-                .zip(input_tokens)
-                .map(|(price, tokens)| tokens as f64 * price / 1_000_000.0),
+                .filter(|_| known)
+                .map(|price| self.input_tokens as f64 * price / 1_000_000.0),
+            error_kinds,
         }
     }
 }

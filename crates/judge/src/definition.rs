@@ -129,8 +129,9 @@ impl Definition {
         if criteria.is_empty() {
             return Err(DefinitionError::CriteriaEmpty);
         }
-        for (index, criterion) in criteria.iter().enumerate() {
-            if criteria[..index].iter().any(|c| c.id == criterion.id) {
+        let mut seen = std::collections::HashSet::with_capacity(criteria.len());
+        for criterion in &criteria {
+            if !seen.insert(criterion.id.as_str()) {
                 return Err(DefinitionError::DuplicateCriterionId {
                     id: criterion.id.clone(),
                 });

@@ -11,6 +11,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Criterion, Definition, DefinitionError};
 
+/// The most criteria one definition may hold: every review sends them all in one request.
+pub const MAX_CRITERIA: usize = 1_000;
+
+/// The largest definition file read by [`Definition::from_path`]: 16 MiB.
+pub const DEFAULT_MAX_DEFINITION_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The file layout of a definition.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,6 +72,11 @@ pub enum LoadErrorKind {
     UnknownFormat,
     /// The text is not a definition (syntax, missing, unknown or mistyped field).
     Parse(String),
+    /// The file is larger than the cap.
+    TooLarge {
+        /// The cap in bytes.
+        cap: u64,
+    },
     /// A rule of judge-contract §2 failed; `field` says where.
     Invalid {
         /// Where in the file, for example `criteria[1].pass_at_or_above`.
@@ -109,6 +120,10 @@ impl fmt::Display for LoadError {
                 f.write_str("a definition file must end in .toml or .json")
             }
             LoadErrorKind::Parse(message) => write!(f, "{message}"),
+            LoadErrorKind::TooLarge { cap } => write!(
+                f,
+                "the definition is larger than the cap of {cap} bytes (raise it with --max-input-bytes)"
+            ),
             LoadErrorKind::Invalid { field, error } => write!(f, "{field}: {error}"),
         }
     }
@@ -127,11 +142,35 @@ impl std::error::Error for LoadError {
 impl Definition {
     /// Loads a `.toml` or `.json` definition file.
     pub fn from_path(path: impl AsRef<Path>) -> Result<Definition, LoadError> {
+        Definition::from_path_capped(path, DEFAULT_MAX_DEFINITION_BYTES)
+    }
+
+    /// Loads a `.toml` or `.json` definition file of at most `max_bytes` bytes (reading stops
+    /// there: `/dev/zero` costs `max_bytes`, never more).
+    pub fn from_path_capped(
+        path: impl AsRef<Path>,
+        max_bytes: u64,
+    ) -> Result<Definition, LoadError> {
+        use std::io::Read;
         let path = path.as_ref();
         let format = DefinitionFormat::from_path(path)
             .ok_or_else(|| LoadError::from(LoadErrorKind::UnknownFormat).at(path))?;
-        let text = std::fs::read_to_string(path)
+        let file = std::fs::File::open(path)
             .map_err(|e| LoadError::from(LoadErrorKind::Io(e)).at(path))?;
+        let mut bytes = Vec::new();
+        file.take(max_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| LoadError::from(LoadErrorKind::Io(e)).at(path))?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(LoadError::from(LoadErrorKind::TooLarge { cap: max_bytes }).at(path));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| {
+            LoadError::from(LoadErrorKind::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "not valid UTF-8",
+            )))
+            .at(path)
+        })?;
         Definition::from_str_as(&text, format).map_err(|e| e.at(path))
     }
 
@@ -159,7 +198,12 @@ impl Definition {
 }
 
 fn toml_message(error: &toml::de::Error, text: &str) -> String {
-    let message = error.message();
+    let message = error.message().to_owned();
+    let message = if text.contains("[[criterion]]") || text.contains("[criterion.") {
+        format!("{message} (the table is `[[criteria]]`, plural, not `[[criterion]]`)")
+    } else {
+        message
+    };
     match error.span() {
         Some(span) => {
             let before = &text[..span.start.min(text.len())];
@@ -178,11 +222,45 @@ impl DefinitionFile {
         if self.version.trim().is_empty() {
             return Err(invalid("version".into(), DefinitionError::VersionRequired).into());
         }
+        if let Some(bad) = self.version.chars().find(|c| c.is_control()) {
+            return Err(LoadErrorKind::Parse(format!(
+                "version: must not hold control characters (found U+{:04X})",
+                u32::from(bad)
+            ))
+            .into());
+        }
         if self.criteria.is_empty() {
             return Err(invalid("criteria".into(), DefinitionError::CriteriaEmpty).into());
         }
+        if self.criteria.len() > MAX_CRITERIA {
+            return Err(LoadErrorKind::Parse(format!(
+                "criteria: {} criteria; a definition holds at most {MAX_CRITERIA} (every review \
+                 asks them all in one request): split it into several definitions",
+                self.criteria.len()
+            ))
+            .into());
+        }
         let mut criteria = Vec::with_capacity(self.criteria.len());
+        let mut seen = std::collections::HashSet::with_capacity(self.criteria.len());
         for (index, c) in self.criteria.into_iter().enumerate() {
+            if c.question
+                .instructions
+                .as_str()
+                .is_some_and(|text| text.trim().is_empty())
+            {
+                return Err(LoadErrorKind::Parse(format!(
+                    "criteria[{index}].question.instructions: must not be empty or only whitespace \
+                     (every review would be refused as request_invalid)"
+                ))
+                .into());
+            }
+            if let Some(bad) = c.id.chars().find(|c| c.is_control()) {
+                return Err(LoadErrorKind::Parse(format!(
+                    "criteria[{index}].id: must not hold control characters (found U+{:04X})",
+                    u32::from(bad)
+                ))
+                .into());
+            }
             let criterion = Criterion::new(
                 c.id,
                 c.question,
@@ -197,10 +275,7 @@ impl DefinitionFile {
                 };
                 invalid(field, error)
             })?;
-            if criteria
-                .iter()
-                .any(|c: &Criterion| c.id() == criterion.id())
-            {
+            if !seen.insert(criterion.id().to_owned()) {
                 let error = DefinitionError::DuplicateCriterionId {
                     id: criterion.id().to_owned(),
                 };

@@ -49,7 +49,9 @@ mod verdict;
 
 pub use backend::{Backend, BackendError, BackendFuture, BackendKind, FnBackend, backend_fn};
 pub use definition::{Criterion, Definition, DefinitionError, thresholds_valid};
-pub use definition_file::{DefinitionFormat, LoadError, LoadErrorKind};
+pub use definition_file::{
+    DEFAULT_MAX_DEFINITION_BYTES, DefinitionFormat, LoadError, LoadErrorKind, MAX_CRITERIA,
+};
 pub use judge::{BudgetNotPositive, Judge, aggregate, score};
 pub use recorder::{RecordWriter, Recording};
 pub use replay::{ReplayBackend, ReplayError, response_of};

@@ -29,9 +29,17 @@ pub struct RecordWriter {
 }
 
 impl RecordWriter {
-    /// Opens `path` for appending (creating it).
+    /// Opens `path` for appending, creating it readable and writable by its owner only (0600
+    /// on Unix): records hold the reviewed state's text.
     pub fn append(path: &Path) -> std::io::Result<RecordWriter> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut options = OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let file = options.open(path)?;
         Ok(RecordWriter {
             file: Mutex::new(file),
             written: AtomicU64::new(0),

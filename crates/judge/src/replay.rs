@@ -50,6 +50,42 @@ impl ReplayBackend {
         ReplayBackend::new(record::read_file(path)?, model)
     }
 
+    /// The same records, replayed for requests to `model`.
+    pub fn with_model(mut self, model: impl Into<String>) -> ReplayBackend {
+        self.model = model.into();
+        self
+    }
+
+    /// The model requests are looked up under when they name none.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Every model name the records can be replayed for (asked-for aliases and answering
+    /// ids), in first-seen order.
+    pub fn models(&self) -> Vec<&str> {
+        self.index.models()
+    }
+
+    /// The model a replay should ask for when the user named none: the recording's model when
+    /// it holds exactly one answering model (the alias it was asked for, when that too is
+    /// unique), else `fallback` when the file holds it, else `None` (the caller must ask for
+    /// `--model`).
+    pub fn default_model(&self, fallback: &str) -> Option<String> {
+        let answering = self.index.answering_models();
+        if let [only] = answering.as_slice() {
+            let requested = self.index.requested_models();
+            return Some(match requested.as_slice() {
+                [alias] => (*alias).to_owned(),
+                _ => (*only).to_owned(),
+            });
+        }
+        self.index
+            .models()
+            .contains(&fallback)
+            .then(|| fallback.to_owned())
+    }
+
     /// How many exchanges can be replayed.
     pub fn len(&self) -> usize {
         self.index.len()

@@ -40,6 +40,7 @@ mod answer;
 pub mod canonical;
 mod content;
 mod detail;
+pub mod lines;
 mod models;
 mod question;
 pub mod record;

@@ -427,6 +427,175 @@ pub fn read_file(path: &Path) -> Result<Vec<Record>, RecordError> {
     })
 }
 
+/// Reads every record of a `.jevl` stream like [`read_records`], with bounds and stricter
+/// checks for replay: a line longer than `max_line_bytes` or a stream longer than
+/// `max_total_bytes` is an error (memory stays within the caps, even for `/dev/zero`), and so
+/// is a record whose `id` is not a `sha256:` digest or whose `ts` is not an RFC 3339 time.
+pub fn read_records_capped(
+    mut reader: impl BufRead,
+    max_line_bytes: usize,
+    max_total_bytes: u64,
+) -> Result<Vec<Record>, RecordError> {
+    use crate::lines::{LineRead, read_line_bounded};
+    let mut records = Vec::new();
+    let mut buf = Vec::new();
+    let mut line_no = 0;
+    let mut total: u64 = 0;
+    loop {
+        line_no += 1;
+        let at_line = |kind| RecordError {
+            path: None,
+            line: Some(line_no),
+            kind,
+        };
+        let bytes = match read_line_bounded(&mut reader, &mut buf, max_line_bytes) {
+            Ok(LineRead::Eof) => break,
+            Ok(LineRead::TooLong) => {
+                return Err(at_line(RecordErrorKind::LineTooLong {
+                    cap: max_line_bytes,
+                }));
+            }
+            Ok(LineRead::Line { bytes, .. }) => bytes,
+            Err(e) => return Err(at_line(RecordErrorKind::Io(e))),
+        };
+        total += bytes as u64;
+        if total > max_total_bytes {
+            return Err(at_line(RecordErrorKind::FileTooLarge {
+                cap: max_total_bytes,
+            }));
+        }
+        let line = std::str::from_utf8(&buf).map_err(|_| at_line(RecordErrorKind::NotUtf8))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record = parse_line(line).map_err(at_line)?;
+        if !is_digest(&record.id) {
+            return Err(at_line(RecordErrorKind::BadId));
+        }
+        if !is_rfc3339(&record.ts) {
+            return Err(at_line(RecordErrorKind::BadTimestamp));
+        }
+        records.push(record);
+    }
+    Ok(records)
+}
+
+/// [`read_records_capped`] on the file at `path`; errors name the file and the line.
+pub fn read_file_capped(
+    path: &Path,
+    max_line_bytes: usize,
+    max_total_bytes: u64,
+) -> Result<Vec<Record>, RecordError> {
+    let file = std::fs::File::open(path).map_err(|e| RecordError {
+        path: Some(path.to_owned()),
+        line: None,
+        kind: RecordErrorKind::Io(e),
+    })?;
+    read_records_capped(
+        std::io::BufReader::new(file),
+        max_line_bytes,
+        max_total_bytes,
+    )
+    .map_err(|mut e| {
+        e.path = Some(path.to_owned());
+        e
+    })
+}
+
+/// `sha256:` followed by 64 lowercase hex digits.
+fn is_digest(id: &str) -> bool {
+    id.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` with fields in range.
+fn is_rfc3339(ts: &str) -> bool {
+    let b = ts.as_bytes();
+    let digits = |range: std::ops::Range<usize>| -> Option<u32> {
+        let part = b.get(range)?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        std::str::from_utf8(part).ok()?.parse().ok()
+    };
+    let fields = (|| {
+        let (month, day) = (digits(5..7)?, digits(8..10)?);
+        let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+        digits(0..4)?;
+        let separators = b.get(4) == Some(&b'-')
+            && b.get(7) == Some(&b'-')
+            && matches!(b.get(10), Some(b'T' | b't'))
+            && b.get(13) == Some(&b':')
+            && b.get(16) == Some(&b':');
+        Some(
+            separators
+                && (1..=12).contains(&month)
+                && (1..=31).contains(&day)
+                && hour < 24
+                && minute < 60
+                && second <= 60,
+        )
+    })();
+    if fields != Some(true) {
+        return false;
+    }
+    let mut rest = &ts[19..];
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let n = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &fraction[n..];
+    }
+    match rest.as_bytes() {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] => {
+            [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit())
+                && (h1 - b'0') * 10 + (h2 - b'0') < 24
+                && (m1 - b'0') * 10 + (m2 - b'0') < 60
+        }
+        _ => false,
+    }
+}
+
+/// Two records that answer the same request differently: replay could not tell which one a
+/// run meant. Returns the 0-based positions of the first such pair.
+pub fn find_conflict(records: &[Record]) -> Result<Option<(usize, usize)>, CanonicalError> {
+    let mut by_digest: HashMap<[u8; 32], usize> = HashMap::with_capacity(records.len() * 2);
+    for (i, record) in records.iter().enumerate() {
+        let state = &record.request.state;
+        let questions = &record.request.questions;
+        let mut keys = vec![canonical::request_digest_bytes(
+            Some(&record.model),
+            state,
+            questions,
+        )?];
+        let requested = record.requested_model();
+        if requested != record.model {
+            keys.push(canonical::request_digest_bytes(
+                Some(requested),
+                state,
+                questions,
+            )?);
+        }
+        for key in keys {
+            if let Some(&first) = by_digest.get(&key) {
+                let other = &records[first];
+                if other.model != record.model || other.answers != record.answers {
+                    return Ok(Some((first, i)));
+                }
+            } else {
+                by_digest.insert(key, i);
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// What is wrong with a record line. The text never includes the line's content.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -471,6 +640,24 @@ pub enum RecordErrorKind {
     /// The record could not be serialised.
     #[error("record cannot be written as JSON")]
     Unwritable,
+    /// A line is longer than the reader's cap.
+    #[error("a line is longer than the cap of {cap} bytes")]
+    LineTooLong {
+        /// The cap, in bytes.
+        cap: usize,
+    },
+    /// The file is larger than the reader's cap.
+    #[error("the file is larger than the cap of {cap} bytes")]
+    FileTooLarge {
+        /// The cap, in bytes.
+        cap: u64,
+    },
+    /// `id` is not a `sha256:` digest of 64 lowercase hex digits.
+    #[error("field `id` must be a `sha256:` digest of 64 lowercase hex digits")]
+    BadId,
+    /// `ts` is not an RFC 3339 time.
+    #[error("field `ts` must be an RFC 3339 time like 2026-09-19T19:40:00Z")]
+    BadTimestamp,
     /// Reading failed.
     #[error("cannot read: {0}")]
     Io(std::io::Error),
@@ -625,6 +812,37 @@ impl ReplayIndex {
     /// `fixture`; `false` for an empty index.
     pub fn all_fixture(&self) -> bool {
         !self.records.is_empty() && self.records.iter().all(Record::is_fixture)
+    }
+
+    /// The distinct models that answered, in first-seen order.
+    pub fn answering_models(&self) -> Vec<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.records
+            .iter()
+            .map(|r| r.model.as_str())
+            .filter(|m| seen.insert(*m))
+            .collect()
+    }
+
+    /// The distinct models that were asked for (`meta.requested_model`, else the answering
+    /// model), in first-seen order.
+    pub fn requested_models(&self) -> Vec<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.records
+            .iter()
+            .map(Record::requested_model)
+            .filter(|m| seen.insert(*m))
+            .collect()
+    }
+
+    /// Every model name a lookup can match (requested and answering), in first-seen order.
+    pub fn models(&self) -> Vec<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.records
+            .iter()
+            .flat_map(|r| [r.requested_model(), r.model.as_str()])
+            .filter(|m| seen.insert(*m))
+            .collect()
     }
 
     /// Whether any record is a fixture.
