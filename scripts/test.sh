@@ -12,6 +12,9 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+step "reference citations resolve (docs/reference/)"
+python3 scripts/check-citations.py
+
 step "cargo fmt --check"
 cargo fmt --all --check
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Every citation of the project's reference resolves to an anchor in docs/reference/.
+
+Finds, in the repository's source, scripts and docs, the citations "rule N" / "rules N, M–K",
+"§N" / "§N.M" / "§3a" (of the document named earlier on the same line, else of any of the three),
+"§13 item N", "F1".."F6" and "D1".."D12", and checks that each has an `<a id="…">` anchor in
+docs/reference/{judge-contract,systemone-wire,cli-and-formats}.md. Exit 1 listing every citation
+that does not resolve. Usage: scripts/check-citations.py [ROOT]
+"""
+import os
+import re
+import sys
+
+root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+ref = os.path.join(root, "docs", "reference")
+docs = ["judge-contract", "systemone-wire", "cli-and-formats"]
+anchors = {}
+for d in docs:
+    with open(os.path.join(ref, d + ".md"), encoding="utf-8") as f:
+        anchors[d] = set(re.findall(r'<a id="([^"]+)"></a>', f.read()))
+
+SKIP_DIRS = {".git", "target", "node_modules", "corpus", "artifacts"}
+EXTS = (".rs", ".md", ".sh", ".py", ".toml", ".html", ".yml", ".yaml")
+NUM = r"(\d+)"
+token = re.compile(
+    r"(?P<doc>judge-contract|systemone-wire|cli-and-formats)"
+    r"|§\s?(?P<sec>\d+[a-z]?(?:\.\d+)?)(?:\s+items?\s+(?P<item>\d+))?"
+    r"|\brules?\s+(?P<rules>\d+(?:\s*(?:,|–|-|and|to)\s*\d+)*)"
+    r"|\b(?P<fd>[FD])(?P<fdn>\d{1,2})\b"
+)
+
+problems = []
+count = 0
+
+
+def has(doc, anchor):
+    return anchor in anchors[doc]
+
+
+for dirpath, dirnames, filenames in os.walk(root):
+    dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".venv")]
+    rel_dir = os.path.relpath(dirpath, root)
+    if rel_dir.startswith(os.path.join("docs", "reference")):
+        continue
+    for name in filenames:
+        if not name.endswith(EXTS):
+            continue
+        path = os.path.join(dirpath, name)
+        rel = os.path.relpath(path, root)
+        if rel == os.path.join("scripts", "check-citations.py"):
+            continue
+        try:
+            text = open(path, encoding="utf-8").read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for lineno, line in enumerate(text.splitlines(), 1):
+            doc = None
+            for m in token.finditer(line):
+                where = f"{rel}:{lineno}: {m.group(0)!r}"
+                if m.group("doc"):
+                    doc = m.group("doc")
+                    continue
+                if m.group("sec"):
+                    sec = m.group("sec").replace(".", "-")
+                    anchor = "s" + sec
+                    if m.group("item"):
+                        anchor += "-" + m.group("item")
+                    ok = has(doc, anchor) if doc else any(has(d, anchor) for d in docs)
+                    count += 1
+                    if not ok:
+                        problems.append(f"{where}: no anchor #{anchor} in {doc or 'any document'}")
+                elif m.group("rules"):
+                    if doc not in (None, "judge-contract"):
+                        continue  # e.g. "joining rules 2–4" of systemone-wire §1
+                    parts = re.split(r"\s*(,|–|-|and|to)\s*", m.group("rules"))
+                    nums = [int(p) for p in parts[::2]]
+                    seps = parts[1::2]
+                    expanded = [nums[0]]
+                    for sep, n in zip(seps, nums[1:]):
+                        if sep in ("–", "-", "to") and n >= expanded[-1]:
+                            expanded.extend(range(expanded[-1] + 1, n + 1))
+                        else:
+                            expanded.append(n)
+                    for n in expanded:
+                        count += 1
+                        if not has("judge-contract", f"rule-{n}"):
+                            problems.append(f"{where}: no judge-contract rule {n}")
+                elif m.group("fd"):
+                    letter, n = m.group("fd"), int(m.group("fdn"))
+                    count += 1
+                    if not has("judge-contract", f"{letter.lower()}{n}"):
+                        problems.append(f"{where}: no judge-contract {letter}{n}")
+
+if problems:
+    print(f"{len(problems)} citation(s) without an anchor in docs/reference/:")
+    for p in problems:
+        print("  " + p)
+    sys.exit(1)
+print(f"citations: {count} checked, all resolve to docs/reference/")
