@@ -4,6 +4,7 @@
 
 mod auth;
 mod budget;
+mod connections;
 mod definitions;
 mod endpoints;
 mod errors;
