@@ -150,6 +150,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let addr = listener
         .local_addr()
         .context("cannot read the bound address")?;
+    // Install the signal handlers (the first poll does) before announcing the address: a
+    // SIGTERM right after `listening on` must stop the service cleanly, not kill it.
+    let mut interrupted = std::pin::pin!(output::interrupted());
+    let mut stop_early = false;
+    tokio::select! {
+        biased;
+        () = &mut interrupted => stop_early = true,
+        () = std::future::ready(()) => {}
+    }
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "listening on http://{addr}").context("cannot write to standard output")?;
     stdout.flush().context("cannot write to standard output")?;
@@ -172,7 +181,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         let _ = stopped.await;
     }));
     tokio::select! {
-        () = output::interrupted() => {}
+        () = &mut interrupted, if !stop_early => {}
+        () = std::future::ready(()), if stop_early => {}
         outcome = &mut server => {
             // The server only ends by itself on an error.
             outcome.context("the server stopped unexpectedly")?.context("the server failed")?;
