@@ -4,7 +4,7 @@
 //! version, is exit 2 naming the file), resolves the backend options (§1.1) into one shared
 //! client whose attempts feed the metrics, prints `listening on http://HOST:PORT` as its first
 //! line on standard output, and serves until SIGINT or SIGTERM; then it stops accepting,
-//! finishes the in-flight reviews and exits 0. Logs go to standard error (`--log-format json`
+//! closes idle and half-open connections at once, finishes the in-flight reviews and exits 0. Logs go to standard error (`--log-format json`
 //! for JSON lines) and hold no state text, token or key.
 
 use std::{io::IsTerminal as _, io::Write as _, net::SocketAddr, path::PathBuf, time::Duration};
@@ -65,6 +65,24 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 256,
           value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub queue: u32,
+
+    /// How long a client may take to send a whole request head, counted from its first byte;
+    /// the connection is closed after.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    pub header_timeout: Duration,
+
+    /// How long a connection may stay open with no request in flight and no byte of a next
+    /// one; it is closed after.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
+    pub idle_timeout: Duration,
+
+    /// The most connections open at once. Over it, a new connection closes the oldest one with
+    /// no request in flight, or gets a 503 when all are busy. Keep it well below the open-file
+    /// limit (`ulimit -n`, often 1024): the backend pool and the record file need descriptors
+    /// too.
+    #[arg(long, value_name = "N", default_value_t = 512,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
 
     /// Require callers to send `Authorization: Bearer TOKEN` with one of the tokens in this
     /// environment variable (one token, or several separated by commas) on /v1/* and /metrics.
@@ -132,6 +150,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let addr = listener
         .local_addr()
         .context("cannot read the bound address")?;
+    // Install the signal handlers (the first poll does) before announcing the address: a
+    // SIGTERM right after `listening on` must stop the service cleanly, not kill it.
+    let mut interrupted = std::pin::pin!(output::interrupted());
+    let mut stop_early = false;
+    tokio::select! {
+        biased;
+        () = &mut interrupted => stop_early = true,
+        () = std::future::ready(()) => {}
+    }
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "listening on http://{addr}").context("cannot write to standard output")?;
     stdout.flush().context("cannot write to standard output")?;
@@ -143,6 +170,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         backend = %kind,
         max_concurrent = args.max_concurrent,
         queue = args.queue,
+        max_connections = args.max_connections,
         auth = state.config().auth_tokens.is_enabled(),
         recording = args.backend.record.is_some(),
         "serving"
@@ -153,7 +181,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         let _ = stopped.await;
     }));
     tokio::select! {
-        () = output::interrupted() => {}
+        () = &mut interrupted, if !stop_early => {}
+        () = std::future::ready(()), if stop_early => {}
         outcome = &mut server => {
             // The server only ends by itself on an error.
             outcome.context("the server stopped unexpectedly")?.context("the server failed")?;
@@ -215,6 +244,9 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         max_concurrent: args.max_concurrent as usize,
         queue: args.queue as usize,
         auth_tokens,
+        header_timeout: args.header_timeout,
+        idle_timeout: args.idle_timeout,
+        max_connections: args.max_connections as usize,
         ..Config::default()
     };
     config.validate().map_err(|e| {
@@ -272,6 +304,9 @@ mod tests {
         assert_eq!(config.max_concurrent, 32);
         assert_eq!(config.queue, 256);
         assert!(!config.auth_tokens.is_enabled());
+        assert_eq!(config.header_timeout, Duration::from_secs(10));
+        assert_eq!(config.idle_timeout, Duration::from_secs(60));
+        assert_eq!(config.max_connections, 512);
         assert_eq!(args.log_format, LogFormat::Text);
         assert!(parse(&[]).is_err(), "--definitions is required");
     }

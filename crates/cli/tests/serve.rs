@@ -325,3 +325,54 @@ async fn a_recorded_review_replays_offline_with_judge() {
     assert_eq!(fake.request_count(), 1, "the replay sent nothing");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_does_not_wait_for_half_open_or_idle_connections() {
+    let fake = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let dir = temp_dir("half-open");
+    std::fs::copy(
+        root().join("examples/refund/definition.toml"),
+        dir.join("refund.toml"),
+    )
+    .unwrap();
+    // Default flags: a 10 s header timeout, a 60 s idle timeout, a 10 s max budget (the old
+    // shutdown waited up to 2 × 10 s + 5 s for such connections).
+    let (mut child, addr) = start_serve(&dir, &fake, &[]).await;
+    let mut half_open = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    half_open
+        .write_all(b"POST /v1/reviews/refund-answer-v1 HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let mut idle = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut status_line = [0u8; 15];
+    idle.read_exact(&mut status_line).await.unwrap();
+    assert_eq!(&status_line, b"HTTP/1.1 200 OK");
+
+    let pid = child.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let exit = tokio::time::timeout(Duration::from_secs(15), child.wait())
+        .await
+        .expect("the server exits well before the old 25 s drain limit")
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+    // Both connections were closed by the server (end of stream or reset), not left open.
+    for stream in [&mut half_open, &mut idle] {
+        let mut rest = Vec::new();
+        let closed = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut rest))
+            .await
+            .expect("the connection is closed");
+        let _ = closed;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -13,8 +13,13 @@ use std::{fmt, future::Future, sync::Arc};
 
 use crate::ConfigError;
 
-/// The default cap on a response body, in bytes (64 MiB).
-pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+/// The default cap on a response body, in bytes (4 MiB). A System One answer is a few
+/// kilobytes; the cap bounds what one attempt can hold (a service runs many at once).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// The most a declared `Content-Length` reserves up front; a larger body grows as it arrives,
+/// so a length that lies costs nothing.
+const MAX_RESERVE_BYTES: usize = 64 * 1024;
 
 /// An HTTP method the client uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -271,8 +276,10 @@ impl HttpTransport {
             if length > self.max_body_bytes as u64 {
                 return Err(TransportErrorKind::BodyTooLarge.into());
             }
-            body.reserve(length as usize);
+            body.reserve((length as usize).min(MAX_RESERVE_BYTES));
         }
+        // Read chunk by chunk and stop at the cap: a body that never ends (chunked, or a
+        // lying length) costs at most the cap.
         while let Some(chunk) = response.chunk().await.map_err(classify)? {
             if body.len() + chunk.len() > self.max_body_bytes {
                 return Err(TransportErrorKind::BodyTooLarge.into());

@@ -16,16 +16,29 @@ pub const DEFAULT_MAX_CONCURRENT: usize = 32;
 pub const DEFAULT_QUEUE: usize = 256;
 /// The default `Retry-After` of a 503 (1 s).
 pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+/// The default time a client has to send a whole request head once its first byte arrived
+/// (10 s).
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default time a connection may stay open with no request in flight and no byte of the
+/// next one (60 s).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default cap on open connections (512): well below the usual 1,024 open-file limit, so
+/// the backend pool, the record file and the listener always have descriptors left.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 
 /// How the service protects itself and its backend.
 ///
 /// `Config::default()` accepts bodies up to 1 MiB, reviews within 2 s unless the caller asks
 /// for another budget (at most 10 s), runs at most 32 backend requests at once with 256 more
-/// waiting, answers a full queue with 503 and `Retry-After: 1`, and requires no token.
+/// waiting, answers a full queue with 503 and `Retry-After: 1`, keeps at most 512 connections
+/// open (a request head must arrive within 10 s of its first byte; an idle connection closes
+/// after 60 s), and requires no token.
 ///
 /// Memory is bounded by design: at most `max_concurrent + queue` requests are admitted at once,
 /// and only admitted requests read their body (at most `max_body_bytes` each); everything else
-/// is refused with a fast 503 before its body is read.
+/// is refused with a fast 503 before its body is read. Queued requests hold only their body
+/// bytes; a request's JSON is parsed into a tree only once it holds a backend slot.
+/// `docs/serve-hardening.md` gives the whole memory bound.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The largest request body accepted, in bytes; a larger one is 413. Default: 1 MiB.
@@ -44,6 +57,16 @@ pub struct Config {
     pub retry_after: Duration,
     /// Callers' bearer tokens; empty means no authentication. Default: none.
     pub auth_tokens: AuthTokens,
+    /// How long a client may take to send a whole request head, counted from its first byte;
+    /// the connection is closed after. Default: 10 s.
+    pub header_timeout: Duration,
+    /// How long a connection may stay open with no request in flight and no byte of a next
+    /// request; it is closed after. Default: 60 s.
+    pub idle_timeout: Duration,
+    /// The most connections open at once. At the cap, a new connection closes the oldest one
+    /// that has no request in flight, or is refused with a 503 when every one is busy.
+    /// Default: 512.
+    pub max_connections: usize,
 }
 
 impl Default for Config {
@@ -56,6 +79,9 @@ impl Default for Config {
             queue: DEFAULT_QUEUE,
             retry_after: DEFAULT_RETRY_AFTER,
             auth_tokens: AuthTokens::none(),
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -82,6 +108,15 @@ pub enum ConfigError {
     /// The default budget is above the cap.
     #[error("default_budget must not exceed max_budget")]
     DefaultAboveMax,
+    /// A zero connection timeout.
+    #[error("{setting} must be positive")]
+    ZeroTimeout {
+        /// `header_timeout` or `idle_timeout`.
+        setting: &'static str,
+    },
+    /// `max_connections` is zero.
+    #[error("max_connections must be at least 1")]
+    NoConnections,
 }
 
 impl Config {
@@ -110,6 +145,17 @@ impl Config {
         }
         if self.default_budget > self.max_budget {
             return Err(ConfigError::DefaultAboveMax);
+        }
+        for (setting, timeout) in [
+            ("header_timeout", self.header_timeout),
+            ("idle_timeout", self.idle_timeout),
+        ] {
+            if timeout.is_zero() {
+                return Err(ConfigError::ZeroTimeout { setting });
+            }
+        }
+        if self.max_connections == 0 {
+            return Err(ConfigError::NoConnections);
         }
         Ok(())
     }
@@ -147,6 +193,9 @@ mod tests {
         assert_eq!(config.max_concurrent, 32);
         assert_eq!(config.queue, 256);
         assert!(!config.auth_tokens.is_enabled());
+        assert_eq!(config.header_timeout, Duration::from_secs(10));
+        assert_eq!(config.idle_timeout, Duration::from_secs(60));
+        assert_eq!(config.max_connections, 512);
     }
 
     #[test]
@@ -206,6 +255,22 @@ mod tests {
                     ..Config::default()
                 },
                 ConfigError::DefaultAboveMax,
+            ),
+            (
+                Config {
+                    header_timeout: Duration::ZERO,
+                    ..Config::default()
+                },
+                ConfigError::ZeroTimeout {
+                    setting: "header_timeout",
+                },
+            ),
+            (
+                Config {
+                    max_connections: 0,
+                    ..Config::default()
+                },
+                ConfigError::NoConnections,
             ),
         ];
         for (config, error) in bad {

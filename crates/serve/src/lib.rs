@@ -87,6 +87,7 @@
 mod admission;
 mod auth;
 mod config;
+mod connection;
 mod definitions;
 mod error;
 mod metrics;
@@ -99,8 +100,9 @@ mod state;
 
 pub use auth::{AuthTokens, AuthTokensError};
 pub use config::{
-    Config, ConfigError, DEFAULT_BUDGET, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUDGET,
-    DEFAULT_MAX_CONCURRENT, DEFAULT_QUEUE, DEFAULT_RETRY_AFTER,
+    Config, ConfigError, DEFAULT_BUDGET, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUDGET, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_QUEUE, DEFAULT_RETRY_AFTER,
 };
 pub use definitions::{Definitions, DefinitionsError};
 pub use error::ServeError;

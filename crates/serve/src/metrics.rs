@@ -36,6 +36,9 @@ const FAILURE_REASONS: [&str; 6] = [
     "deadline",
 ];
 
+/// Why the server closed a connection itself.
+const CLOSE_REASONS: [&str; 4] = ["header_timeout", "idle_timeout", "evicted", "refused"];
+
 /// Why a request was refused by admission control.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Rejection {
@@ -64,6 +67,7 @@ struct Inner {
     attempt_seconds: Histogram,
     rejected_full: AtomicU64,
     rejected_timeout: AtomicU64,
+    closed: [AtomicU64; CLOSE_REASONS.len()],
 }
 
 #[derive(Default)]
@@ -86,6 +90,7 @@ impl Default for Inner {
             attempt_seconds: Histogram::default(),
             rejected_full: AtomicU64::new(0),
             rejected_timeout: AtomicU64::new(0),
+            closed: Default::default(),
         }
     }
 }
@@ -184,6 +189,13 @@ impl Metrics {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts one connection the server closed (or refused) by itself, by reason.
+    pub(crate) fn record_connection_closed(&self, reason: &str) {
+        if let Some(index) = CLOSE_REASONS.iter().position(|known| *known == reason) {
+            self.inner.closed[index].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// The text exposition.
     pub(crate) fn render(&self, gauges: Gauges) -> String {
         let mut out = String::with_capacity(4096);
@@ -265,6 +277,21 @@ impl Metrics {
             "jevjudge_queue_rejections_total{{reason=\"timeout\"}} {}",
             inner.rejected_timeout.load(Ordering::Relaxed)
         )?;
+
+        header(
+            out,
+            "jevjudge_connections_closed_total",
+            "counter",
+            "Connections the server closed by itself: a request head too slow, idle too long, \
+             closed to make room at the connection cap, or refused at the cap.",
+        )?;
+        for (reason, counter) in CLOSE_REASONS.iter().zip(&inner.closed) {
+            writeln!(
+                out,
+                "jevjudge_connections_closed_total{{reason=\"{reason}\"}} {}",
+                counter.load(Ordering::Relaxed)
+            )?;
+        }
 
         header(
             out,

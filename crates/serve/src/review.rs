@@ -104,8 +104,9 @@ fn truncated(text: &str) -> String {
 }
 
 /// Reads at most `limit` bytes of body: 413 beyond it (at once when `Content-Length` says
-/// so), 400 when the body cannot be received.
-async fn read_body(body: Body, limit: usize) -> Result<Bytes, ServeError> {
+/// so), 400 when the body cannot be received. The bytes are kept in one buffer of their exact
+/// size (a queued request holds nothing else).
+async fn read_body(body: Body, limit: usize, declared: Option<u64>) -> Result<Bytes, ServeError> {
     let mut stream = body.into_data_stream();
     let mut collected: Vec<u8> = Vec::new();
     let mut first: Option<Bytes> = None;
@@ -119,13 +120,16 @@ async fn read_body(body: Body, limit: usize) -> Result<Bytes, ServeError> {
         match first.take() {
             None if collected.is_empty() => first = Some(chunk),
             Some(previous) => {
+                // `declared` is at most `limit` here; without it, room for the two chunks.
+                let expected = declared.map_or(0, |length| length as usize);
+                collected.reserve(expected.max(previous.len() + chunk.len()));
                 collected.extend_from_slice(&previous);
                 collected.extend_from_slice(&chunk);
             }
             None => collected.extend_from_slice(&chunk),
         }
     }
-    Ok(first.unwrap_or_else(|| Bytes::from(collected)))
+    Ok(first.unwrap_or_else(|| Bytes::from(collected.into_boxed_slice())))
 }
 
 fn declared_length(headers: &HeaderMap) -> Option<u64> {
@@ -151,13 +155,15 @@ fn result_json(verdict: &Verdict, backend: BackendKind) -> serde_json::Result<Ve
 
 /// `POST /v1/reviews/{version}` (the token was checked by the route layer): unknown version
 /// 404, declared length over the limit 413, no admission 503, then the body (413, 408, 400,
-/// 422), a backend slot within the budget (else 503), and the review: 200 with the Result.
+/// 422), a backend slot within the budget (else 503), and the review in what is left of the
+/// budget: 200 with the Result. The budget counts from the request's arrival (its head).
 pub(crate) async fn review(
     State(state): State<ServeState>,
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ServeError> {
+    let arrived = Instant::now();
     let Ok(Path(version)) = path else {
         return Err(ServeError::UnknownVersion);
     };
@@ -177,16 +183,20 @@ pub(crate) async fn review(
         return Err(ServeError::Overloaded { retry_after_secs });
     };
     // A slow body must not hold its place in the queue for ever.
-    let body = tokio::time::timeout(config.max_budget, read_body(body, limit))
+    let declared = declared_length(&headers);
+    let body = tokio::time::timeout(config.max_budget, read_body(body, limit, declared))
         .await
         .map_err(|_| ServeError::BodyTimeout)??;
-    let request = ReviewRequest::from_slice(&body)?;
-    drop(body);
-    let budget = config.budget_for(request.budget);
+    // Checked now (400/422 at once), but only the bytes wait in the queue: the JSON tree,
+    // which can be many times the body's size, is built once a backend slot is held.
+    let requested = ReviewRequest::from_slice(&body)?.budget;
+    let budget = config.budget_for(requested);
     span.record("budget_millis", budget.as_millis() as u64);
+    // The budget is end to end: the body, the wait for a slot and the review all count.
+    let deadline = arrived + budget;
 
     let queued = Instant::now();
-    let slot = match tokio::time::timeout(budget, ticket.slot()).await {
+    let slot = match tokio::time::timeout_at(deadline, ticket.slot()).await {
         Ok(Some(slot)) => slot,
         Ok(None) => return Err(ServeError::Internal),
         Err(_elapsed) => {
@@ -195,9 +205,12 @@ pub(crate) async fn review(
         }
     };
     let queue_wait = queued.elapsed();
+    let request = ReviewRequest::from_slice(&body)?;
+    drop(body);
+    let remaining = deadline.saturating_duration_since(Instant::now());
     let verdict = state
         .judge()
-        .review_within(request.state, &definition, budget)
+        .review_within(request.state, &definition, remaining)
         .await;
     drop(slot);
     drop(ticket);
@@ -320,15 +333,18 @@ mod tests {
     async fn bodies_over_the_limit_are_refused() {
         let body = Body::from(vec![b'x'; 11]);
         assert_eq!(
-            read_body(body, 10).await,
+            read_body(body, 10, None).await,
             Err(ServeError::BodyTooLarge { limit: 10 })
         );
         let body = Body::from(vec![b'x'; 10]);
-        assert_eq!(read_body(body, 10).await.map(|b| b.len()), Ok(10));
+        assert_eq!(read_body(body, 10, Some(10)).await.map(|b| b.len()), Ok(10));
         let chunks = futures_util::stream::iter(
             ["ab", "cd", "ef"].map(|s| Ok::<_, std::io::Error>(Bytes::from_static(s.as_bytes()))),
         );
         let body = Body::from_stream(chunks);
-        assert_eq!(read_body(body, 10).await, Ok(Bytes::from_static(b"abcdef")));
+        assert_eq!(
+            read_body(body, 10, None).await,
+            Ok(Bytes::from_static(b"abcdef"))
+        );
     }
 }

@@ -3,7 +3,9 @@
 //! `jevjudge_fake::FakeServer`, called with a plain reqwest client.
 
 mod auth;
+mod backend_body;
 mod budget;
+mod connections;
 mod definitions;
 mod endpoints;
 mod errors;
