@@ -6,7 +6,8 @@
 #      HTTP servers on 127.0.0.1)
 #   4. the third-party System One conformance suite jevcompat against our fake server
 #   5. our client against jevcompat's reference mock with injected faults
-# Needs only Rust and Python 3; jevcompat is installed from PyPI into .venv-jevcompat.
+#   6. the store suite against a real, throwaway PostgreSQL (scripts/pg.sh) as well as SQLite
+# Needs Rust, Python 3 and PostgreSQL's server binaries (initdb, pg_ctl); jevcompat is installed from PyPI into .venv-jevcompat.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,5 +27,8 @@ bash scripts/conformance.sh
 
 step "jevjudge client against jevcompat mock faults"
 bash scripts/peer-mock.sh
+
+step "store suite against a throwaway PostgreSQL (scripts/pg.sh)"
+bash scripts/pg.sh -- cargo test --quiet -p jevjudge-store
 
 step "all checks passed"
