@@ -6,7 +6,8 @@
 #      HTTP servers on 127.0.0.1)
 #   4. the third-party System One conformance suite jevcompat against our fake server
 #   5. our client against jevcompat's reference mock with injected faults
-#   6. the store suite against a real, throwaway PostgreSQL (scripts/pg.sh) as well as SQLite
+#   6. the store suites (crate, service over HTTP, PostgreSQL stopped mid-test) against a real,
+#      throwaway PostgreSQL (scripts/pg.sh); cargo test above ran them on SQLite
 # Needs Rust, Python 3 and PostgreSQL's server binaries (initdb, pg_ctl); jevcompat is installed from PyPI into .venv-jevcompat.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,8 @@ step "jevjudge client against jevcompat mock faults"
 bash scripts/peer-mock.sh
 
 step "store suite against a throwaway PostgreSQL (scripts/pg.sh)"
-bash scripts/pg.sh -- cargo test --quiet -p jevjudge-store
+bash scripts/pg.sh -- sh -c 'cargo test --quiet -p jevjudge-store &&
+    cargo test --quiet -p jevjudge-serve --test tests store:: &&
+    cargo test --quiet -p jevjudge-serve --test store_down'
 
 step "all checks passed"
