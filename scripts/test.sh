@@ -6,7 +6,9 @@
 #      HTTP servers on 127.0.0.1)
 #   4. the third-party System One conformance suite jevcompat against our fake server
 #   5. our client against jevcompat's reference mock with injected faults
-# Needs only Rust and Python 3; jevcompat is installed from PyPI into .venv-jevcompat.
+#   6. the store suites (crate, service over HTTP, PostgreSQL stopped mid-test) against a real,
+#      throwaway PostgreSQL (scripts/pg.sh); cargo test above ran them on SQLite
+# Needs Rust, Python 3 and PostgreSQL's server binaries (initdb, pg_ctl); jevcompat is installed from PyPI into .venv-jevcompat.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,5 +31,10 @@ bash scripts/conformance.sh
 
 step "jevjudge client against jevcompat mock faults"
 bash scripts/peer-mock.sh
+
+step "store suite against a throwaway PostgreSQL (scripts/pg.sh)"
+bash scripts/pg.sh -- sh -c 'cargo test --quiet -p jevjudge-store &&
+    cargo test --quiet -p jevjudge-serve --test tests store:: &&
+    cargo test --quiet -p jevjudge-serve --test store_down'
 
 step "all checks passed"

@@ -66,6 +66,25 @@ pub enum ServeError {
         /// The `Retry-After` value, in seconds.
         retry_after_secs: u64,
     },
+    /// 503 `store_unavailable`: the decision log cannot take the review's record, so no
+    /// verdict is answered (never a verdict without its record).
+    #[error("the decision log is unavailable; retry later")]
+    StoreUnavailable {
+        /// The `Retry-After` value, in seconds.
+        retry_after_secs: u64,
+    },
+    /// 404 `review_not_found`: no review has this id.
+    #[error("no review has this id")]
+    ReviewNotFound,
+    /// 400 `invalid_query`: a query parameter is unknown, repeated or invalid.
+    #[error("{message}")]
+    InvalidQuery {
+        /// Which parameter is wrong and why.
+        message: String,
+    },
+    /// 404 `no_store`: the service keeps no decision log.
+    #[error("this service keeps no decision log (start it with --store URL)")]
+    NoStore,
     /// 500 `internal`: a bug; details are only in the logs.
     #[error("internal error")]
     Internal,
@@ -84,9 +103,11 @@ impl ServeError {
                 StatusCode::BAD_REQUEST
             }
             ServeError::InvalidBody { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            ServeError::Overloaded { .. } | ServeError::QueueTimeout { .. } => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            ServeError::Overloaded { .. }
+            | ServeError::QueueTimeout { .. }
+            | ServeError::StoreUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ServeError::ReviewNotFound | ServeError::NoStore => StatusCode::NOT_FOUND,
+            ServeError::InvalidQuery { .. } => StatusCode::BAD_REQUEST,
             ServeError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -105,12 +126,16 @@ impl ServeError {
             ServeError::InvalidBody { .. } => "invalid_body",
             ServeError::Overloaded { .. } => "overloaded",
             ServeError::QueueTimeout { .. } => "queue_timeout",
+            ServeError::StoreUnavailable { .. } => "store_unavailable",
+            ServeError::ReviewNotFound => "review_not_found",
+            ServeError::InvalidQuery { .. } => "invalid_query",
+            ServeError::NoStore => "no_store",
             ServeError::Internal => "internal",
         }
     }
 
     /// Every code, for the OpenAPI document.
-    pub(crate) const CODES: [&'static str; 12] = [
+    pub(crate) const CODES: [&'static str; 16] = [
         "unauthorized",
         "unknown_version",
         "not_found",
@@ -122,6 +147,10 @@ impl ServeError {
         "invalid_body",
         "overloaded",
         "queue_timeout",
+        "store_unavailable",
+        "review_not_found",
+        "invalid_query",
+        "no_store",
         "internal",
     ];
 }
@@ -138,7 +167,8 @@ impl IntoResponse for ServeError {
                 headers.insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             }
             ServeError::Overloaded { retry_after_secs }
-            | ServeError::QueueTimeout { retry_after_secs } => {
+            | ServeError::QueueTimeout { retry_after_secs }
+            | ServeError::StoreUnavailable { retry_after_secs } => {
                 headers.insert(RETRY_AFTER, HeaderValue::from(retry_after_secs));
             }
             _ => {}
@@ -178,6 +208,14 @@ mod tests {
             ServeError::QueueTimeout {
                 retry_after_secs: 1,
             },
+            ServeError::StoreUnavailable {
+                retry_after_secs: 1,
+            },
+            ServeError::ReviewNotFound,
+            ServeError::InvalidQuery {
+                message: String::new(),
+            },
+            ServeError::NoStore,
             ServeError::Internal,
         ];
         let codes: Vec<&str> = errors.iter().map(ServeError::code).collect();

@@ -88,12 +88,14 @@ mod admission;
 mod auth;
 mod config;
 mod connection;
+mod decision_log;
 mod definitions;
 mod error;
 mod metrics;
 mod openapi;
 mod request_id;
 mod review;
+mod reviews_api;
 mod router;
 mod server;
 mod state;
@@ -104,6 +106,7 @@ pub use config::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUDGET, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_QUEUE, DEFAULT_RETRY_AFTER,
 };
+pub use decision_log::{DecisionLog, RETENTION_SWEEP};
 pub use definitions::{Definitions, DefinitionsError};
 pub use error::ServeError;
 pub use metrics::Metrics;

@@ -36,7 +36,7 @@ pub fn openapi(config: &Config) -> Value {
         json!([])
     };
 
-    json!({
+    let mut document = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "jevjudge review service",
@@ -271,5 +271,7 @@ pub fn openapi(config: &Config) -> Value {
                 }
             }
         }
-    })
+    });
+    crate::reviews_api::describe(&mut document, &secured, &unauthorized);
+    document
 }

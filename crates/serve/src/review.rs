@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use axum::{
+    Extension,
     body::{Body, Bytes},
     extract::{Path, State, rejection::PathRejection},
     http::{HeaderMap, HeaderValue, header::CONTENT_LENGTH, header::CONTENT_TYPE},
@@ -13,24 +14,33 @@ use jevjudge_judge::{BackendKind, Verdict};
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
-use crate::{ServeError, ServeState, metrics::Rejection};
+use crate::{
+    RequestId, ServeError, ServeState,
+    decision_log::{capturing_answers, state_digest},
+    metrics::Rejection,
+};
 
 /// The longest field name echoed back in an error message, in characters.
 const MAX_ECHOED_FIELD_CHARS: usize = 64;
 
-/// The body of `POST /v1/reviews/{version}`: `{"state": <json>, "budget_millis": <ms>}`.
+/// The body of `POST /v1/reviews/{version}`:
+/// `{"state": <json>, "budget_millis": <ms>, "reference": "<ticket id>"}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReviewRequest {
     /// The state to review: a JSON string, object or array, sent to the backend unchanged.
     pub state: Value,
     /// The budget the caller asked for (positive), if any; the server caps it.
     pub budget: Option<Duration>,
+    /// The caller's reference (a ticket or message id, 1–256 characters), kept with the
+    /// review in the decision log.
+    pub reference: Option<String>,
 }
 
 impl ReviewRequest {
     /// Parses and checks a body: 400 when it is not JSON, 422 when it is JSON of the wrong
     /// shape (not an object, `state` missing or not a string/object/array, `budget_millis` not
-    /// a positive integer, an unknown field). Messages never quote the state.
+    /// a positive integer, `reference` not a string of 1–256 characters without control
+    /// characters, an unknown field). Messages never quote the state or the reference.
     pub fn from_slice(body: &[u8]) -> Result<ReviewRequest, ServeError> {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Err(ServeError::MalformedJson {
@@ -54,14 +64,16 @@ impl ReviewRequest {
         };
         if let Some(unknown) = fields
             .keys()
-            .find(|key| !matches!(key.as_str(), "state" | "budget_millis"))
+            .find(|key| !matches!(key.as_str(), "state" | "budget_millis" | "reference"))
         {
             return Err(invalid(format!(
-                "unknown field `{}`; expected `state` and optionally `budget_millis`",
+                "unknown field `{}`; expected `state` and optionally `budget_millis` and \
+                 `reference`",
                 truncated(unknown)
             )));
         }
         let budget = budget(&mut fields)?;
+        let reference = reference(&mut fields)?;
         let state = fields
             .remove("state")
             .ok_or_else(|| invalid("missing field `state`".to_owned()))?;
@@ -71,7 +83,11 @@ impl ReviewRequest {
                 jevjudge_wire::json_kind(&state)
             )));
         }
-        Ok(ReviewRequest { state, budget })
+        Ok(ReviewRequest {
+            state,
+            budget,
+            reference,
+        })
     }
 }
 
@@ -84,6 +100,20 @@ fn budget(fields: &mut Map<String, Value>) -> Result<Option<Duration>, ServeErro
                 "`budget_millis` must be a positive whole number of milliseconds".to_owned(),
             )),
         },
+    }
+}
+
+fn reference(fields: &mut Map<String, Value>) -> Result<Option<String>, ServeError> {
+    match fields.remove("reference") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(reference)) => {
+            jevjudge_store::check_reference(&reference).map_err(invalid)?;
+            Ok(Some(reference))
+        }
+        Some(other) => Err(invalid(format!(
+            "`reference` must be a string, not {}",
+            jevjudge_wire::json_kind(&other)
+        ))),
     }
 }
 
@@ -145,10 +175,17 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
 /// The Result JSON of cli-and-formats.md §4.1, plus `"backend"` (`systemone`, `replay`,
 /// `fixture`, `fake`, `injected`) as `jevjudge judge` prints it, so answers that did not come
 /// from a model always say so.
-fn result_json(verdict: &Verdict, backend: BackendKind) -> serde_json::Result<Vec<u8>> {
+fn result_json(
+    verdict: &Verdict,
+    backend: BackendKind,
+    review_id: Option<jevjudge_store::ReviewId>,
+) -> serde_json::Result<Vec<u8>> {
     let mut value = serde_json::to_value(verdict)?;
     if let Value::Object(fields) = &mut value {
         fields.insert("backend".to_owned(), Value::from(backend.as_str()));
+        if let Some(id) = review_id {
+            fields.insert("review_id".to_owned(), Value::from(id.to_string()));
+        }
     }
     serde_json::to_vec(&value)
 }
@@ -157,9 +194,15 @@ fn result_json(verdict: &Verdict, backend: BackendKind) -> serde_json::Result<Ve
 /// 404, declared length over the limit 413, no admission 503, then the body (413, 408, 400,
 /// 422), a backend slot within the budget (else 503), and the review in what is left of the
 /// budget: 200 with the Result. The budget counts from the request's arrival (its head).
+///
+/// With a decision log, the review is written before the response: 200 only once its row
+/// is committed (the Result then carries `review_id`), else 503 `store_unavailable`. While
+/// the store is known to be down, each request first checks it, so no backend call is spent
+/// on a verdict that could not be kept.
 pub(crate) async fn review(
     State(state): State<ServeState>,
     path: Result<Path<String>, PathRejection>,
+    request_id: Option<Extension<RequestId>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ServeError> {
@@ -191,6 +234,12 @@ pub(crate) async fn review(
     // which can be many times the body's size, is built once a backend slot is held.
     let requested = ReviewRequest::from_slice(&body)?.budget;
     let budget = config.budget_for(requested);
+    let log = state.decision_log();
+    if let Some(log) = log {
+        if !log.is_ready() && !log.check().await {
+            return Err(ServeError::StoreUnavailable { retry_after_secs });
+        }
+    }
     span.record("budget_millis", budget.as_millis() as u64);
     // The budget is end to end: the body, the wait for a slot and the review all count.
     let deadline = arrived + budget;
@@ -207,13 +256,40 @@ pub(crate) async fn review(
     let queue_wait = queued.elapsed();
     let request = ReviewRequest::from_slice(&body)?;
     drop(body);
+    let review_id = log.map(|_| jevjudge_store::ReviewId::new());
+    let digest = log.map(|_| state_digest(&request.state));
+    let kept_state = log
+        .filter(|log| log.keeps_state())
+        .map(|_| request.state.clone());
     let remaining = deadline.saturating_duration_since(Instant::now());
-    let verdict = state
+    let running = state
         .judge()
-        .review_within(request.state, &definition, remaining)
-        .await;
+        .review_within(request.state, &definition, remaining);
+    let (verdict, answers) = if kept_state.is_some() {
+        capturing_answers(running).await
+    } else {
+        (running.await, None)
+    };
     drop(slot);
     drop(ticket);
+    if let (Some(log), Some(id)) = (log, review_id) {
+        let request_id = request_id.map(|Extension(id)| id);
+        let row = log.row(
+            id,
+            &definition,
+            digest.unwrap_or_default(),
+            request.reference,
+            &verdict,
+            request_id.as_ref().map_or("", RequestId::as_str),
+            state.backend_kind(),
+            kept_state,
+            answers.filter(|_| verdict.status != jevjudge_judge::Status::Error),
+        );
+        if let Err(error) = log.write(&row).await {
+            tracing::warn!(%error, "a review could not be written to the decision log");
+            return Err(ServeError::StoreUnavailable { retry_after_secs });
+        }
+    }
     state.metrics().record_review(&verdict);
     span.record("verdict", tracing::field::display(verdict.status));
     span.record("verdict_error", tracing::field::display(verdict.error));
@@ -222,7 +298,7 @@ pub(crate) async fn review(
     }
     span.record("queue_millis", queue_wait.as_secs_f64() * 1e3);
     span.record("elapsed_millis", verdict.elapsed_millis());
-    let json = result_json(&verdict, state.backend_kind()).map_err(|error| {
+    let json = result_json(&verdict, state.backend_kind(), review_id).map_err(|error| {
         tracing::error!(%error, "a verdict could not be serialised");
         ServeError::Internal
     })?;
@@ -260,8 +336,12 @@ mod tests {
         let request = ReviewRequest::from_slice(br#"{"state": {"a": 1}}"#).unwrap();
         assert_eq!(request.state, json!({"a": 1}));
         assert_eq!(request.budget, None);
-        let request =
-            ReviewRequest::from_slice(br#"{"budget_millis": 1500, "state": "text"}"#).unwrap();
+        assert_eq!(request.reference, None);
+        let request = ReviewRequest::from_slice(
+            br#"{"budget_millis": 1500, "state": "text", "reference": "T-4711"}"#,
+        )
+        .unwrap();
+        assert_eq!(request.reference.as_deref(), Some("T-4711"));
         assert_eq!(request.budget, Some(Duration::from_millis(1500)));
         let request =
             ReviewRequest::from_slice(br#"{"state": [1], "budget_millis": null}"#).unwrap();
@@ -298,7 +378,8 @@ mod tests {
             ),
             (
                 r#"{"state": "x", "budget": 5}"#,
-                "unknown field `budget`; expected `state` and optionally `budget_millis`",
+                "unknown field `budget`; expected `state` and optionally `budget_millis` and \
+                 `reference`",
             ),
             (
                 r#"{"state": "x", "budget_millis": 0}"#,
@@ -315,6 +396,18 @@ mod tests {
             (
                 r#"{"state": "x", "budget_millis": 1.5}"#,
                 "`budget_millis` must be a positive whole number of milliseconds",
+            ),
+            (
+                r#"{"state": "x", "reference": 4711}"#,
+                "`reference` must be a string, not number",
+            ),
+            (
+                r#"{"state": "x", "reference": ""}"#,
+                "`reference` must not be empty",
+            ),
+            (
+                r#"{"state": "x", "reference": "a\nb"}"#,
+                "`reference` must not contain control characters",
             ),
         ] {
             assert_eq!(code_and_message(body), ("invalid_body", message.to_owned()));

@@ -10,25 +10,37 @@ use axum::{
     routing::{get, post},
 };
 
-use crate::{ServeError, ServeState, auth::require_token, request_id::request_context, review};
+use crate::{
+    ServeError, ServeState, auth::require_token, request_id::request_context, review, reviews_api,
+};
 
 /// Every route as (method, path template), as the OpenAPI document lists them.
-pub const ROUTES: [(&str, &str); 5] = [
+///
+/// `GET /v1/reviews/{version}` reads a review by id: the segment is a review id there (one
+/// template per path, as the router and OpenAPI require).
+pub const ROUTES: [(&str, &str); 8] = [
     ("POST", "/v1/reviews/{version}"),
     ("GET", "/v1/definitions"),
     ("GET", "/healthz"),
     ("GET", "/metrics"),
     ("GET", "/openapi.json"),
+    ("GET", "/v1/reviews"),
+    ("GET", "/v1/reviews/{version}"),
+    ("GET", "/readyz"),
 ];
 
 /// The service's router.
 ///
 /// `/v1/*` and `/metrics` require a bearer token when [`crate::Config::auth_tokens`] has any;
-/// `/healthz` and `/openapi.json` never do. Every response (errors included) carries
+/// `/healthz`, `/readyz` and `/openapi.json` never do. Every response (errors included) carries
 /// `x-request-id`, and every error is JSON ([`ServeError`]).
 pub fn app(state: ServeState) -> Router {
     let protected = Router::new()
-        .route(ROUTES[0].1, post(review::review))
+        .route(
+            ROUTES[0].1,
+            post(review::review).get(reviews_api::get_review),
+        )
+        .route(ROUTES[5].1, get(reviews_api::list_reviews))
         .route(ROUTES[1].1, get(definitions))
         .route(ROUTES[3].1, get(metrics))
         .method_not_allowed_fallback(method_not_allowed)
@@ -36,6 +48,7 @@ pub fn app(state: ServeState) -> Router {
     let open = Router::new()
         .route(ROUTES[2].1, get(healthz))
         .route(ROUTES[4].1, get(openapi))
+        .route(ROUTES[7].1, get(reviews_api::readyz))
         .method_not_allowed_fallback(method_not_allowed);
     Router::new()
         .merge(protected)

@@ -1,12 +1,18 @@
 //! What every handler shares: the judge (one backend, one connection pool), the definitions,
 //! the settings, admission control and the metrics.
 
-use std::{fmt, sync::Arc};
+use std::{
+    fmt,
+    sync::{Arc, OnceLock},
+};
 
 use jevjudge_judge::{Backend, BackendKind, Judge};
 
 use crate::{
-    Config, ConfigError, Definitions, Metrics, admission::Admission, metrics::Gauges,
+    Config, ConfigError, Definitions, Metrics,
+    admission::Admission,
+    decision_log::{Capturing, DecisionLog},
+    metrics::Gauges,
     openapi::openapi,
 };
 
@@ -23,6 +29,7 @@ struct Inner {
     metrics: Metrics,
     admission: Arc<Admission>,
     openapi: String,
+    decision_log: OnceLock<Arc<DecisionLog>>,
 }
 
 impl ServeState {
@@ -36,7 +43,7 @@ impl ServeState {
         metrics: Metrics,
     ) -> Result<ServeState, ConfigError> {
         config.validate()?;
-        let backend: Arc<dyn Backend> = Arc::new(backend);
+        let backend: Arc<dyn Backend> = Arc::new(Capturing(backend));
         let judge =
             Judge::new(backend, config.default_budget).map_err(|_| ConfigError::ZeroBudget {
                 setting: "default_budget",
@@ -50,6 +57,7 @@ impl ServeState {
                 config,
                 metrics,
                 openapi,
+                decision_log: OnceLock::new(),
             }),
         })
     }
@@ -83,6 +91,18 @@ impl ServeState {
             max_concurrent: self.inner.config.max_concurrent,
             queue: self.inner.config.queue,
         })
+    }
+
+    /// Writes every review to `log` before answering it (`--store`); set once, before
+    /// serving. Returns the log back when one was set already.
+    pub fn with_decision_log(self, log: Arc<DecisionLog>) -> Result<ServeState, Arc<DecisionLog>> {
+        self.inner.decision_log.set(log)?;
+        Ok(self)
+    }
+
+    /// The decision log, when the service keeps one.
+    pub fn decision_log(&self) -> Option<&Arc<DecisionLog>> {
+        self.inner.decision_log.get()
     }
 
     pub(crate) fn judge(&self) -> &Judge<Arc<dyn Backend>> {

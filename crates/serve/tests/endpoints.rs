@@ -245,9 +245,13 @@ async fn the_openapi_document_describes_every_route() {
         assert!(operation.is_object(), "{method} {path} is not described");
         assert!(operation["responses"]["200"].is_object(), "{method} {path}");
     }
+    let mut templates: Vec<&str> = ROUTES.iter().map(|(_, path)| *path).collect();
+    templates.dedup();
+    templates.sort_unstable();
+    templates.dedup();
     assert_eq!(
         paths.len(),
-        ROUTES.len(),
+        templates.len(),
         "the document lists a route that does not exist"
     );
     // Every documented error status of the review route.
@@ -260,8 +264,10 @@ async fn the_openapi_document_describes_every_route() {
         let path = path.replace("{version}", "refund-answer-v1");
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
         let reply = service.call(method.clone(), &path, &[]).await;
+        // Not the fallback: a route may answer 404 with its own code (no decision log here).
+        let fallback = reply.status == 404 && reply.json()["error"]["code"] == "not_found";
         assert!(
-            reply.status != 404 && reply.status != 405,
+            !fallback && reply.status != 405,
             "{method} {path}: {}",
             reply.status
         );
@@ -289,7 +295,7 @@ async fn unknown_routes_and_methods_are_json_errors() {
     assert_eq!(reply.status, 404);
     assert_eq!(reply.error_code(), "not_found");
     let reply = service
-        .call(reqwest::Method::GET, "/v1/reviews/refund-answer-v1", &[])
+        .call(reqwest::Method::PUT, "/v1/reviews/refund-answer-v1", &[])
         .await;
     assert_eq!(reply.status, 405);
     assert_eq!(reply.error_code(), "method_not_allowed");

@@ -12,4 +12,5 @@ mod errors;
 mod limits;
 mod record;
 mod shutdown;
+mod store;
 mod util;

@@ -1,0 +1,275 @@
+//! The decision log over real HTTP: every answered review has its row, read back by id and by
+//! filters; on SQLite and on a real PostgreSQL (`JEVJUDGE_TEST_PG_URL`, see scripts/pg.sh).
+
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc,
+        atomic::{AtomicU32, Ordering},
+    },
+};
+
+use jevjudge_fake::FakeServer;
+use jevjudge_judge::SystemOneBackend;
+use jevjudge_serve::{Config, DecisionLog, Metrics, ServeState};
+use jevjudge_store::{Filter, Store, StoreUrl};
+use serde_json::{Value, json};
+use sqlx::{Connection as _, Executor as _};
+
+use crate::util::{Service, client, definitions, fake_answering, refund_state};
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+pub fn sqlite_url() -> StoreUrl {
+    let path: PathBuf = std::env::temp_dir().join(format!("{}.db", unique("jevjudge_serve")));
+    StoreUrl::Sqlite(path)
+}
+
+/// A fresh database on the test PostgreSQL, or `None` (said on stderr) without one.
+pub async fn pg_url() -> Option<StoreUrl> {
+    let Ok(base) = std::env::var("JEVJUDGE_TEST_PG_URL") else {
+        eprintln!(
+            "JEVJUDGE_TEST_PG_URL is not set: the PostgreSQL half of this test is skipped \
+             (bash scripts/pg.sh -- cargo test -p jevjudge-serve store runs it)"
+        );
+        return None;
+    };
+    let name = unique("js");
+    let mut admin = sqlx::postgres::PgConnection::connect(&base)
+        .await
+        .expect("the test PostgreSQL server accepts connections");
+    admin
+        .execute(format!("CREATE DATABASE {name}").as_str())
+        .await
+        .expect("a test database");
+    let (server, _) = base.rsplit_once('/').expect("a URL with a database");
+    Some(StoreUrl::Postgres(format!("{server}/{name}")))
+}
+
+/// The service in front of `fake`, keeping its reviews in `url`.
+pub async fn with_store(fake: &FakeServer, url: &StoreUrl, keep_state: bool) -> (Service, Store) {
+    let metrics = Metrics::new();
+    let backend = SystemOneBackend::new(client(fake, &metrics, "test-key", 0));
+    let state = ServeState::new(backend, definitions(), Config::default(), metrics)
+        .expect("a valid configuration");
+    let store = Store::open(url).await.expect("the store opens");
+    let log = DecisionLog::open(store.clone(), state.definitions(), keep_state, "jev-latest")
+        .await
+        .expect("the definitions are kept");
+    let state = state
+        .with_decision_log(Arc::new(log))
+        .expect("one decision log");
+    (Service::start_state(state).await, store)
+}
+
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                super::$name(super::sqlite_url()).await;
+            }
+            #[tokio::test]
+            async fn postgres() {
+                if let Some(url) = super::pg_url().await {
+                    super::$name(url).await;
+                }
+            }
+        }
+    )*};
+}
+
+both!(
+    every_answered_review_has_its_row_and_reads_back,
+    state_text_is_kept_only_when_asked,
+);
+
+async fn every_answered_review_has_its_row_and_reads_back(url: StoreUrl) {
+    let fake = fake_answering(&[("supported", 0.95)]).await;
+    let (service, store) = with_store(&fake, &url, false).await;
+    let mut state = refund_state();
+    state["marker"] = json!("PRIVATE-STATE-MARKER");
+
+    let reply = service
+        .review(
+            "refund-answer-v1",
+            &json!({"state": state, "reference": "ticket-4711"}),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let request_id = reply.headers["x-request-id"].to_str().unwrap().to_owned();
+    let verdict = reply.json();
+    assert_eq!(verdict["status"], "PASS");
+    let id = verdict["review_id"]
+        .as_str()
+        .expect("a review_id")
+        .to_owned();
+    // The row was committed before the response.
+    let row = store
+        .get(id.parse().unwrap())
+        .await
+        .unwrap()
+        .expect("the row");
+    assert_eq!(row.reference.as_deref(), Some("ticket-4711"));
+
+    let reply = service.get(&format!("/v1/reviews/{id}")).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let review = reply.json();
+    assert_eq!(review["review_id"], id);
+    assert_eq!(review["status"], "PASS");
+    assert_eq!(review["reference"], "ticket-4711");
+    assert_eq!(review["definition_version"], "refund-answer-v1");
+    assert_eq!(review["findings"], verdict["findings"]);
+    assert_eq!(review["model"], verdict["model"]);
+    assert_eq!(review["backend"], "systemone");
+    assert_eq!(review["state_kept"], false);
+    assert!(
+        review["state_digest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    assert!(
+        review["definition_digest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    assert_eq!(review["request_id"], request_id.as_str());
+
+    // More reviews; list them newest first, two per page.
+    let mut ids = vec![id.clone()];
+    for i in 0..4 {
+        let reply = service
+            .review(
+                "refund-answer-v1",
+                &json!({"state": refund_state(), "reference": format!("other-{}", i % 2)}),
+            )
+            .await;
+        assert_eq!(reply.status, 200);
+        ids.push(reply.json()["review_id"].as_str().unwrap().to_owned());
+    }
+    ids.reverse();
+    let mut listed = Vec::new();
+    let mut path = "/v1/reviews?limit=2".to_owned();
+    loop {
+        let reply = service.get(&path).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let page = reply.json();
+        assert!(page["reviews"].as_array().unwrap().len() <= 2);
+        for review in page["reviews"].as_array().unwrap() {
+            listed.push(review["review_id"].as_str().unwrap().to_owned());
+        }
+        match page["next_cursor"].as_str() {
+            Some(cursor) => path = format!("/v1/reviews?limit=2&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(listed, ids);
+
+    let page = service
+        .get("/v1/reviews?reference=other-1&status=PASS&version=refund-answer-v1&since=2020-01-01")
+        .await
+        .json();
+    assert_eq!(page["reviews"].as_array().unwrap().len(), 2);
+    assert_eq!(page["next_cursor"], Value::Null);
+    let page = service.get("/v1/reviews?status=FAIL").await.json();
+    assert_eq!(page["reviews"], json!([]));
+
+    let reply = service.get("/v1/reviews?limit=0").await;
+    assert_eq!(reply.status, 400);
+    assert_eq!(reply.json()["error"]["code"], "invalid_query");
+    let reply = service
+        .get("/v1/reviews/019ad3c2-0000-7000-8000-000000000000")
+        .await;
+    assert_eq!(reply.status, 404);
+    assert_eq!(reply.json()["error"]["code"], "review_not_found");
+    let reply = service.get("/readyz").await;
+    assert_eq!(
+        (reply.status, reply.json()["store"].clone()),
+        (200, json!("ok"))
+    );
+
+    // A reference over 256 characters is refused before anything runs.
+    let reply = service
+        .review(
+            "refund-answer-v1",
+            &json!({"state": refund_state(), "reference": "x".repeat(257)}),
+        )
+        .await;
+    assert_eq!(reply.status, 422);
+    assert_eq!(store.count(&Filter::default()).await.unwrap(), 5);
+
+    service.stop().await.unwrap();
+    store.close().await;
+    // Without --store-state no state text reaches the database.
+    if let StoreUrl::Sqlite(path) = &url {
+        let mut bytes = std::fs::read(path).unwrap();
+        bytes.extend(std::fs::read(format!("{}-wal", path.display())).unwrap_or_default());
+        let needle = b"PRIVATE-STATE-MARKER";
+        assert!(
+            !bytes.windows(needle.len()).any(|w| w == needle),
+            "state text found in the SQLite file"
+        );
+    }
+}
+
+async fn state_text_is_kept_only_when_asked(url: StoreUrl) {
+    let fake = fake_answering(&[("supported", 0.95)]).await;
+    let (service, store) = with_store(&fake, &url, true).await;
+    let state = refund_state();
+    let reply = service
+        .review("refund-answer-v1", &json!({"state": state}))
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let id = reply.json()["review_id"].as_str().unwrap().to_owned();
+    let review = service.get(&format!("/v1/reviews/{id}")).await.json();
+    assert_eq!(review["state_kept"], true);
+    assert!(
+        review.get("state").is_none(),
+        "the API never returns state text"
+    );
+
+    let mut records = Vec::new();
+    store
+        .export_records(|record| {
+            records.push(record);
+            Ok(())
+        })
+        .await
+        .unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].request.state, state);
+    assert_eq!(records[0].requested_model(), "jev-latest");
+    assert_eq!(records[0].answers["supported"]["noul"], json!(0.95));
+    service.stop().await.unwrap();
+    store.close().await;
+}
+
+#[tokio::test]
+async fn without_a_store_reads_say_so_and_the_service_is_ready() {
+    let fake = fake_answering(&[("supported", 0.95)]).await;
+    let service = Service::in_front_of(&fake, Config::default()).await;
+    let reply = service
+        .review(
+            "refund-answer-v1",
+            &json!({"state": refund_state(), "reference": "T-1"}),
+        )
+        .await;
+    assert_eq!(reply.status, 200);
+    assert!(reply.json().get("review_id").is_none());
+    let reply = service.get("/v1/reviews").await;
+    assert_eq!(reply.status, 404);
+    assert_eq!(reply.json()["error"]["code"], "no_store");
+    let reply = service.get("/readyz").await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["store"], "none");
+}

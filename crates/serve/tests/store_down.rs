@@ -1,0 +1,129 @@
+//! PostgreSQL stopped under a running service, then started again: 503 `store_unavailable`
+//! and not ready while it is down, no verdict without its row, full recovery after.
+//!
+//! Alone in its binary: it stops the shared test server, which no other test may be using.
+//! Needs `JEVJUDGE_TEST_PG_URL`, `JEVJUDGE_TEST_PG_STOP` and `JEVJUDGE_TEST_PG_START`
+//! (`bash scripts/pg.sh -- cargo test -p jevjudge-serve --test store_down`); without them it
+//! says so on standard error and checks nothing.
+
+#[allow(dead_code)]
+mod util;
+
+use std::{sync::Arc, time::Duration};
+
+use jevjudge_judge::SystemOneBackend;
+use jevjudge_serve::{Config, DecisionLog, Metrics, ServeState};
+use jevjudge_store::{Filter, Store, StoreUrl};
+use serde_json::json;
+use sqlx::{Connection as _, Executor as _};
+
+use util::{Service, client, definitions, fake_answering, refund_state};
+
+async fn shell(command: String) {
+    let status = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .stdout(std::process::Stdio::null())
+            .status()
+    })
+    .await
+    .unwrap()
+    .expect("the command runs");
+    assert!(status.success(), "{status}");
+}
+
+#[tokio::test]
+async fn a_stopped_postgres_is_503_and_not_ready_then_recovers() {
+    let vars = [
+        "JEVJUDGE_TEST_PG_URL",
+        "JEVJUDGE_TEST_PG_STOP",
+        "JEVJUDGE_TEST_PG_START",
+    ]
+    .map(std::env::var);
+    let [Ok(base), Ok(stop), Ok(start)] = vars else {
+        eprintln!(
+            "JEVJUDGE_TEST_PG_URL/_STOP/_START are not set: the store-down test is skipped \
+             (bash scripts/pg.sh -- cargo test -p jevjudge-serve --test store_down runs it)"
+        );
+        return;
+    };
+    let name = format!("jdown_{}", std::process::id());
+    let mut admin = sqlx::postgres::PgConnection::connect(&base).await.unwrap();
+    admin
+        .execute(format!("CREATE DATABASE {name}").as_str())
+        .await
+        .unwrap();
+    admin.close().await.unwrap();
+    let (server, _) = base.rsplit_once('/').unwrap();
+    let url = StoreUrl::Postgres(format!("{server}/{name}"));
+
+    let fake = fake_answering(&[("supported", 0.95)]).await;
+    let metrics = Metrics::new();
+    let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
+    let state = ServeState::new(backend, definitions(), Config::default(), metrics).unwrap();
+    let store = Store::open(&url).await.unwrap();
+    let log = DecisionLog::open(store.clone(), state.definitions(), false, "jev-latest")
+        .await
+        .unwrap();
+    let service = Service::start_state(state.with_decision_log(Arc::new(log)).unwrap()).await;
+    let body = json!({"state": refund_state(), "reference": "down-test"});
+
+    let mut answered = Vec::new();
+    let reply = service.review("refund-answer-v1", &body).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    answered.push(reply.json()["review_id"].as_str().unwrap().to_owned());
+    let requests_before = fake.request_count();
+
+    shell(stop.clone()).await;
+    for _ in 0..3 {
+        let reply = service.review("refund-answer-v1", &body).await;
+        assert_eq!(reply.status, 503, "{}", reply.text());
+        assert_eq!(reply.error_code(), "store_unavailable");
+        assert_eq!(reply.headers["retry-after"], "1");
+        assert!(
+            reply.json().get("status").is_none(),
+            "no verdict without its row"
+        );
+    }
+    assert!(
+        fake.request_count() <= requests_before + 1,
+        "while the store is known down no backend call is spent"
+    );
+    let reply = service.get("/readyz").await;
+    assert_eq!(reply.status, 503);
+    assert_eq!(reply.json()["status"], "not_ready");
+    assert_eq!(service.get("/healthz").await.status, 200, "still alive");
+    let reply = service.get("/v1/reviews").await;
+    assert_eq!(reply.status, 503);
+
+    shell(start).await;
+    let mut ready = false;
+    for _ in 0..50 {
+        if service.get("/readyz").await.status == 200 {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(ready, "ready again once PostgreSQL is back");
+    for _ in 0..3 {
+        let reply = service.review("refund-answer-v1", &body).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        answered.push(reply.json()["review_id"].as_str().unwrap().to_owned());
+    }
+    // Exactly the answered reviews are in the store.
+    let filter = Filter {
+        reference: Some("down-test".into()),
+        ..Filter::default()
+    };
+    assert_eq!(store.count(&filter).await.unwrap(), answered.len() as u64);
+    for id in &answered {
+        assert!(
+            store.get(id.parse().unwrap()).await.unwrap().is_some(),
+            "{id}"
+        );
+    }
+    service.stop().await.unwrap();
+    store.close().await;
+}

@@ -1,0 +1,29 @@
+//! The jevjudge decision log: every review the service answers, kept on SQLite or
+//! PostgreSQL and read back by id or by filters.
+//!
+//! - [`StoreUrl`]: `sqlite:PATH` (one process; the file is created with mode 0600) or
+//!   `postgresql://…` (replicas share one database).
+//! - [`Store::open`] connects and applies the versioned migrations ([`SCHEMA_VERSION`]); a
+//!   database migrated by a newer jevjudge is refused with [`StoreError::SchemaTooNew`].
+//! - [`Store::insert`] writes a [`NewReview`] (committed when it returns); [`Store::get`] and
+//!   [`Store::list`] read [`Review`]s back, newest first, with an opaque [`Cursor`];
+//!   [`Store::erase_state_before`] applies a retention to kept state text;
+//!   [`Store::export_records`] rebuilds replayable `.jevl` records; [`Store::ping`] is the
+//!   health check.
+//!
+//! One code path serves both databases: sqlx's `Any` driver with runtime queries, `$N`
+//! placeholders, and only `TEXT` and `BIGINT` columns. No secret is ever stored; state text
+//! only in [`NewReview::kept`], which the caller fills only when asked to.
+
+mod review;
+mod schema;
+mod store;
+mod url;
+
+pub use review::{
+    Cursor, CursorError, Filter, KeptState, MAX_REFERENCE_CHARS, NewReview, Page, Review, ReviewId,
+    ReviewIdError, STATUSES, check_reference, parse_time,
+};
+pub use schema::SCHEMA_VERSION;
+pub use store::{MAX_PAGE, Migrated, Store, StoreError, StoreKind};
+pub use url::{StoreUrl, StoreUrlError};

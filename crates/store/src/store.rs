@@ -1,0 +1,572 @@
+//! The store: one code path over SQLite and PostgreSQL (sqlx's `Any` driver, runtime queries).
+
+use std::{
+    path::Path,
+    sync::Once,
+    time::{Duration, SystemTime},
+};
+
+use jevjudge_wire::{Usage, record::Record};
+use serde_json::{Map, Value};
+use sqlx::{
+    AnyPool, Executor as _, Row as _,
+    any::{AnyPoolOptions, AnyRow},
+};
+
+use crate::{
+    Cursor, Filter, NewReview, Page, Review, ReviewId, StoreUrl,
+    review::{rfc3339_millis, unix_millis},
+    schema::{MIGRATIONS, SCHEMA_VERSION},
+};
+
+/// How long a write or read waits for a connection before the store counts as unavailable.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Connections to PostgreSQL per process.
+const PG_CONNECTIONS: u32 = 16;
+/// Connections to an SQLite file (writes are serialised by SQLite itself).
+const SQLITE_CONNECTIONS: u32 = 4;
+/// The most reviews one page holds.
+pub const MAX_PAGE: u32 = 500;
+/// Rows fetched per batch when exporting.
+const EXPORT_BATCH: i64 = 200;
+/// A fixed key for PostgreSQL's advisory lock, so replicas migrate one at a time.
+const MIGRATION_LOCK: i64 = 0x6a65_766a_7564_6765;
+
+/// Why the store could not do something. Messages hold no password and no state text.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The database cannot be reached or refused the statement.
+    #[error("the store is unavailable: {0}")]
+    Unavailable(String),
+    /// The database was migrated by a newer jevjudge.
+    #[error(
+        "the store's schema is version {found}, newer than this jevjudge knows ({known}); \
+         run a jevjudge at least as new as the one that migrated it"
+    )]
+    SchemaTooNew {
+        /// The database's schema version.
+        found: i64,
+        /// The newest version this binary knows.
+        known: i64,
+    },
+    /// The database's schema is older than this binary needs (run `jevjudge store migrate`).
+    #[error(
+        "the store's schema is version {found}, older than this jevjudge needs ({known}); \
+         run `jevjudge store migrate --store URL`"
+    )]
+    SchemaOutdated {
+        /// The database's schema version.
+        found: i64,
+        /// The version this binary needs.
+        known: i64,
+    },
+    /// The SQLite file could not be created.
+    #[error("cannot create the SQLite file {path}: {reason}")]
+    Create {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A stored row could not be read back (a column of the wrong type or bad JSON).
+    #[error("a stored review could not be read: {0}")]
+    Corrupt(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> StoreError {
+        StoreError::Unavailable(error.to_string())
+    }
+}
+
+/// Which database a [`Store`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// An SQLite file.
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+/// A connection pool to the decision log; cheap to clone (clones share the pool).
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    kind: StoreKind,
+}
+
+/// What [`Store::migrate`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migrated {
+    /// The schema version before (0 for an empty database).
+    pub from: i64,
+    /// The schema version after.
+    pub to: i64,
+}
+
+impl Store {
+    /// Connects without touching the schema (the SQLite file is created, mode 0600, when
+    /// missing). Nothing is checked until the first statement.
+    pub async fn connect(url: &StoreUrl) -> Result<Store, StoreError> {
+        static DRIVERS: Once = Once::new();
+        DRIVERS.call_once(sqlx::any::install_default_drivers);
+        let (connection, kind) = match url {
+            StoreUrl::Sqlite(path) => (sqlite_url(path)?, StoreKind::Sqlite),
+            StoreUrl::Postgres(url) => (url.clone(), StoreKind::Postgres),
+        };
+        let options = AnyPoolOptions::new()
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .min_connections(0);
+        let options =
+            match kind {
+                StoreKind::Postgres => options.max_connections(PG_CONNECTIONS),
+                StoreKind::Sqlite => options.max_connections(SQLITE_CONNECTIONS).after_connect(
+                    |connection, _meta| {
+                        Box::pin(async move {
+                            connection
+                                .execute(
+                                    "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; \
+                                 PRAGMA synchronous = NORMAL;",
+                                )
+                                .await?;
+                            Ok(())
+                        })
+                    },
+                ),
+            };
+        let pool = options.connect_lazy(&connection)?;
+        Ok(Store { pool, kind })
+    }
+
+    /// Connects and brings the schema up to date ([`Store::migrate`]); a database migrated
+    /// by a newer jevjudge is refused.
+    pub async fn open(url: &StoreUrl) -> Result<Store, StoreError> {
+        let store = Store::connect(url).await?;
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Which database this is.
+    pub fn kind(&self) -> StoreKind {
+        self.kind
+    }
+
+    /// The schema version of the database (0 when it has none yet).
+    pub async fn schema_version(&self) -> Result<i64, StoreError> {
+        self.pool
+            .execute(
+                "CREATE TABLE IF NOT EXISTS jevjudge_schema \
+                 (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+            )
+            .await?;
+        let row = sqlx::query("SELECT MAX(version) AS version FROM jevjudge_schema")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get::<Option<i64>, _>("version")?.unwrap_or(0))
+    }
+
+    /// Refuses a schema that is not exactly the one this binary knows.
+    pub async fn check_schema(&self) -> Result<(), StoreError> {
+        let found = self.schema_version().await?;
+        match found.cmp(&SCHEMA_VERSION) {
+            std::cmp::Ordering::Equal => Ok(()),
+            std::cmp::Ordering::Greater => Err(StoreError::SchemaTooNew {
+                found,
+                known: SCHEMA_VERSION,
+            }),
+            std::cmp::Ordering::Less => Err(StoreError::SchemaOutdated {
+                found,
+                known: SCHEMA_VERSION,
+            }),
+        }
+    }
+
+    /// Applies every migration the database lacks, each in one transaction (on PostgreSQL
+    /// under an advisory lock, so replicas starting together migrate once). A database whose
+    /// schema is newer than this binary knows is refused and left untouched.
+    pub async fn migrate(&self) -> Result<Migrated, StoreError> {
+        let from = self.schema_version().await?;
+        if from > SCHEMA_VERSION {
+            return Err(StoreError::SchemaTooNew {
+                found: from,
+                known: SCHEMA_VERSION,
+            });
+        }
+        for (index, (name, statements)) in MIGRATIONS.iter().enumerate() {
+            let version = index as i64 + 1;
+            if version <= from {
+                continue;
+            }
+            // SQLite: take the write lock at once, so two openers queue instead of deadlocking.
+            let mut transaction = match self.kind {
+                StoreKind::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+                StoreKind::Postgres => self.pool.begin().await?,
+            };
+            if self.kind == StoreKind::Postgres {
+                sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                    .bind(MIGRATION_LOCK)
+                    .execute(&mut *transaction)
+                    .await?;
+            }
+            // Another replica may have applied it while this one waited for the lock.
+            let applied =
+                sqlx::query("SELECT COUNT(*) AS n FROM jevjudge_schema WHERE version = $1")
+                    .bind(version)
+                    .fetch_one(&mut *transaction)
+                    .await?
+                    .try_get::<i64, _>("n")?;
+            if applied == 0 {
+                for statement in *statements {
+                    transaction.execute(*statement).await?;
+                }
+                sqlx::query(
+                    "INSERT INTO jevjudge_schema (version, name, applied_at) VALUES ($1, $2, $3)",
+                )
+                .bind(version)
+                .bind(*name)
+                .bind(unix_millis(SystemTime::now()))
+                .execute(&mut *transaction)
+                .await?;
+            }
+            transaction.commit().await?;
+        }
+        Ok(Migrated {
+            from,
+            to: SCHEMA_VERSION,
+        })
+    }
+
+    /// `SELECT 1`: whether the store can take statements now.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.pool.execute("SELECT 1").await?;
+        Ok(())
+    }
+
+    /// Keeps a definition's questions under its digest (once), so exported records can be
+    /// rebuilt; definitions hold no state and no secret.
+    pub async fn put_definition(
+        &self,
+        digest: &str,
+        version: &str,
+        questions: &Value,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO definitions (digest, version, questions, first_seen_at) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT (digest) DO NOTHING",
+        )
+        .bind(digest)
+        .bind(version)
+        .bind(questions.to_string())
+        .bind(unix_millis(SystemTime::now()))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Writes one review; when this returns `Ok` the row is committed.
+    pub async fn insert(&self, review: &NewReview) -> Result<(), StoreError> {
+        let (state, answers, requested_model) = match &review.kept {
+            Some(kept) => (
+                Some(kept.state.to_string()),
+                kept.answers
+                    .as_ref()
+                    .map(|a| Value::Object(a.clone()).to_string()),
+                Some(kept.requested_model.clone()),
+            ),
+            None => (None, None, None),
+        };
+        let elapsed = i64::try_from(review.elapsed.as_micros()).unwrap_or(i64::MAX);
+        sqlx::query(
+            "INSERT INTO reviews (id, received_at, definition_version, definition_digest, \
+             state_digest, reference, status, error, detail, findings, model, input_tokens, \
+             output_tokens, elapsed_micros, request_id, backend, state, answers, \
+             requested_model) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+             $14, $15, $16, $17, $18, $19)",
+        )
+        .bind(review.id.to_string())
+        .bind(unix_millis(review.id.received_at()))
+        .bind(&review.definition_version)
+        .bind(&review.definition_digest)
+        .bind(&review.state_digest)
+        .bind(&review.reference)
+        .bind(&review.status)
+        .bind(&review.error)
+        .bind(&review.detail)
+        .bind(review.findings.to_string())
+        .bind(&review.model)
+        .bind(review.usage.map(|u| clamp(u.input_tokens)))
+        .bind(review.usage.map(|u| clamp(u.output_tokens)))
+        .bind(elapsed)
+        .bind(&review.request_id)
+        .bind(&review.backend)
+        .bind(state)
+        .bind(answers)
+        .bind(requested_model)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The review with this id.
+    pub async fn get(&self, id: ReviewId) -> Result<Option<Review>, StoreError> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM reviews WHERE id = $1"))
+            .bind(id.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| review_of(&row)).transpose()
+    }
+
+    /// Up to `limit` reviews (1 to [`MAX_PAGE`]) matching `filter`, newest first, after
+    /// `cursor` (the previous page's `next_cursor`).
+    pub async fn list(
+        &self,
+        filter: &Filter,
+        limit: u32,
+        cursor: Option<Cursor>,
+    ) -> Result<Page, StoreError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        let (clause, binds) = where_clause(filter, cursor);
+        let sql = format!(
+            "SELECT {COLUMNS} FROM reviews{clause} ORDER BY id DESC LIMIT ${}",
+            binds.len() + 1
+        );
+        let mut query = sqlx::query(&sql);
+        for bind in binds {
+            query = match bind {
+                Bind::Text(text) => query.bind(text),
+                Bind::Int(int) => query.bind(int),
+            };
+        }
+        let rows = query
+            .bind(i64::from(limit) + 1)
+            .fetch_all(&self.pool)
+            .await?;
+        let mut reviews = rows.iter().map(review_of).collect::<Result<Vec<_>, _>>()?;
+        let next_cursor = if reviews.len() > limit as usize {
+            reviews.truncate(limit as usize);
+            reviews
+                .last()
+                .map(|review| Cursor::after(review.review_id).to_string())
+        } else {
+            None
+        };
+        Ok(Page {
+            reviews,
+            next_cursor,
+        })
+    }
+
+    /// How many reviews match `filter`.
+    pub async fn count(&self, filter: &Filter) -> Result<u64, StoreError> {
+        let (clause, binds) = where_clause(filter, None);
+        let sql = format!("SELECT COUNT(*) AS n FROM reviews{clause}");
+        let mut query = sqlx::query(&sql);
+        for bind in binds {
+            query = match bind {
+                Bind::Text(text) => query.bind(text),
+                Bind::Int(int) => query.bind(int),
+            };
+        }
+        let n: i64 = query.fetch_one(&self.pool).await?.try_get("n")?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    /// Erases the state text (and kept answers) of reviews received before `cutoff`;
+    /// verdicts stay. Returns how many reviews lost their state.
+    pub async fn erase_state_before(&self, cutoff: SystemTime) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "UPDATE reviews SET state = NULL, answers = NULL, state_erased_at = $1 \
+             WHERE received_at < $2 AND state IS NOT NULL",
+        )
+        .bind(unix_millis(SystemTime::now()))
+        .bind(unix_millis(cutoff))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Replayable `.jevl` records of the reviews whose state and answers are kept, oldest
+    /// first, in batches: `each` gets every record; returns how many there were.
+    pub async fn export_records(
+        &self,
+        mut each: impl FnMut(Record) -> Result<(), StoreError>,
+    ) -> Result<u64, StoreError> {
+        let mut after = String::new();
+        let mut count = 0;
+        loop {
+            let rows = sqlx::query(
+                "SELECT r.id AS id, r.received_at AS received_at, r.model AS model, \
+                 r.requested_model AS requested_model, r.state AS state, r.answers AS answers, \
+                 r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, \
+                 d.questions AS questions FROM reviews r JOIN definitions d \
+                 ON d.digest = r.definition_digest \
+                 WHERE r.state IS NOT NULL AND r.answers IS NOT NULL AND r.model IS NOT NULL \
+                 AND r.id > $1 ORDER BY r.id LIMIT $2",
+            )
+            .bind(&after)
+            .bind(EXPORT_BATCH)
+            .fetch_all(&self.pool)
+            .await?;
+            let Some(last) = rows.last() else {
+                return Ok(count);
+            };
+            after = last.try_get("id")?;
+            for row in &rows {
+                each(record_of(row)?)?;
+                count += 1;
+            }
+        }
+    }
+
+    /// Closes every connection.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Creates the SQLite file (mode 0600) when missing, and returns sqlx's URL for it.
+fn sqlite_url(path: &Path) -> Result<String, StoreError> {
+    let create_error = |reason: String| StoreError::Create {
+        path: path.display().to_string(),
+        reason,
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(create_error(error.to_string())),
+    }
+    let absolute = std::path::absolute(path).map_err(|e| create_error(e.to_string()))?;
+    let text = absolute
+        .to_str()
+        .ok_or_else(|| create_error("the path is not valid UTF-8".to_owned()))?;
+    let mut encoded = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' | '?' | '#' | ' ' => encoded.push_str(&format!("%{:02X}", c as u32)),
+            c => encoded.push(c),
+        }
+    }
+    Ok(format!("sqlite://{encoded}"))
+}
+
+fn clamp(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+const COLUMNS: &str = "id, received_at, definition_version, definition_digest, state_digest, \
+    reference, status, error, detail, findings, model, input_tokens, output_tokens, \
+    elapsed_micros, request_id, backend, state_erased_at, \
+    CASE WHEN state IS NULL THEN 0 ELSE 1 END AS state_kept";
+
+enum Bind {
+    Text(String),
+    Int(i64),
+}
+
+/// ` WHERE …` with `$1…$n` for the filters given, and the values to bind in order.
+fn where_clause(filter: &Filter, cursor: Option<Cursor>) -> (String, Vec<Bind>) {
+    let mut conditions = Vec::new();
+    let mut binds = Vec::new();
+    let mut add = |column: &str, operator: &str, bind: Bind| {
+        binds.push(bind);
+        conditions.push(format!("{column} {operator} ${}", binds.len()));
+    };
+    if let Some(reference) = &filter.reference {
+        add("reference", "=", Bind::Text(reference.clone()));
+    }
+    if let Some(version) = &filter.version {
+        add("definition_version", "=", Bind::Text(version.clone()));
+    }
+    if let Some(status) = &filter.status {
+        add("status", "=", Bind::Text(status.clone()));
+    }
+    if let Some(since) = filter.since {
+        add("received_at", ">=", Bind::Int(unix_millis(since)));
+    }
+    if let Some(cursor) = cursor {
+        add("id", "<", Bind::Text(cursor.0.to_string()));
+    }
+    if conditions.is_empty() {
+        (String::new(), binds)
+    } else {
+        (format!(" WHERE {}", conditions.join(" AND ")), binds)
+    }
+}
+
+fn corrupt(what: &str) -> StoreError {
+    StoreError::Corrupt(what.to_owned())
+}
+
+fn usage_of(row: &AnyRow) -> Result<Option<Usage>, StoreError> {
+    let input: Option<i64> = row.try_get("input_tokens")?;
+    let output: Option<i64> = row.try_get("output_tokens")?;
+    Ok(match (input, output) {
+        (Some(input), Some(output)) => Some(Usage {
+            input_tokens: u64::try_from(input).map_err(|_| corrupt("input_tokens"))?,
+            output_tokens: u64::try_from(output).map_err(|_| corrupt("output_tokens"))?,
+        }),
+        _ => None,
+    })
+}
+
+fn review_of(row: &AnyRow) -> Result<Review, StoreError> {
+    let id: String = row.try_get("id")?;
+    let findings: String = row.try_get("findings")?;
+    let elapsed: i64 = row.try_get("elapsed_micros")?;
+    let state_kept: i32 = row.try_get("state_kept")?;
+    let erased: Option<i64> = row.try_get("state_erased_at")?;
+    Ok(Review {
+        review_id: id.parse().map_err(|_| corrupt("id"))?,
+        received_at: rfc3339_millis(row.try_get("received_at")?),
+        definition_version: row.try_get("definition_version")?,
+        definition_digest: row.try_get("definition_digest")?,
+        state_digest: row.try_get("state_digest")?,
+        reference: row.try_get("reference")?,
+        status: row.try_get("status")?,
+        error: row.try_get("error")?,
+        detail: row.try_get("detail")?,
+        findings: serde_json::from_str(&findings).map_err(|_| corrupt("findings"))?,
+        model: row.try_get("model")?,
+        usage: usage_of(row)?,
+        elapsed_millis: elapsed as f64 / 1e3,
+        request_id: row.try_get("request_id")?,
+        backend: row.try_get("backend")?,
+        state_kept: state_kept != 0,
+        state_erased_at: erased.map(rfc3339_millis),
+    })
+}
+
+fn record_of(row: &AnyRow) -> Result<Record, StoreError> {
+    let json = |column: &str| -> Result<Value, StoreError> {
+        let text: String = row.try_get(column)?;
+        serde_json::from_str(&text).map_err(|_| corrupt(column))
+    };
+    let object = |column: &str| -> Result<Map<String, Value>, StoreError> {
+        match json(column)? {
+            Value::Object(map) => Ok(map),
+            _ => Err(corrupt(column)),
+        }
+    };
+    let model: String = row.try_get("model")?;
+    let requested: Option<String> = row.try_get("requested_model")?;
+    let received: i64 = row.try_get("received_at")?;
+    let ts = humantime::format_rfc3339_seconds(
+        std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(received).unwrap_or(0)),
+    )
+    .to_string();
+    Record::new(
+        &model,
+        requested.as_deref().unwrap_or(&model),
+        json("state")?,
+        object("questions")?,
+        object("answers")?,
+        usage_of(row)?.map(Usage::to_json),
+        ts,
+    )
+    .map_err(|_| corrupt("state"))
+}
