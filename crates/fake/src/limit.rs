@@ -310,7 +310,8 @@ mod tests {
         // request bucket keeps its last slot for a small one.
         let limiter = limiter(Config {
             rate_limit: rate("2/m"),
-            token_rate: rate("100/m"),
+            burst: Some(2),
+            token_rate: rate("100/s"),
             ..Config::default()
         });
         let now = Instant::now();
@@ -324,7 +325,7 @@ mod tests {
     fn overload_is_server_wide_and_counts_only_admitted_requests() {
         let limiter = limiter(Config {
             rate_limit: rate("1/m"),
-            overload_rate: rate("2/m"),
+            overload_rate: rate("2/s"),
             burst: Some(1),
             ..Config::default()
         });
