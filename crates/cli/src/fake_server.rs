@@ -45,6 +45,17 @@ pub struct Args {
     #[arg(long, value_name = "FILE.jevl")]
     replay: Option<PathBuf>,
 
+    /// Vary repeated identical requests: every probability moves by Gaussian noise of this
+    /// standard deviation (0 < SD ≤ 1) around the deterministic answer, clamped to [0, 1]
+    /// (choice and score probabilities then rescaled to sum 1). Reproducible: the k-th repeat
+    /// of a request gets the same answer for the same --seed. Default: no noise.
+    #[arg(long, value_name = "SD", value_parser = parse_noise)]
+    noise: Option<f64>,
+
+    /// The seed of --noise. Default: 0.
+    #[arg(long, value_name = "N", requires = "noise")]
+    seed: Option<u64>,
+
     /// Limit each key (each `Authorization` value; requests without one share a limit) to this
     /// many requests, like `200/s` or `1200/m`; beyond it answer 429 at once (a token bucket).
     #[arg(long, value_name = "RATE")]
@@ -76,6 +87,8 @@ impl fmt::Debug for Args {
             .field("key", &self.key.as_ref().map(|_| "<redacted>"))
             .field("latency", &self.latency)
             .field("replay", &self.replay)
+            .field("noise", &self.noise)
+            .field("seed", &self.seed)
             .field("rate_limit", &self.rate_limit)
             .field("burst", &self.burst)
             .field("token_rate", &self.token_rate)
@@ -100,6 +113,16 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
+/// A noise standard deviation: a number in (0, 1].
+fn parse_noise(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(sd) if sd > 0.0 && sd <= 1.0 => Ok(sd),
+        _ => Err(format!(
+            "`{text}` is not a standard deviation in (0, 1], like 0.05"
+        )),
+    }
+}
+
 fn config(args: &Args) -> anyhow::Result<Config> {
     let key = match args.key.as_deref().map(str::trim) {
         None => None,
@@ -116,12 +139,13 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         key,
         latency: Duration::from_millis(args.latency),
         replay,
+        noise: args.noise,
+        seed: args.seed.unwrap_or(0),
         rate_limit: args.rate_limit,
         burst: args.burst,
         token_rate: args.token_rate,
         overload_rate: args.overload_rate,
         retry_after: args.retry_after,
-        ..Config::default()
     })
 }
 
@@ -222,6 +246,24 @@ mod tests {
             &["--burst", "3"],
             &["--rate-limit", "1/s", "--burst", "0"],
             &["--retry-after", "-1"],
+        ] {
+            assert!(parse(argv).is_err(), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn noise_and_seed_become_the_config() {
+        let config = config_of(&["--noise", "0.05", "--seed", "42"]);
+        assert_eq!((config.noise, config.seed), (Some(0.05), 42));
+        let unseeded = config_of(&["--noise", "1"]);
+        assert_eq!((unseeded.noise, unseeded.seed), (Some(1.0), 0));
+        assert_eq!(config_of(&[]).noise, None);
+        for argv in [
+            &["--noise", "0"][..],
+            &["--noise", "1.5"],
+            &["--noise", "NaN"],
+            &["--noise", "-0.1"],
+            &["--seed", "3"],
         ] {
             assert!(parse(argv).is_err(), "{argv:?}");
         }

@@ -63,6 +63,7 @@ mod fault;
 mod hash;
 mod journal;
 mod limit;
+mod noise;
 mod plan;
 mod rate;
 mod rejection;

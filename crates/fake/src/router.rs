@@ -80,7 +80,7 @@ async fn systemone(State(state): State<FakeState>, headers: HeaderMap, body: Byt
     }
     let outcome = authorized
         .and_then(|()| validation::parse(&body))
-        .and_then(|request| answer_with(&request, config.noise, config.replay.as_ref()));
+        .and_then(|request| answer_with(&request, state.noise(), config.replay.as_ref()));
     match outcome {
         Err(rejection) => reply::rejection(&rejection),
         Ok(mut answer) => {

@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::fault::Fault;
 use crate::journal::{Journal, JournalEntry};
 use crate::limit::Limiter;
+use crate::noise::NoiseSource;
 use crate::plan::FaultPlan;
 
 /// The state behind [`crate::app`]: cheap to clone, shared by every request.
@@ -24,6 +25,7 @@ pub struct FakeState {
 struct Inner {
     config: Config,
     limiter: Option<Limiter>,
+    noise: Option<NoiseSource>,
     plan: Mutex<Cursor>,
     journal: Journal,
     posts: AtomicUsize,
@@ -44,6 +46,7 @@ impl FakeState {
         Self {
             inner: Arc::new(Inner {
                 limiter: Limiter::from_config(&config),
+                noise: NoiseSource::new(config.noise, config.seed),
                 config,
                 plan: Mutex::new(Cursor::default()),
                 journal: Journal::default(),
@@ -80,6 +83,10 @@ impl FakeState {
 
     pub(crate) fn limiter(&self) -> Option<&Limiter> {
         self.inner.limiter.as_ref()
+    }
+
+    pub(crate) fn noise(&self) -> Option<&NoiseSource> {
+        self.inner.noise.as_ref()
     }
 
     pub(crate) fn record(&self, entry: JournalEntry) {
