@@ -1231,6 +1231,7 @@ mod tests {
             backend,
             complete: true,
             wall_millis: None,
+            stopped: None,
             overall,
             scenarios,
             rows,

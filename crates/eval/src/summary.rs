@@ -35,6 +35,10 @@ pub struct Summary {
     /// input_tokens × price ÷ 1e6, only when the user gave a price; covers the known rows only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    /// HTTP attempts of this session against the live API, by outcome (overall only; absent
+    /// for offline backends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<jevjudge_client::limit::AttemptCounts>,
 }
 
 impl Summary {
@@ -142,6 +146,7 @@ impl SummaryBuilder {
             cost: price_per_million_input
                 .zip(input_tokens)
                 .map(|(price, tokens)| tokens as f64 * price / 1_000_000.0),
+            attempts: None,
         }
     }
 }
