@@ -4,7 +4,7 @@
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use anyhow::{Context, bail};
-use jevjudge_client::{ApiKey, AttemptHook, Client, ConfigError};
+use jevjudge_client::{ApiKey, AttemptHook, Client, ConfigError, limit::Limiter};
 use jevjudge_judge::{
     Backend, BackendError, BackendFuture, BackendKind, RecordWriter, Recording, ReplayBackend,
     SystemOneBackend,
@@ -97,6 +97,16 @@ impl BackendArgs {
         &self,
         on_attempt: Option<AttemptHook>,
     ) -> anyhow::Result<ResolvedBackend> {
+        self.resolve_limited(on_attempt, None)
+    }
+
+    /// Builds the backend like [`BackendArgs::resolve_with_hook`]; the live client also reports
+    /// every attempt to `limiter` and paces its retries through it (issue 11).
+    pub fn resolve_limited(
+        &self,
+        on_attempt: Option<AttemptHook>,
+        limiter: Option<Arc<Limiter>>,
+    ) -> anyhow::Result<ResolvedBackend> {
         let (backend, kind): (Arc<dyn Backend>, BackendKind) = if let Some(path) = &self.replay {
             let replay = ReplayBackend::open(path, &self.model)
                 .map_err(|e| InputError(format!("--replay: {e}")))?;
@@ -110,7 +120,7 @@ impl BackendArgs {
         } else if self.fake {
             (Arc::new(FakeBackend), BackendKind::Fake)
         } else {
-            let client = self.client_with(on_attempt)?;
+            let client = self.client_with(on_attempt, limiter)?;
             (
                 Arc::new(SystemOneBackend::new(client)),
                 BackendKind::Systemone,
@@ -147,7 +157,11 @@ impl BackendArgs {
     }
 
     /// The live client, key from the environment only; `on_attempt` sees every attempt.
-    fn client_with(&self, on_attempt: Option<AttemptHook>) -> anyhow::Result<Client> {
+    fn client_with(
+        &self,
+        on_attempt: Option<AttemptHook>,
+        limiter: Option<Arc<Limiter>>,
+    ) -> anyhow::Result<Client> {
         let key = match &self.api_key_env {
             Some(name) => ApiKey::from_env_var(name)
                 .map_err(|e| InputError(e.to_string()))?
@@ -179,6 +193,9 @@ impl BackendArgs {
         }
         if let Some(hook) = on_attempt {
             builder = builder.on_attempt(hook);
+        }
+        if let Some(limiter) = limiter {
+            builder = builder.limiter(limiter);
         }
         builder
             .build()

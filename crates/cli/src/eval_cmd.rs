@@ -7,6 +7,7 @@ use std::{
 };
 
 use anyhow::Context;
+use jevjudge_client::limit::Limiter;
 use jevjudge_eval::{
     Case, JevEvaluator, MAX_CASES, Report, Row, RunObserver, Runner,
     junit::to_junit,
@@ -14,12 +15,14 @@ use jevjudge_eval::{
     rows_file::{CasesDigest, RowsHeader, RowsWriter, read_rows},
     summarize,
 };
-use jevjudge_judge::{Definition, Judge, Status};
+use jevjudge_judge::{BackendKind, Definition, Judge, Status};
 
 use crate::{
     InputError,
     backend::{BackendArgs, parse_positive_duration, report_recording},
-    exit, output,
+    exit,
+    limits::{self, LimitArgs},
+    output,
 };
 
 /// Options of `jevjudge eval`.
@@ -27,7 +30,9 @@ use crate::{
 #[command(
     after_help = "Exit status: 0 the run completed and every gate held; 1 a gate failed; \
     2 invalid input or configuration (nothing was sent); 5 interrupted (Ctrl-C), after writing \
-    what finished."
+    what finished; 6 the API key was refused (401/403): no new review started, the rest are not \
+    run, --resume continues once the key is fixed; 7 a spending cap (--max-input-tokens, \
+    --max-cost) stopped the run, --resume continues."
 )]
 pub struct Args {
     /// The definition file (.toml or .json).
@@ -101,6 +106,9 @@ pub struct Args {
 
     #[command(flatten)]
     pub backend: BackendArgs,
+
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Maps the runner's positions (within the cases that run) to input indexes, and writes rows.
@@ -177,7 +185,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .then(|| jevjudge_eval::html::case_texts(&kept));
     let header = RowsHeader::from_digest(&definition, digest);
 
-    let resolved = args.backend.resolve()?;
+    let limit_config = args
+        .limits
+        .config(args.concurrency, args.price_per_million_input)?;
+    let limiter = Limiter::new(limit_config);
+    let runner = runner.limiter(
+        limiter.clone(),
+        limits::estimator(&definition, &args.backend.model),
+    );
+    let resolved = args.backend.resolve_limited(None, Some(limiter.clone()))?;
     let backend_kind = resolved.kind;
     let judge = Judge::new(resolved.backend, args.budget).map_err(|e| InputError(e.to_string()))?;
     let evaluator = JevEvaluator::new(judge, definition.clone());
@@ -215,6 +231,14 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             if args.retry_errors {
                 previous.retain(|_, (_, row)| row.verdict.status != Status::Error);
             }
+            // The spending cap covers the whole run, the rows already spent included.
+            limiter.record_input_tokens(
+                previous
+                    .values()
+                    .filter_map(|(_, row)| row.verdict.usage)
+                    .map(|usage| usage.input_tokens)
+                    .sum(),
+            );
             Some(
                 RowsWriter::append(path)
                     .with_context(|| format!("cannot append to {}", path.display()))?,
@@ -241,6 +265,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         progress: &progress,
     };
     let interrupted = output::interrupted();
+    let watcher = limits::watch(&progress, limiter.clone());
     let run = if streaming {
         let todo_set: HashSet<usize> = todo.iter().copied().collect();
         let cases = output::stream_cases(&args.cases)?
@@ -257,6 +282,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             .run_checked(&evaluator, cases, observer, interrupted)
             .await
     };
+    watcher.abort();
     progress.finish_and_clear();
     if let Some(error) = rows_writer.as_mut().and_then(RowsWriter::take_error) {
         eprintln!("jevjudge: error: rows could not all be written to the rows file: {error}");
@@ -265,6 +291,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     // Merge the resumed rows with the new ones, in input order.
     let complete = run.complete;
     let wall = run.wall;
+    let stopped = run.stopped;
     let (overall, scenarios, rows) = if previous.is_empty() {
         (run.overall, run.scenarios, run.rows)
     } else {
@@ -301,12 +328,17 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             if streaming { Vec::new() } else { rows },
         )
     };
+    let mut overall = overall;
+    if backend_kind == BackendKind::Systemone {
+        overall.attempts = Some(limiter.snapshot().attempts);
+    }
     let report = Report {
         format: jevjudge_eval::REPORT_FORMAT.to_owned(),
         definition_version: definition.version().to_owned(),
         backend: backend_kind,
         complete,
         wall_millis: Some(wall.as_secs_f64() * 1e3),
+        stopped,
         overall,
         scenarios,
         rows,
@@ -332,6 +364,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         output::human_summary(&report, &gates, rows_path.as_deref())
     );
     report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
+    if let Some(stop) = &stopped {
+        let not_run = ids.len().saturating_sub(report.overall.total as usize);
+        let hint = match &rows_path {
+            Some(path) => format!(" (rows in {})", path.display()),
+            None => " (give --report or --rows next time to keep the finished rows)".to_owned(),
+        };
+        eprintln!("{}", limits::stop_line(stop, not_run, &hint));
+        return Ok(limits::exit_code(stop));
+    }
     if !complete {
         eprintln!(
             "jevjudge: interrupted: {} of {} cases finished{}",

@@ -9,6 +9,7 @@ mod exit;
 mod fake_server;
 mod import_cmd;
 mod judge_cmd;
+mod limits;
 mod output;
 mod report_cmd;
 mod serve_cmd;
