@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use crate::config::Config;
 use crate::fault::Fault;
 use crate::journal::{Journal, JournalEntry};
+use crate::limit::Limiter;
 use crate::plan::FaultPlan;
 
 /// The state behind [`crate::app`]: cheap to clone, shared by every request.
@@ -22,6 +23,7 @@ pub struct FakeState {
 
 struct Inner {
     config: Config,
+    limiter: Option<Limiter>,
     plan: Mutex<Cursor>,
     journal: Journal,
     posts: AtomicUsize,
@@ -41,6 +43,7 @@ impl FakeState {
         let (shutdown, _) = watch::channel(false);
         Self {
             inner: Arc::new(Inner {
+                limiter: Limiter::from_config(&config),
                 config,
                 plan: Mutex::new(Cursor::default()),
                 journal: Journal::default(),
@@ -73,6 +76,10 @@ impl FakeState {
 
     pub(crate) fn config(&self) -> &Config {
         &self.inner.config
+    }
+
+    pub(crate) fn limiter(&self) -> Option<&Limiter> {
+        self.inner.limiter.as_ref()
     }
 
     pub(crate) fn record(&self, entry: JournalEntry) {
