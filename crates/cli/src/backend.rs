@@ -4,7 +4,7 @@
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use anyhow::{Context, bail};
-use jevjudge_client::{ApiKey, AttemptHook, Client, ConfigError};
+use jevjudge_client::{ApiKey, AttemptHook, Client, ConfigError, limit::Limiter};
 use jevjudge_judge::{
     Backend, BackendError, BackendFuture, BackendKind, RecordWriter, Recording, ReplayBackend,
     SystemOneBackend,
@@ -111,6 +111,16 @@ impl BackendArgs {
         &self,
         on_attempt: Option<AttemptHook>,
     ) -> anyhow::Result<ResolvedBackend> {
+        self.resolve_limited(on_attempt, None)
+    }
+
+    /// Builds the backend like [`BackendArgs::resolve_with_hook`]; the live client also reports
+    /// every attempt to `limiter` and paces its retries through it (issue 11).
+    pub fn resolve_limited(
+        &self,
+        on_attempt: Option<AttemptHook>,
+        limiter: Option<Arc<Limiter>>,
+    ) -> anyhow::Result<ResolvedBackend> {
         let mut model = self
             .model
             .clone()
@@ -186,7 +196,7 @@ impl BackendArgs {
         } else if self.fake {
             (Arc::new(FakeBackend), BackendKind::Fake)
         } else {
-            let client = self.client_with(&model, on_attempt)?;
+            let client = self.client_with(&model, on_attempt, limiter)?;
             (
                 Arc::new(SystemOneBackend::new(client)),
                 BackendKind::Systemone,
@@ -227,7 +237,12 @@ impl BackendArgs {
     }
 
     /// The live client, key from the environment only; `on_attempt` sees every attempt.
-    fn client_with(&self, model: &str, on_attempt: Option<AttemptHook>) -> anyhow::Result<Client> {
+    fn client_with(
+        &self,
+        model: &str,
+        on_attempt: Option<AttemptHook>,
+        limiter: Option<Arc<Limiter>>,
+    ) -> anyhow::Result<Client> {
         // A key pasted where the variable's name belongs must never be echoed back: only a
         // conventional variable name (A-Z, 0-9, _) is ever shown.
         let shown_var = |name: &str| -> String {
@@ -287,6 +302,9 @@ impl BackendArgs {
         }
         if let Some(hook) = on_attempt {
             builder = builder.on_attempt(hook);
+        }
+        if let Some(limiter) = limiter {
+            builder = builder.limiter(limiter);
         }
         builder
             .build()

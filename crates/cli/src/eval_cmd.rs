@@ -7,6 +7,7 @@ use std::{
 };
 
 use anyhow::Context;
+use jevjudge_client::limit::Limiter;
 use jevjudge_eval::{
     Case, JevEvaluator, MAX_CASES, Report, Row, RunObserver, Runner,
     junit::to_junit,
@@ -14,12 +15,14 @@ use jevjudge_eval::{
     rows_file::{CasesDigest, RowsHeader, RowsWriter, read_rows_for},
     summarize,
 };
-use jevjudge_judge::{Definition, Judge, Status};
+use jevjudge_judge::{BackendKind, Definition, Judge, Status};
 
 use crate::{
     InputError,
     backend::{BackendArgs, parse_positive_duration, report_recording},
-    exit, output,
+    exit,
+    limits::{self, LimitArgs},
+    output,
 };
 
 /// Options of `jevjudge eval`.
@@ -27,7 +30,10 @@ use crate::{
 #[command(
     after_help = "Exit status: 0 the run completed and every gate held; 1 a gate failed; \
     2 invalid input or configuration (nothing was sent); 4 every review errored (no valid \
-    result, whatever the gates); 5 interrupted (Ctrl-C), after writing what finished."
+    result, whatever the gates); 5 interrupted (Ctrl-C), after writing what finished; 6 the API \
+    key was refused (401/403): no new review started, the rest are not run, --resume continues \
+    once the key is fixed; 7 a spending cap (--max-input-tokens, --max-cost) stopped the run, \
+    --resume continues."
 )]
 pub struct Args {
     /// The definition file (.toml or .json).
@@ -101,6 +107,9 @@ pub struct Args {
 
     #[command(flatten)]
     pub backend: BackendArgs,
+
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Maps the runner's positions (within the cases that run) to input indexes, and writes rows.
@@ -219,7 +228,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .include_text
         .then(|| jevjudge_eval::html::case_texts(&kept));
 
-    let resolved = args.backend.resolve()?;
+    let limit_config = args
+        .limits
+        .config(args.concurrency, args.price_per_million_input)?;
+    let limiter = Limiter::new(limit_config);
+    let resolved = args.backend.resolve_limited(None, Some(limiter.clone()))?;
+    let runner = runner.limiter(
+        limiter.clone(),
+        limits::estimator(&definition, &resolved.model),
+    );
     let backend_kind = resolved.kind;
     let header = RowsHeader::from_digest(&definition, digest)
         .with_backend(backend_kind.to_string(), resolved.model.clone());
@@ -263,6 +280,14 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             if args.retry_errors {
                 previous.retain(|_, (_, row)| row.verdict.status != Status::Error);
             }
+            // The spending cap covers the whole run, the rows already spent included.
+            limiter.record_input_tokens(
+                previous
+                    .values()
+                    .filter_map(|(_, row)| row.verdict.usage)
+                    .map(|usage| usage.input_tokens)
+                    .sum(),
+            );
             Some(
                 RowsWriter::resume(path, found.whole_len)
                     .with_context(|| format!("cannot append to {}", path.display()))?,
@@ -289,6 +314,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         progress: &progress,
     };
     let interrupted = output::interrupted();
+    let watcher = limits::watch(&progress, limiter.clone());
     let run = if streaming {
         let todo_set: HashSet<usize> = todo.iter().copied().collect();
         let cases = output::stream_cases(&args.cases, limits.0)?
@@ -305,6 +331,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             .run_checked(&evaluator, cases, observer, interrupted)
             .await
     };
+    watcher.abort();
     progress.finish_and_clear();
     if let Some(writer) = rows_writer.as_mut() {
         let outcome = match writer.take_error() {
@@ -316,7 +343,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
     let reviews_this_run = run.overall.total;
-    if run.complete && (reviews_this_run as usize) < todo.len() {
+    if run.complete && run.stopped.is_none() && (reviews_this_run as usize) < todo.len() {
         // Only a streamed file that changed between the passes can come back short.
         return Err(anyhow::anyhow!(
             "{} changed while the run read it: {} of {} cases ran; rerun with --resume",
@@ -329,6 +356,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     // Merge the resumed rows with the new ones, in input order.
     let complete = run.complete;
     let wall = run.wall;
+    let stopped = run.stopped;
     let (overall, scenarios, rows) = if previous.is_empty() {
         (run.overall, run.scenarios, run.rows)
     } else {
@@ -360,12 +388,17 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             if streaming { Vec::new() } else { rows },
         )
     };
+    let mut overall = overall;
+    if backend_kind == BackendKind::Systemone {
+        overall.attempts = Some(limiter.snapshot().attempts);
+    }
     let report = Report {
         format: jevjudge_eval::REPORT_FORMAT.to_owned(),
         definition_version: definition.version().to_owned(),
         backend: backend_kind,
         complete,
         wall_millis: Some(wall.as_secs_f64() * 1e3),
+        stopped,
         overall,
         scenarios,
         rows,
@@ -403,6 +436,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         eprintln!("{hint}");
     }
     report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
+    if let Some(stop) = &stopped {
+        let not_run = ids.len().saturating_sub(report.overall.total as usize);
+        let hint = match &rows_path {
+            Some(path) => format!(" (rows in {})", path.display()),
+            None => " (give --report or --rows next time to keep the finished rows)".to_owned(),
+        };
+        eprintln!("{}", limits::stop_line(stop, not_run, &hint));
+        return Ok(limits::exit_code(stop));
+    }
     if !complete {
         eprintln!(
             "jevjudge: interrupted: {} of {} cases finished{}",

@@ -14,6 +14,10 @@ pub const INCONCLUSIVE: u8 = 3;
 pub const ERROR: u8 = 4;
 /// The run was interrupted (Ctrl-C) after writing what finished.
 pub const INTERRUPTED: u8 = 5;
+/// The API key was refused (401/403): no new review started; `--resume` continues once fixed.
+pub const KEY_REFUSED: u8 = 6;
+/// A spending cap (`--max-input-tokens`, `--max-cost`) stopped the run; `--resume` continues.
+pub const CAP_REACHED: u8 = 7;
 
 /// Turns one of the constants above into the process exit code.
 pub fn code(value: u8) -> ExitCode {

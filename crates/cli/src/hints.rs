@@ -121,6 +121,7 @@ mod tests {
             usage_known_rows: 0,
             cost: None,
             error_kinds: kinds.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect(),
+            attempts: None,
         }
     }
 

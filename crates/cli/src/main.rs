@@ -10,6 +10,7 @@ mod fake_server;
 mod hints;
 mod import_cmd;
 mod judge_cmd;
+mod limits;
 mod output;
 mod report_cmd;
 mod serve_cmd;

@@ -240,6 +240,8 @@ pub fn human_summary(
         },
         if report.complete {
             ""
+        } else if report.stopped.is_some() {
+            " · INCOMPLETE (stopped)"
         } else {
             " · INCOMPLETE (interrupted)"
         }
@@ -291,6 +293,12 @@ pub fn human_summary(
             "cost: {cost:.6} (input tokens of {} rows with known usage × your price)",
             report.overall.usage_known_rows
         );
+    }
+    if let Some(attempts) = &report.overall.attempts {
+        let _ = writeln!(out, "attempts: {}", attempts.text());
+    }
+    if let Some(stop) = &report.stopped {
+        let _ = writeln!(out, "stopped: {stop}");
     }
     for gate in gates {
         let _ = writeln!(out, "gate {}", gate.line);

@@ -20,6 +20,7 @@ use crate::{
     config::AttemptHook,
     deadline::Deadline,
     error::ResponseFacts,
+    limit::{Limiter, estimate_tokens},
     message::ErrorBody,
     retry::{Decision, RetryPolicy, is_retryable_status},
     retry_after::server_wait,
@@ -94,6 +95,7 @@ pub(crate) struct Settings {
     pub(crate) retry: RetryPolicy,
     pub(crate) backoff: Backoff,
     pub(crate) on_attempt: Option<AttemptHook>,
+    pub(crate) limiter: Option<Arc<Limiter>>,
 }
 
 /// An async System One client. Cheap to clone: clones share one transport and configuration.
@@ -260,6 +262,20 @@ impl<T: Transport> Client<T> {
             let sent =
                 tokio::time::timeout_at(window.end, self.inner.transport.send(request)).await;
             let elapsed = started.elapsed();
+            if let Some(limiter) = &settings.limiter {
+                let (outcome, retry_after) = match &sent {
+                    Ok(Ok(response)) => (
+                        AttemptOutcome::Status(response.status),
+                        is_retryable_status(response.status)
+                            .then(|| server_wait(|name| response.header(name), SystemTime::now()))
+                            .flatten(),
+                    ),
+                    Ok(Err(failure)) => (AttemptOutcome::Transport(failure.kind()), None),
+                    Err(_) if window.cut_by_deadline => (AttemptOutcome::DeadlineElapsed, None),
+                    Err(_) => (AttemptOutcome::TimedOut, None),
+                };
+                limiter.record_attempt(outcome, attempt, started, retry_after);
+            }
             let (error, retryable, requested_wait) = match sent {
                 Ok(Ok(response)) => {
                     let request_id = request_id(&response);
@@ -320,10 +336,14 @@ impl<T: Transport> Client<T> {
                 &settings.backoff,
                 jitter,
             );
-            let Decision::Retry { retry, wait } = decision else {
+            let Decision::Retry { retry, mut wait } = decision else {
                 return Err(error);
             };
             let now = Instant::now();
+            if let Some(limiter) = &settings.limiter {
+                // The server's last requested wait holds for every request of the process.
+                wait = wait.max(limiter.floor_from(now));
+            }
             if !deadline.admits_wait(now, wait) {
                 tracing::debug!(
                     attempt,
@@ -339,6 +359,26 @@ impl<T: Transport> Client<T> {
             }
             tracing::debug!(attempt, retry, wait_ms = wait.as_millis() as u64, detail = %error.detail(), "retrying System One call");
             tokio::time::sleep_until(now + wait).await;
+            if let Some(limiter) = &settings.limiter {
+                // Pacing counts against the budget: a retry that cannot go out by the deadline
+                // is not sent.
+                let paced = tokio::time::timeout_at(
+                    deadline.at(),
+                    limiter.pace_retry(estimate_tokens(body.len())),
+                )
+                .await;
+                match paced {
+                    Ok(true) => {}
+                    Ok(false) => return Err(error),
+                    Err(_) => {
+                        return Err(if deadline.is_explicit() {
+                            Error::deadline(true, last, attempt)
+                        } else {
+                            error
+                        });
+                    }
+                }
+            }
         }
     }
 

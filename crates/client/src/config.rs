@@ -13,6 +13,7 @@ use crate::{
     ApiKey, AttemptEvent, Backoff, Client, HttpTransport, Transport,
     client::Settings,
     key::process_env,
+    limit::Limiter,
     retry::RetryPolicy,
     url::{DEFAULT_BASE_URL, Endpoints, TYPESAFE_BASE_URL},
 };
@@ -113,6 +114,7 @@ pub struct ClientBuilder<T: Transport = HttpTransport> {
     backoff: Backoff,
     allow_insecure_http: bool,
     on_attempt: Option<AttemptHook>,
+    limiter: Option<Arc<Limiter>>,
     env: EnvLookup,
     transport: MakeTransport<T>,
 }
@@ -130,6 +132,7 @@ impl ClientBuilder<HttpTransport> {
             backoff: Backoff::default(),
             allow_insecure_http: false,
             on_attempt: None,
+            limiter: None,
             env: Arc::new(process_env),
             transport: Box::new(HttpTransport::new),
         }
@@ -205,6 +208,14 @@ impl<T: Transport> ClientBuilder<T> {
         self
     }
 
+    /// Reports every attempt to `limiter` (429/529 cut its limit, `Retry-After` becomes a floor,
+    /// 401/403 stop its admissions) and paces retries through it. Admitting a call's *first*
+    /// attempt is the caller's job ([`Limiter::acquire`]), before the review's budget starts.
+    pub fn limiter(mut self, limiter: Arc<Limiter>) -> Self {
+        self.limiter = Some(limiter);
+        self
+    }
+
     /// Replaces how environment variables are read (default: the process environment), so
     /// tests and embedders need not touch the real environment.
     pub fn env_lookup(
@@ -228,6 +239,7 @@ impl<T: Transport> ClientBuilder<T> {
             backoff: self.backoff,
             allow_insecure_http: self.allow_insecure_http,
             on_attempt: self.on_attempt,
+            limiter: self.limiter,
             env: self.env,
             transport: Box::new(move || Ok(transport)),
         }
@@ -275,6 +287,7 @@ impl<T: Transport> ClientBuilder<T> {
                 retry: RetryPolicy::new(self.retries),
                 backoff: self.backoff,
                 on_attempt: self.on_attempt,
+                limiter: self.limiter,
             },
         ))
     }

@@ -45,6 +45,11 @@ impl Deadline {
         }
     }
 
+    /// The instant the call must be over.
+    pub(crate) fn at(self) -> Instant {
+        self.at
+    }
+
     /// Whether the caller set this deadline (as opposed to the default call timeout).
     pub(crate) fn is_explicit(self) -> bool {
         self.explicit

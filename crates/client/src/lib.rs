@@ -13,6 +13,8 @@
 //!   [`CallOptions::deadline`] is a review's budget.
 //! - [`Error`] has an [`ErrorKind`], the HTTP status, request id, Retry-After, attempt count
 //!   and the safe [`jevjudge_wire::Detail`] code the judge reports.
+//! - [`limit::Limiter`] (optional, [`ClientBuilder::limiter`]): adaptive concurrency, pacing,
+//!   `Retry-After` floors and the dead-key stop, shared by every review against one backend.
 //! - [`Transport`] is the HTTP layer: [`HttpTransport`] (reqwest, rustls, no redirects) in
 //!   production, a scripted one in tests.
 //!
@@ -86,6 +88,7 @@ mod deadline;
 mod error;
 mod event;
 mod key;
+pub mod limit;
 mod message;
 mod retry;
 mod retry_after;

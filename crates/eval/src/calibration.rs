@@ -874,6 +874,7 @@ mod tests {
             backend: BackendKind::Replay,
             complete: true,
             wall_millis: None,
+            stopped: None,
             overall,
             scenarios,
             rows,

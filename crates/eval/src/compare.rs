@@ -440,6 +440,7 @@ mod tests {
             backend: BackendKind::Replay,
             complete: true,
             wall_millis: None,
+            stopped: None,
             overall,
             scenarios,
             rows,

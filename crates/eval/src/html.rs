@@ -1248,6 +1248,7 @@ mod tests {
             backend,
             complete: true,
             wall_millis: None,
+            stopped: None,
             overall,
             scenarios,
             rows,

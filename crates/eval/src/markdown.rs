@@ -18,7 +18,11 @@ pub fn to_markdown(report: &Report, gates: &[String]) -> String {
     if backend.is_synthetic() {
         notes.push(format!("answers are {backend} data, not a model's"));
     }
-    if !report.complete {
+    if let Some(stop) = &report.stopped {
+        notes.push(format!(
+            "**incomplete run** (stopped: {stop}): figures cover finished rows only"
+        ));
+    } else if !report.complete {
         notes.push("**incomplete run** (interrupted): figures cover finished rows only".into());
     }
     let models = report.models();
@@ -44,6 +48,10 @@ pub fn to_markdown(report: &Report, gates: &[String]) -> String {
         for (kind, n) in &report.overall.error_kinds {
             let _ = writeln!(out, "| {} | {n} |", escape(kind));
         }
+    }
+    if let Some(attempts) = &report.overall.attempts {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "Attempts: {}", attempts.text());
     }
     if !gates.is_empty() {
         let _ = writeln!(out);

@@ -23,6 +23,10 @@ pub struct Report {
     /// Wall time of the run (of this session, for a resumed run), in ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_millis: Option<f64>,
+    /// Why the run stopped before every case ran: a refused key, or a spending cap (issue 11).
+    /// The cases not run have no rows; `--resume` runs them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<jevjudge_client::limit::Stop>,
     /// Figures over every row.
     pub overall: Summary,
     /// Figures per scenario, in first-seen order.
@@ -41,6 +45,7 @@ impl Report {
             backend,
             complete: run.complete,
             wall_millis: Some(run.wall.as_secs_f64() * 1e3),
+            stopped: run.stopped,
             overall: run.overall,
             scenarios: run.scenarios,
             rows: run.rows,

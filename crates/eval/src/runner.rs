@@ -1,9 +1,12 @@
 //! The runner: bounded concurrency, rows in input order, synthetic rows for failing
 //! evaluators, summaries (judge-contract §10–§12).
 
-use std::{collections::HashSet, future::Future, panic::AssertUnwindSafe, time::Duration};
+use std::{
+    collections::HashSet, fmt, future::Future, panic::AssertUnwindSafe, sync::Arc, time::Duration,
+};
 
 use futures_util::{FutureExt, StreamExt, stream};
+use jevjudge_client::limit::{Limiter, Stop};
 use jevjudge_judge::{ErrorCode, Verdict};
 use jevjudge_wire::Detail;
 use serde::{Deserialize, Serialize};
@@ -98,6 +101,24 @@ pub struct Run {
     pub complete: bool,
     /// Wall time from the first case's start to the last row (or the stop).
     pub wall: Duration,
+    /// Why the limiter stopped admitting cases (a refused key, a spending cap), when cases were
+    /// left not run for that reason; they have no rows, and the run is incomplete.
+    pub stopped: Option<Stop>,
+}
+
+/// The shared limiter and how to estimate a case's input tokens (request bytes ÷ 4).
+#[derive(Clone)]
+struct Admission {
+    limiter: Arc<Limiter>,
+    estimate: Arc<dyn Fn(&Case) -> u64 + Send + Sync>,
+}
+
+impl fmt::Debug for Admission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Admission")
+            .field("limiter", &self.limiter)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Replays cases through an evaluator with bounded concurrency.
@@ -107,6 +128,7 @@ pub struct Runner {
     case_limit: usize,
     keep_rows: bool,
     price_per_million_input: Option<f64>,
+    admission: Option<Admission>,
 }
 
 impl Runner {
@@ -120,6 +142,7 @@ impl Runner {
             case_limit: MAX_CASES,
             keep_rows: true,
             price_per_million_input: None,
+            admission: None,
         })
     }
 
@@ -135,6 +158,23 @@ impl Runner {
     /// Adds a cost to the summaries (D5).
     pub fn price_per_million_input(mut self, price: Option<f64>) -> Runner {
         self.price_per_million_input = price;
+        self
+    }
+
+    /// Admits every case through `limiter` (issue 11): a case's review starts only once the
+    /// limiter admits it, so time waiting for a slot or the pacers is not review time. When the
+    /// limiter stops (a refused key, a spending cap) no further case starts; those cases get no
+    /// row and the run comes back incomplete with [`Run::stopped`]. `estimate` gives a case's
+    /// input tokens for the pacer and the cap; each row's input tokens are reported back.
+    pub fn limiter(
+        mut self,
+        limiter: Arc<Limiter>,
+        estimate: impl Fn(&Case) -> u64 + Send + Sync + 'static,
+    ) -> Runner {
+        self.admission = Some(Admission {
+            limiter,
+            estimate: Arc::new(estimate),
+        });
         self
     }
 
@@ -198,20 +238,25 @@ impl Runner {
         let mut rows: Vec<Option<Row>> = Vec::new();
         // `map` runs lazily: a case's evaluation is created only when buffer_unordered admits
         // it into a free slot, so its review time starts when it starts running (rule 57).
+        // With a limiter, the evaluation also waits there first (rule 57 still holds: the
+        // review's time starts when the limiter admits it).
+        let admission = self.admission.as_ref();
         let evaluations = cases
             .into_iter()
             .enumerate()
-            .map(|(index, case)| evaluate_case(evaluator, index, case));
+            .map(|(index, case)| admit_and_evaluate(evaluator, admission, index, case));
         let mut in_flight = stream::iter(evaluations).buffer_unordered(self.concurrency);
         tokio::pin!(stop);
         let mut complete = true;
+        let mut not_run = 0_usize;
         loop {
             tokio::select! {
                 biased;
                 () = &mut stop => { complete = false; break; }
                 next = in_flight.next() => match next {
                     None => break,
-                    Some((index, row)) => {
+                    Some(None) => not_run += 1,
+                    Some(Some((index, row))) => {
                         observer.row_finished(index, &row);
                         summaries.add(index, &row);
                         if self.keep_rows {
@@ -228,14 +273,42 @@ impl Runner {
         drop(in_flight);
         let wall = started.elapsed();
         let (overall, scenarios) = summaries.finish(self.price_per_million_input);
+        let stopped = admission
+            .filter(|_| not_run > 0)
+            .and_then(|admission| admission.limiter.stop());
         Run {
             rows: rows.into_iter().flatten().collect(),
             overall,
             scenarios,
-            complete,
+            complete: complete && not_run == 0,
             wall,
+            stopped,
         }
     }
+}
+
+/// Waits for the limiter (when there is one), then evaluates; `None` when the limiter stopped
+/// and the case was not run.
+async fn admit_and_evaluate<E: Evaluator>(
+    evaluator: &E,
+    admission: Option<&Admission>,
+    index: usize,
+    case: Case,
+) -> Option<(usize, Row)> {
+    let Some(admission) = admission else {
+        return Some(evaluate_case(evaluator, index, case).await);
+    };
+    let permit = admission
+        .limiter
+        .acquire((admission.estimate)(&case))
+        .await
+        .ok()?;
+    let (index, row) = evaluate_case(evaluator, index, case).await;
+    if let Some(usage) = row.verdict.usage {
+        admission.limiter.record_input_tokens(usage.input_tokens);
+    }
+    drop(permit);
+    Some((index, row))
 }
 
 /// Evaluates one case, turning an error, a panic or no response into a synthetic row (D4).

@@ -44,6 +44,10 @@ pub struct Summary {
         with = "crate::ordered_map"
     )]
     pub error_kinds: Vec<(String, u64)>,
+    /// HTTP attempts of this session against the live API, by outcome (overall only; absent
+    /// for offline backends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<jevjudge_client::limit::AttemptCounts>,
 }
 
 /// The `KIND/detail` key of an ERROR verdict, as summaries count it.
@@ -179,6 +183,7 @@ impl SummaryBuilder {
                 .filter(|_| known)
                 .map(|price| self.input_tokens as f64 * price / 1_000_000.0),
             error_kinds,
+            attempts: None,
         }
     }
 }

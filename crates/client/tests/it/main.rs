@@ -3,6 +3,7 @@
 
 mod calls;
 mod cancel;
+mod limit;
 mod privacy;
 mod retry;
 mod socket;

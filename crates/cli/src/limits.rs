@@ -1,0 +1,237 @@
+//! The rate-limit options of `eval` (issue 11), the shared limiter they build, its progress
+//! line and the stop messages.
+
+use std::{num::NonZeroU32, sync::Arc, time::Duration};
+
+use jevjudge_client::limit::{LimitConfig, Limiter, Rate, Snapshot, Stop, estimate_tokens};
+use jevjudge_eval::Case;
+use jevjudge_judge::Definition;
+use jevjudge_wire::Request;
+
+use crate::{InputError, exit};
+
+/// How a run stays under the API's limits and the user's budget.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// Keep exactly --concurrency reviews in flight. By default the concurrency adapts: it
+    /// starts at 1, grows while answers are clean and is cut on 429/529 (never above
+    /// --concurrency).
+    #[arg(long)]
+    pub fixed_concurrency: bool,
+
+    /// Pace requests (retries included) under RATE, like `40/s` or `1200/m`.
+    #[arg(long, value_name = "RATE")]
+    pub rate: Option<Rate>,
+
+    /// Pace estimated input tokens (request bytes ÷ 4) under TOKENS a second, like `100000/s`.
+    #[arg(long, value_name = "TOKENS/s", value_parser = parse_token_rate)]
+    pub token_rate: Option<NonZeroU32>,
+
+    /// Spending cap: start no review whose estimated input tokens (request bytes ÷ 4) could take
+    /// the run's input tokens past N. Rows of a resumed run count. The run then stops (exit 7);
+    /// --resume continues.
+    #[arg(long, value_name = "N")]
+    pub max_input_tokens: Option<u64>,
+
+    /// Spending cap in money: like --max-input-tokens with N = AMOUNT ÷ --price-per-million-input
+    /// × 1,000,000.
+    #[arg(long, value_name = "AMOUNT", requires = "price_per_million_input")]
+    pub max_cost: Option<f64>,
+}
+
+/// `100000/s`, `6000000/m` or `100000`, as whole tokens a second (rounded up).
+fn parse_token_rate(text: &str) -> Result<NonZeroU32, String> {
+    let rate: Rate = text.parse()?;
+    let per_second = rate.per_second_f64().ceil();
+    if per_second > f64::from(u32::MAX) {
+        return Err(format!("`{text}`: too large"));
+    }
+    NonZeroU32::new(per_second as u32).ok_or_else(|| format!("`{text}`: must be positive"))
+}
+
+impl LimitArgs {
+    /// The limiter's configuration; `price` is --price-per-million-input.
+    pub fn config(
+        &self,
+        concurrency: usize,
+        price: Option<f64>,
+    ) -> Result<LimitConfig, InputError> {
+        let mut cap = self.max_input_tokens;
+        if let Some(amount) = self.max_cost {
+            if !(amount.is_finite() && amount >= 0.0) {
+                return Err(InputError(format!(
+                    "--max-cost must be a non-negative amount, not {amount}"
+                )));
+            }
+            let price = price.unwrap_or(0.0);
+            if !(price.is_finite() && price > 0.0) {
+                return Err(InputError(format!(
+                    "--max-cost needs a positive --price-per-million-input, not {price}"
+                )));
+            }
+            let tokens = (amount / price * 1e6).floor().min(u64::MAX as f64) as u64;
+            cap = Some(cap.map_or(tokens, |cap| cap.min(tokens)));
+        }
+        Ok(LimitConfig {
+            adaptive: !self.fixed_concurrency,
+            rate: self.rate,
+            token_rate: self.token_rate,
+            max_input_tokens: cap,
+            ..LimitConfig::new(concurrency)
+        })
+    }
+}
+
+/// Estimates a case's input tokens as its request body's bytes ÷ 4.
+pub fn estimator(
+    definition: &Definition,
+    model: &str,
+) -> impl Fn(&Case) -> u64 + Send + Sync + use<> {
+    let questions = definition.questions().clone();
+    let model = model.to_owned();
+    move |case: &Case| {
+        let request = Request::new(case.input.to_state(), questions.clone());
+        request
+            .to_body(&model)
+            .map_or(0, |body| estimate_tokens(body.len()))
+    }
+}
+
+/// Keeps the progress bar's message on the limiter's figures until aborted.
+pub fn watch(
+    progress: &indicatif::ProgressBar,
+    limiter: Arc<Limiter>,
+) -> tokio::task::JoinHandle<()> {
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} {bar:32} {pos}/{len} reviews · {elapsed_precise} elapsed · eta {eta} · {msg}",
+    ) {
+        progress.set_style(style);
+    }
+    let progress = progress.clone();
+    tokio::spawn(async move {
+        let mut previous: Option<Snapshot> = None;
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        loop {
+            tick.tick().await;
+            let now = limiter.snapshot();
+            progress.set_message(progress_text(&now, previous.as_ref()));
+            previous = Some(now);
+        }
+    })
+}
+
+/// `concurrency 6/32 · 183 req/s · 429s 12 · 45210 tokens in`: the request rate is over the
+/// last interval.
+pub fn progress_text(now: &Snapshot, previous: Option<&Snapshot>) -> String {
+    let rate = match previous {
+        Some(before) if now.age > before.age => {
+            (now.attempts.total - before.attempts.total) as f64
+                / (now.age - before.age).as_secs_f64()
+        }
+        _ => now.requests_per_second(),
+    };
+    format!(
+        "concurrency {}/{} · {rate:.0} req/s · 429s {} · {} tokens in",
+        now.limit,
+        now.ceiling,
+        now.attempts.overloaded(),
+        now.input_tokens
+    )
+}
+
+/// The exit status of a stopped run.
+pub fn exit_code(stop: &Stop) -> u8 {
+    match stop {
+        Stop::KeyRefused { .. } => exit::KEY_REFUSED,
+        Stop::InputTokenCap { .. } => exit::CAP_REACHED,
+    }
+}
+
+/// The one stderr line that names why a run stopped.
+pub fn stop_line(stop: &Stop, not_run: usize, resume_hint: &str) -> String {
+    let fix = match stop {
+        Stop::KeyRefused { .. } => "fix the key, then rerun with --resume",
+        Stop::InputTokenCap { .. } => "raise the cap, then rerun with --resume",
+    };
+    format!("jevjudge: stopped: {stop}; {not_run} case(s) not run; {fix}{resume_hint}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_rates_read_per_second_and_per_minute() {
+        assert_eq!(parse_token_rate("100000/s").unwrap().get(), 100_000);
+        assert_eq!(parse_token_rate("6000000/m").unwrap().get(), 100_000);
+        assert_eq!(parse_token_rate("250000").unwrap().get(), 250_000);
+        assert!(parse_token_rate("0/s").is_err());
+        assert!(parse_token_rate("fast").is_err());
+    }
+
+    fn args() -> LimitArgs {
+        LimitArgs {
+            fixed_concurrency: false,
+            rate: None,
+            token_rate: None,
+            max_input_tokens: None,
+            max_cost: None,
+        }
+    }
+
+    #[test]
+    fn max_cost_becomes_an_input_token_cap_at_the_price() {
+        let config = LimitArgs {
+            max_cost: Some(2.5),
+            ..args()
+        }
+        .config(8, Some(0.5))
+        .unwrap();
+        assert_eq!(config.max_input_tokens, Some(5_000_000));
+        let both = LimitArgs {
+            max_cost: Some(2.5),
+            max_input_tokens: Some(1000),
+            ..args()
+        }
+        .config(8, Some(0.5))
+        .unwrap();
+        assert_eq!(both.max_input_tokens, Some(1000), "the smaller cap holds");
+        for (amount, price) in [(-1.0, Some(1.0)), (1.0, Some(0.0)), (f64::NAN, Some(1.0))] {
+            let result = LimitArgs {
+                max_cost: Some(amount),
+                ..args()
+            }
+            .config(8, price);
+            assert!(result.is_err(), "{amount} at {price:?}");
+        }
+    }
+
+    #[test]
+    fn adaptation_is_on_unless_fixed() {
+        assert!(args().config(8, None).unwrap().adaptive);
+        let fixed = LimitArgs {
+            fixed_concurrency: true,
+            ..args()
+        };
+        assert!(!fixed.config(8, None).unwrap().adaptive);
+    }
+
+    #[test]
+    fn stops_have_their_own_exit_codes_and_one_line() {
+        let key = Stop::KeyRefused { status: 401 };
+        assert_eq!(exit_code(&key), 6);
+        let cap = Stop::InputTokenCap {
+            cap: 10,
+            spent: 9,
+            next_estimate: 5,
+        };
+        assert_eq!(exit_code(&cap), 7);
+        let line = stop_line(&key, 12, " (rows in out.rows.jsonl)");
+        assert_eq!(
+            line,
+            "jevjudge: stopped: the API key was refused (HTTP 401); no new review was started; \
+             12 case(s) not run; fix the key, then rerun with --resume (rows in out.rows.jsonl)"
+        );
+        assert!(!line.contains('\n'));
+    }
+}

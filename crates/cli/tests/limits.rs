@@ -1,0 +1,264 @@
+//! Issue 11 end to end: the real binary against the fake server on 127.0.0.1 — a wrong key
+//! stops the run after the requests already in flight, a spending cap stops it before the cap,
+//! pacing keeps a run under a limit, and `--resume` finishes each.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Output,
+    time::Duration,
+};
+
+use jevjudge_fake::{Config, FakeServer};
+use serde_json::Value;
+use tokio::process::Command;
+
+fn definition() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/refund/definition.toml")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("jevjudge-limits-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn cases(dir: &Path, n: usize) -> PathBuf {
+    let path = dir.join("cases.jsonl");
+    let text: String = (0..n)
+        .map(|i| {
+            format!(
+                "{{\"scenario\":\"s\",\"id\":\"c{i:03}\",\"state\":{{\"n\":{i},\"text\":\"{}\"}},\"expected_pass\":true}}\n",
+                "x".repeat(200)
+            )
+        })
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn eval(server: &FakeServer, cases: &Path, report: &Path, key: &str, extra: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_jevjudge"));
+    command
+        .env_remove("JEV_API_KEY")
+        .env_remove("TYPESAFE_BASE_URL")
+        .env("TYPESAFE_API_KEY", key)
+        .kill_on_drop(true)
+        .args(["eval", "--budget", "20s", "--definition"])
+        .arg(definition())
+        .arg("--cases")
+        .arg(cases)
+        .arg("--report")
+        .arg(report)
+        .args(["--base-url", &server.url()])
+        .args(extra);
+    command
+}
+
+async fn run(command: &mut Command) -> Output {
+    tokio::time::timeout(Duration::from_secs(120), command.output())
+        .await
+        .expect("the binary finished within 120 s")
+        .expect("the binary ran")
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn a_wrong_key_stops_the_run_and_resume_finishes_it_once_fixed() {
+    let server = FakeServer::start(
+        Config {
+            key: Some("the-right-key".into()),
+            ..Config::default()
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let dir = temp_dir("key");
+    let cases = cases(&dir, 40);
+    let report = dir.join("out.json");
+    let output = run(&mut eval(
+        &server,
+        &cases,
+        &report,
+        "a-wrong-key",
+        &["--concurrency", "8"],
+    ))
+    .await;
+    assert_eq!(output.status.code(), Some(6), "{}", stderr(&output));
+    let text = stderr(&output);
+    let stopped: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("jevjudge: stopped:"))
+        .collect();
+    assert_eq!(stopped.len(), 1, "{}", stderr(&output));
+    assert!(stopped[0].contains("HTTP 401"), "{}", stopped[0]);
+    assert!(stopped[0].contains("--resume"), "{}", stopped[0]);
+    assert!(!stderr(&output).contains("a-wrong-key"));
+    // Slow start sends one request first: it meets the 401, and nothing else is sent.
+    assert_eq!(server.request_count(), 1);
+    let json = read(&report);
+    assert_eq!(json["complete"], false);
+    assert_eq!(json["stopped"]["cause"], "key_refused");
+    assert_eq!(json["stopped"]["status"], 401);
+    assert_eq!(json["overall"]["total"], 1);
+    assert_eq!(json["overall"]["attempts"]["by_status"]["401"], 1);
+
+    let output = run(&mut eval(
+        &server,
+        &cases,
+        &report,
+        "the-right-key",
+        &["--concurrency", "8", "--resume", "--retry-errors"],
+    ))
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json = read(&report);
+    assert_eq!(json["complete"], true);
+    assert!(json.get("stopped").is_none());
+    assert_eq!(json["overall"]["total"], 40);
+    assert_eq!(json["overall"]["errors"], 0);
+    assert_eq!(server.request_count(), 41);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_token_cap_stops_before_it_is_passed_and_resume_continues() {
+    let server = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let dir = temp_dir("cap");
+    let cases = cases(&dir, 30);
+    let report = dir.join("out.json");
+    let output = run(&mut eval(
+        &server,
+        &cases,
+        &report,
+        "k",
+        &["--concurrency", "4", "--max-input-tokens", "1500"],
+    ))
+    .await;
+    assert_eq!(output.status.code(), Some(7), "{}", stderr(&output));
+    assert!(stderr(&output).contains("input-token cap of 1500"));
+    let json = read(&report);
+    assert_eq!(json["stopped"]["cause"], "input_token_cap");
+    let spent = json["overall"]["input_tokens"].as_u64().unwrap();
+    let total = json["overall"]["total"].as_u64().unwrap();
+    assert!(spent <= 1500, "{spent}");
+    assert!(
+        spent + json["stopped"]["next_estimate"].as_u64().unwrap() > 1500,
+        "stopped only when the next could pass"
+    );
+    assert!(total > 0 && total < 30, "{total}");
+    assert_eq!(server.request_count() as u64, total);
+
+    // The cap covers the whole run: resumed with a larger one, it finishes.
+    let output = run(&mut eval(
+        &server,
+        &cases,
+        &report,
+        "k",
+        &[
+            "--concurrency",
+            "4",
+            "--max-input-tokens",
+            "100000",
+            "--resume",
+        ],
+    ))
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json = read(&report);
+    assert_eq!(json["overall"]["total"], 30);
+    assert_eq!(server.request_count(), 30);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn pacing_under_the_servers_limit_meets_no_429() {
+    let server = FakeServer::start(
+        Config {
+            rate_limit: Some("50/s".parse().unwrap()),
+            burst: Some(2),
+            ..Config::default()
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let dir = temp_dir("pace");
+    let cases = cases(&dir, 30);
+    let report = dir.join("out.json");
+    let output = run(&mut eval(
+        &server,
+        &cases,
+        &report,
+        "k",
+        &[
+            "--concurrency",
+            "8",
+            "--fixed-concurrency",
+            "--rate",
+            "40/s",
+        ],
+    ))
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json = read(&report);
+    let attempts = &json["overall"]["attempts"];
+    assert_eq!(attempts["total"], 30);
+    assert_eq!(attempts["retried"], 0);
+    assert_eq!(attempts["by_status"], serde_json::json!({"200": 30}));
+    assert!(
+        String::from_utf8_lossy(&output.stdout)
+            .contains("attempts: 30 attempts (0 retries): 200 ×30")
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn adaptive_concurrency_finishes_a_rate_limited_run_without_errors() {
+    let server = FakeServer::start(
+        Config {
+            rate_limit: Some("40/s".parse().unwrap()),
+            burst: Some(4),
+            latency: Duration::from_millis(20),
+            ..Config::default()
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let dir = temp_dir("adapt");
+    let cases = cases(&dir, 40);
+    let report = dir.join("out.json");
+    let output = run(&mut eval(
+        &server,
+        &cases,
+        &report,
+        "k",
+        &["--concurrency", "16", "--retries", "8"],
+    ))
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json = read(&report);
+    assert_eq!(json["overall"]["errors"], 0);
+    let attempts = &json["overall"]["attempts"];
+    let by_status: u64 = attempts["by_status"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(attempts["total"].as_u64(), Some(by_status));
+    assert_eq!(attempts["by_status"]["200"], 40);
+    assert_eq!(server.request_count() as u64, by_status);
+    server.shutdown().await;
+}

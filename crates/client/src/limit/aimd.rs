@@ -1,0 +1,288 @@
+//! The AIMD controller: how many reviews may be in flight against one backend.
+//!
+//! - **Slow start.** The limit starts at [`AimdConfig::initial`] and grows by one per success
+//!   (so it doubles every round trip) until the first overload.
+//! - **Multiplicative cut.** A 429 or 529 multiplies the limit by [`AimdConfig::backoff`]
+//!   (never below 1) and ends slow start.
+//! - **Debounce.** An overload answer to an attempt *sent before the last cut* is part of the
+//!   burst that caused that cut and does not cut again: one burst cuts once.
+//! - **Additive increase.** After a cut, the limit grows by one per clean window: `limit`
+//!   successes with no cut, lasting at least [`AimdConfig::min_window`].
+//! - **Bounds.** The limit stays within `1..=ceiling`.
+//!
+//! The controller is a plain state machine; time comes in as arguments, so its tests run on
+//! tokio's paused clock.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// The controller's settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AimdConfig {
+    /// The largest limit (`--concurrency`), at least 1.
+    pub ceiling: usize,
+    /// The limit at the start (clamped to `1..=ceiling`).
+    pub initial: usize,
+    /// The factor of a cut, within (0, 1).
+    pub backoff: f64,
+    /// The shortest clean window after which the limit grows by one (after slow start).
+    pub min_window: Duration,
+}
+
+impl AimdConfig {
+    /// The defaults for a ceiling: start at 1, cut to 70 %, windows of at least 250 ms.
+    pub fn new(ceiling: usize) -> AimdConfig {
+        AimdConfig {
+            ceiling: ceiling.max(1),
+            initial: 1,
+            backoff: 0.7,
+            min_window: Duration::from_millis(250),
+        }
+    }
+}
+
+/// Additive increase, multiplicative decrease of a concurrency limit.
+#[derive(Debug, Clone)]
+pub struct Aimd {
+    config: AimdConfig,
+    /// The limit as a real number; the usable limit is its floor.
+    limit: f64,
+    slow_start: bool,
+    last_cut: Option<Instant>,
+    window_start: Instant,
+    window_successes: usize,
+    cuts: u64,
+}
+
+impl Aimd {
+    /// A controller in slow start at `now`.
+    pub fn new(config: AimdConfig, now: Instant) -> Aimd {
+        let ceiling = config.ceiling.max(1);
+        let backoff = if config.backoff > 0.0 && config.backoff < 1.0 {
+            config.backoff
+        } else {
+            0.5
+        };
+        let config = AimdConfig {
+            ceiling,
+            initial: config.initial.clamp(1, ceiling),
+            backoff,
+            ..config
+        };
+        Aimd {
+            limit: config.initial as f64,
+            config,
+            slow_start: true,
+            last_cut: None,
+            window_start: now,
+            window_successes: 0,
+            cuts: 0,
+        }
+    }
+
+    /// How many may be in flight now, within `1..=ceiling`.
+    pub fn limit(&self) -> usize {
+        (self.limit.floor() as usize).clamp(1, self.config.ceiling)
+    }
+
+    /// The ceiling.
+    pub fn ceiling(&self) -> usize {
+        self.config.ceiling
+    }
+
+    /// Whether the controller is still in slow start.
+    pub fn in_slow_start(&self) -> bool {
+        self.slow_start
+    }
+
+    /// How many cuts happened.
+    pub fn cuts(&self) -> u64 {
+        self.cuts
+    }
+
+    /// An attempt succeeded at `now`.
+    pub fn on_success(&mut self, now: Instant) {
+        let ceiling = self.config.ceiling as f64;
+        if self.slow_start {
+            self.limit = (self.limit + 1.0).min(ceiling);
+            return;
+        }
+        self.window_successes += 1;
+        if self.window_successes >= self.limit()
+            && now.saturating_duration_since(self.window_start) >= self.config.min_window
+        {
+            self.limit = (self.limit + 1.0).min(ceiling);
+            self.window_start = now;
+            self.window_successes = 0;
+        }
+    }
+
+    /// An attempt sent at `sent_at` was answered 429/529 at `now`. Returns whether the limit
+    /// was cut (false when debounced: the attempt left before the last cut).
+    pub fn on_overload(&mut self, sent_at: Instant, now: Instant) -> bool {
+        if self.last_cut.is_some_and(|cut| sent_at < cut) {
+            return false;
+        }
+        self.limit = (self.limit() as f64 * self.config.backoff).max(1.0);
+        self.slow_start = false;
+        self.last_cut = Some(now);
+        self.window_start = now;
+        self.window_successes = 0;
+        self.cuts += 1;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn controller(ceiling: usize) -> Aimd {
+        Aimd::new(AimdConfig::new(ceiling), Instant::now())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn slow_start_grows_by_one_per_success_up_to_the_ceiling() {
+        let mut aimd = controller(8);
+        assert_eq!(aimd.limit(), 1);
+        for expected in 2..=8 {
+            aimd.on_success(Instant::now());
+            assert_eq!(aimd.limit(), expected);
+        }
+        for _ in 0..100 {
+            aimd.on_success(Instant::now());
+        }
+        assert_eq!(aimd.limit(), 8, "never above the ceiling");
+        assert!(aimd.in_slow_start());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_overload_cuts_multiplicatively_and_ends_slow_start() {
+        let mut aimd = controller(32);
+        for _ in 0..19 {
+            aimd.on_success(Instant::now());
+        }
+        assert_eq!(aimd.limit(), 20);
+        let sent = Instant::now();
+        tokio::time::advance(ms(20)).await;
+        assert!(aimd.on_overload(sent, Instant::now()));
+        assert_eq!(aimd.limit(), 14, "20 × 0.7");
+        assert!(!aimd.in_slow_start());
+        assert_eq!(aimd.cuts(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_burst_cuts_once() {
+        let mut aimd = controller(32);
+        for _ in 0..31 {
+            aimd.on_success(Instant::now());
+        }
+        // 32 attempts leave together and all come back 429.
+        let sent = Instant::now();
+        tokio::time::advance(ms(20)).await;
+        let cuts = (0..32)
+            .filter(|_| aimd.on_overload(sent, Instant::now()))
+            .count();
+        assert_eq!(cuts, 1);
+        assert_eq!(aimd.limit(), 22, "32 × 0.7, once");
+        // Late answers from the same burst still do not cut.
+        tokio::time::advance(ms(500)).await;
+        assert!(!aimd.on_overload(sent, Instant::now()));
+        assert_eq!(aimd.limit(), 22);
+        // An attempt sent after the cut that is refused again is a new signal.
+        let resent = Instant::now();
+        tokio::time::advance(ms(20)).await;
+        assert!(aimd.on_overload(resent, Instant::now()));
+        assert_eq!(aimd.limit(), 15);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn cuts_never_go_below_one() {
+        let mut aimd = controller(4);
+        for _ in 0..10 {
+            let sent = Instant::now();
+            tokio::time::advance(ms(1)).await;
+            aimd.on_overload(sent, Instant::now());
+            assert!(aimd.limit() >= 1);
+        }
+        assert_eq!(aimd.limit(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn recovery_adds_one_per_clean_window_of_limit_successes() {
+        let mut aimd = controller(32);
+        for _ in 0..9 {
+            aimd.on_success(Instant::now());
+        }
+        let sent = Instant::now();
+        aimd.on_overload(sent, Instant::now());
+        assert_eq!(aimd.limit(), 7);
+        // 7 successes in less than the minimum window: no increase yet.
+        for _ in 0..7 {
+            tokio::time::advance(ms(20)).await;
+            aimd.on_success(Instant::now());
+        }
+        assert_eq!(aimd.limit(), 7);
+        // Once the window has lasted 250 ms, the next success raises the limit by one.
+        tokio::time::advance(ms(200)).await;
+        aimd.on_success(Instant::now());
+        assert_eq!(aimd.limit(), 8);
+        // The next window needs 8 successes.
+        for _ in 0..7 {
+            tokio::time::advance(ms(50)).await;
+            aimd.on_success(Instant::now());
+        }
+        assert_eq!(aimd.limit(), 8);
+        tokio::time::advance(ms(50)).await;
+        aimd.on_success(Instant::now());
+        assert_eq!(aimd.limit(), 9);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn recovery_stops_at_the_ceiling() {
+        let mut aimd = controller(3);
+        aimd.on_success(Instant::now());
+        aimd.on_success(Instant::now());
+        aimd.on_overload(Instant::now(), Instant::now());
+        assert_eq!(aimd.limit(), 2);
+        for _ in 0..1000 {
+            tokio::time::advance(ms(100)).await;
+            aimd.on_success(Instant::now());
+        }
+        assert_eq!(aimd.limit(), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_ceiling_of_zero_is_one_and_an_invalid_backoff_halves() {
+        let mut aimd = Aimd::new(
+            AimdConfig {
+                ceiling: 0,
+                initial: 0,
+                backoff: 1.5,
+                min_window: Duration::ZERO,
+            },
+            Instant::now(),
+        );
+        assert_eq!(aimd.limit(), 1);
+        assert_eq!(aimd.ceiling(), 1);
+        let mut wide = Aimd::new(
+            AimdConfig {
+                backoff: 1.5,
+                ..AimdConfig::new(16)
+            },
+            Instant::now(),
+        );
+        for _ in 0..15 {
+            wide.on_success(Instant::now());
+        }
+        wide.on_overload(Instant::now(), Instant::now());
+        assert_eq!(wide.limit(), 8);
+        aimd.on_success(Instant::now());
+        assert_eq!(aimd.limit(), 1);
+    }
+}

@@ -1,0 +1,477 @@
+//! Rate-limit awareness shared by every review of a process against one backend: adaptive
+//! concurrency, pacing, the server's requested waits, a dead-key stop, a spending cap, and the
+//! attempt counts reports show.
+//!
+//! A [`Limiter`] is made once per backend and shared (`Arc`) by whoever starts reviews (the
+//! eval runner, `serve`, a `Judge` asked to) and by the [`crate::Client`] that sends them:
+//!
+//! - [`Limiter::acquire`] admits one review: a free slot under the current limit, the
+//!   server's last `Retry-After` passed, the `--rate` and `--token-rate` pacers passed, and the
+//!   input-token cap not at risk. A review's budget starts after it returns: waiting here is
+//!   not review time.
+//! - The client reports every attempt ([`Limiter::record_attempt`]): a 429/529 cuts the limit
+//!   ([`Aimd`]), a `Retry-After` becomes a floor for every next attempt, a 401/403 stops all
+//!   admission, and the counts feed [`AttemptCounts`]. Retries wait for the floor and pacers
+//!   too ([`Limiter::pace_retry`]), inside the review's budget.
+//!
+//! What the limiter refuses is a [`Stop`]: the caller reports those reviews as not run.
+
+mod aimd;
+mod pacer;
+
+use std::{
+    collections::BTreeMap,
+    fmt,
+    num::NonZeroU32,
+    sync::{Arc, Mutex, MutexGuard},
+    time::Duration,
+};
+
+use serde::{Deserialize, Serialize};
+use tokio::{sync::Notify, time::Instant};
+
+pub use aimd::{Aimd, AimdConfig};
+pub use pacer::Rate;
+
+use crate::{AttemptOutcome, retry::MAX_SERVER_WAIT};
+use pacer::Pacer;
+
+/// How a [`Limiter`] behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LimitConfig {
+    /// The most reviews in flight (`--concurrency`); the adaptive limit stays within
+    /// `1..=concurrency`.
+    pub concurrency: usize,
+    /// Adapt the limit to 429/529 (AIMD). When false the limit is `concurrency`, always.
+    pub adaptive: bool,
+    /// The controller's settings when adaptive (its ceiling is set from `concurrency`).
+    pub aimd: Option<AimdConfig>,
+    /// Keep requests under this rate (`--rate`).
+    pub rate: Option<Rate>,
+    /// Keep estimated input tokens under this many a second (`--token-rate`).
+    pub token_rate: Option<NonZeroU32>,
+    /// Start no review whose estimated input tokens could take the total past this cap.
+    pub max_input_tokens: Option<u64>,
+}
+
+impl LimitConfig {
+    /// Adaptive concurrency up to `concurrency`, no pacing, no cap.
+    pub fn new(concurrency: usize) -> LimitConfig {
+        LimitConfig {
+            concurrency,
+            adaptive: true,
+            aimd: None,
+            rate: None,
+            token_rate: None,
+            max_input_tokens: None,
+        }
+    }
+}
+
+/// Why the limiter admits no more reviews.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum Stop {
+    /// The server refused the key (401 or 403): every later request would be refused too.
+    KeyRefused {
+        /// The status that stopped the run.
+        status: u16,
+    },
+    /// The next review could take the input tokens past the cap.
+    InputTokenCap {
+        /// The cap, in input tokens.
+        cap: u64,
+        /// Input tokens spent when the run stopped.
+        spent: u64,
+        /// The estimate of the review that was not started.
+        next_estimate: u64,
+    },
+}
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stop::KeyRefused { status } => write!(
+                f,
+                "the API key was refused (HTTP {status}); no new review was started"
+            ),
+            Stop::InputTokenCap {
+                cap,
+                spent,
+                next_estimate,
+            } => write!(
+                f,
+                "the input-token cap of {cap} was reached: {spent} spent, and the next review \
+                 (about {next_estimate} tokens) could pass it"
+            ),
+        }
+    }
+}
+
+/// Attempts sent, by outcome (the report's `overall.attempts`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptCounts {
+    /// Every attempt.
+    pub total: u64,
+    /// Attempts that were retries (attempt number 2 or more).
+    pub retried: u64,
+    /// Attempts answered with an HTTP status, by status.
+    pub by_status: BTreeMap<u16, u64>,
+    /// Attempts that failed before a response (connection failures).
+    pub transport: u64,
+    /// Attempts cut by the per-attempt timeout.
+    pub timeout: u64,
+    /// Attempts cut by the review's budget.
+    #[serde(default)]
+    pub deadline: u64,
+}
+
+impl AttemptCounts {
+    /// Attempts answered 429 or 529.
+    pub fn overloaded(&self) -> u64 {
+        self.by_status.get(&429).copied().unwrap_or(0)
+            + self.by_status.get(&529).copied().unwrap_or(0)
+    }
+
+    /// One line for people: `1234 attempts (12 retries): 200 ×1200, 429 ×34; 0 transport, 0 timeout`.
+    pub fn text(&self) -> String {
+        let statuses: Vec<String> = self
+            .by_status
+            .iter()
+            .map(|(status, n)| format!("{status} ×{n}"))
+            .collect();
+        let statuses = if statuses.is_empty() {
+            "no responses".to_owned()
+        } else {
+            statuses.join(", ")
+        };
+        let mut text = format!(
+            "{} attempts ({} retries): {statuses}; {} transport, {} timeout",
+            self.total, self.retried, self.transport, self.timeout
+        );
+        if self.deadline > 0 {
+            text.push_str(&format!(", {} cut by the budget", self.deadline));
+        }
+        text
+    }
+}
+
+/// A moment's view of a limiter, for progress lines and metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// How many reviews may be in flight now.
+    pub limit: usize,
+    /// The ceiling (`--concurrency`).
+    pub ceiling: usize,
+    /// Reviews in flight.
+    pub in_flight: usize,
+    /// Attempts so far.
+    pub attempts: AttemptCounts,
+    /// How many times the limit was cut.
+    pub cuts: u64,
+    /// Input tokens counted so far (see [`Limiter::record_input_tokens`]).
+    pub input_tokens: u64,
+    /// Why admission stopped, if it did.
+    pub stop: Option<Stop>,
+    /// Time since the limiter was made.
+    pub age: Duration,
+}
+
+impl Snapshot {
+    /// Attempts per second since the limiter was made.
+    pub fn requests_per_second(&self) -> f64 {
+        let secs = self.age.as_secs_f64();
+        if secs <= 0.0 {
+            0.0
+        } else {
+            self.attempts.total as f64 / secs
+        }
+    }
+}
+
+struct State {
+    aimd: Option<Aimd>,
+    ceiling: usize,
+    in_flight: usize,
+    /// No attempt goes out before this (the last Retry-After).
+    not_before: Option<Instant>,
+    stop: Option<Stop>,
+    cap: Option<u64>,
+    /// Input tokens of finished reviews.
+    spent: u64,
+    /// Estimates of reviews in flight.
+    reserved: u64,
+    attempts: AttemptCounts,
+}
+
+impl State {
+    fn limit(&self) -> usize {
+        self.aimd.as_ref().map_or(self.ceiling, Aimd::limit)
+    }
+}
+
+/// Adaptive concurrency, pacing and stops for one backend; see the module docs.
+pub struct Limiter {
+    state: Mutex<State>,
+    changed: Notify,
+    requests: Option<Pacer>,
+    tokens: Option<Pacer>,
+    created: Instant,
+}
+
+/// One admitted review. Dropping it frees the slot.
+#[must_use = "the review's slot is freed when the permit is dropped"]
+pub struct Permit {
+    limiter: Arc<Limiter>,
+    estimate: u64,
+}
+
+impl Limiter {
+    /// A limiter; `concurrency` is clamped to at least 1.
+    pub fn new(config: LimitConfig) -> Arc<Limiter> {
+        let ceiling = config.concurrency.max(1);
+        let now = Instant::now();
+        let aimd = config.adaptive.then(|| {
+            let settings = config.aimd.unwrap_or_else(|| AimdConfig::new(ceiling));
+            Aimd::new(
+                AimdConfig {
+                    ceiling,
+                    ..settings
+                },
+                now,
+            )
+        });
+        Arc::new(Limiter {
+            state: Mutex::new(State {
+                aimd,
+                ceiling,
+                in_flight: 0,
+                not_before: None,
+                stop: None,
+                cap: config.max_input_tokens,
+                spent: 0,
+                reserved: 0,
+                attempts: AttemptCounts::default(),
+            }),
+            changed: Notify::new(),
+            requests: config.rate.map(Pacer::requests),
+            tokens: config.token_rate.map(Pacer::tokens),
+            created: now,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves only counters behind: keep going.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Admits one review whose request is estimated at `estimate` input tokens (bytes ÷ 4):
+    /// waits for a slot, the server's floor and the pacers, and checks the cap. Returns the
+    /// [`Stop`] instead when admission has stopped (now or while waiting).
+    pub async fn acquire(self: &Arc<Self>, estimate: u64) -> Result<Permit, Stop> {
+        let permit = loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            {
+                let mut state = self.lock();
+                if let Some(stop) = state.stop {
+                    return Err(stop);
+                }
+                if let Some(cap) = state.cap {
+                    let committed = state.spent + state.reserved;
+                    if committed.saturating_add(estimate) > cap {
+                        if state.in_flight == 0 {
+                            let stop = Stop::InputTokenCap {
+                                cap,
+                                spent: state.spent,
+                                next_estimate: estimate,
+                            };
+                            state.stop = Some(stop);
+                            drop(state);
+                            self.changed.notify_waiters();
+                            return Err(stop);
+                        }
+                        // Reviews in flight may spend less than estimated: decide after them.
+                    } else if state.in_flight < state.limit() {
+                        state.in_flight += 1;
+                        state.reserved += estimate;
+                        break Permit {
+                            limiter: Arc::clone(self),
+                            estimate,
+                        };
+                    }
+                } else if state.in_flight < state.limit() {
+                    state.in_flight += 1;
+                    break Permit {
+                        limiter: Arc::clone(self),
+                        estimate: 0,
+                    };
+                }
+            }
+            changed.await;
+        };
+        self.pace(estimate).await;
+        match self.lock().stop {
+            Some(stop) => Err(stop),
+            None => Ok(permit),
+        }
+    }
+
+    /// Waits for the server's floor and the pacers before a retry of a request estimated at
+    /// `estimate` tokens. Returns false when the key was refused meanwhile (a retry would be
+    /// refused too); a cap stop lets reviews in flight finish.
+    pub async fn pace_retry(&self, estimate: u64) -> bool {
+        self.pace(estimate).await;
+        !matches!(self.lock().stop, Some(Stop::KeyRefused { .. }))
+    }
+
+    async fn pace(&self, estimate: u64) {
+        loop {
+            let floor = self.lock().not_before;
+            match floor {
+                Some(at) if at > Instant::now() => tokio::time::sleep_until(at).await,
+                _ => break,
+            }
+        }
+        if let Some(requests) = &self.requests {
+            requests.wait(1).await;
+        }
+        if let Some(tokens) = &self.tokens {
+            tokens.wait(estimate).await;
+        }
+    }
+
+    /// The wait the server asked of every next attempt, from `now` (zero when none).
+    pub fn floor_from(&self, now: Instant) -> Duration {
+        self.lock()
+            .not_before
+            .map_or(Duration::ZERO, |at| at.saturating_duration_since(now))
+    }
+
+    /// Reports one finished attempt: sent at `sent_at`, attempt number `attempt` (from 1),
+    /// with the server's requested wait when it gave one.
+    pub fn record_attempt(
+        &self,
+        outcome: AttemptOutcome,
+        attempt: u32,
+        sent_at: Instant,
+        retry_after: Option<Duration>,
+    ) {
+        let now = Instant::now();
+        let mut state = self.lock();
+        let mut wake = false;
+        let counts = &mut state.attempts;
+        counts.total += 1;
+        if attempt > 1 {
+            counts.retried += 1;
+        }
+        match outcome {
+            AttemptOutcome::Status(status) => {
+                *counts.by_status.entry(status).or_insert(0) += 1;
+                match status {
+                    200..=299 => {
+                        if let Some(aimd) = &mut state.aimd {
+                            let before = aimd.limit();
+                            aimd.on_success(now);
+                            wake = aimd.limit() > before;
+                        }
+                    }
+                    429 | 529 => {
+                        if let Some(aimd) = &mut state.aimd {
+                            aimd.on_overload(sent_at, now);
+                        }
+                    }
+                    401 | 403 if state.stop.is_none() => {
+                        state.stop = Some(Stop::KeyRefused { status });
+                        wake = true;
+                    }
+                    _ => {}
+                }
+            }
+            AttemptOutcome::Transport(_) => counts.transport += 1,
+            AttemptOutcome::TimedOut => counts.timeout += 1,
+            AttemptOutcome::DeadlineElapsed => counts.deadline += 1,
+        }
+        if let Some(wait) = retry_after.filter(|wait| *wait <= MAX_SERVER_WAIT) {
+            let at = now + wait;
+            if state.not_before.is_none_or(|floor| floor < at) {
+                state.not_before = Some(at);
+            }
+        }
+        drop(state);
+        if wake {
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Counts input tokens spent (a finished review's usage), toward the cap.
+    pub fn record_input_tokens(&self, tokens: u64) {
+        let mut state = self.lock();
+        state.spent = state.spent.saturating_add(tokens);
+    }
+
+    /// Why admission stopped, if it did.
+    pub fn stop(&self) -> Option<Stop> {
+        self.lock().stop
+    }
+
+    /// The limit now.
+    pub fn limit(&self) -> usize {
+        self.lock().limit()
+    }
+
+    /// A view of the counters.
+    pub fn snapshot(&self) -> Snapshot {
+        let state = self.lock();
+        Snapshot {
+            limit: state.limit(),
+            ceiling: state.ceiling,
+            in_flight: state.in_flight,
+            attempts: state.attempts.clone(),
+            cuts: state.aimd.as_ref().map_or(0, Aimd::cuts),
+            input_tokens: state.spent,
+            stop: state.stop,
+            age: self.created.elapsed(),
+        }
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        {
+            let mut state = self.limiter.lock();
+            state.in_flight = state.in_flight.saturating_sub(1);
+            state.reserved = state.reserved.saturating_sub(self.estimate);
+        }
+        self.limiter.changed.notify_waiters();
+    }
+}
+
+impl fmt::Debug for Limiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.lock();
+        f.debug_struct("Limiter")
+            .field("limit", &state.limit())
+            .field("ceiling", &state.ceiling)
+            .field("in_flight", &state.in_flight)
+            .field("stop", &state.stop)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Permit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Permit")
+            .field("estimate", &self.estimate)
+            .finish()
+    }
+}
+
+/// Estimated input tokens of a request body: bytes ÷ 4, rounded up.
+pub fn estimate_tokens(body_bytes: usize) -> u64 {
+    (body_bytes as u64).div_ceil(4)
+}
+
+#[cfg(test)]
+mod tests;

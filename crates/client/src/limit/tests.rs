@@ -1,0 +1,220 @@
+//! The limiter's rules, on tokio's paused clock.
+
+use std::{sync::Arc, time::Duration};
+
+use futures_util::FutureExt;
+use tokio::time::Instant;
+
+use super::*;
+
+fn ok(limiter: &Limiter) {
+    limiter.record_attempt(AttemptOutcome::Status(200), 1, Instant::now(), None);
+}
+
+fn fixed(concurrency: usize) -> LimitConfig {
+    LimitConfig {
+        adaptive: false,
+        ..LimitConfig::new(concurrency)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn slow_start_admits_one_review_then_more_as_successes_come_back() {
+    let limiter = Limiter::new(LimitConfig::new(8));
+    let first = limiter.acquire(10).await.unwrap();
+    assert!(
+        limiter.acquire(10).now_or_never().is_none(),
+        "a second review waits"
+    );
+    ok(&limiter);
+    assert_eq!(limiter.limit(), 2);
+    let second = limiter.acquire(10).now_or_never().unwrap().unwrap();
+    drop((first, second));
+    assert_eq!(limiter.snapshot().in_flight, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_waiting_review_starts_when_a_slot_frees() {
+    let limiter = Limiter::new(fixed(1));
+    let first = limiter.acquire(0).await.unwrap();
+    let waiting = tokio::spawn({
+        let limiter = Arc::clone(&limiter);
+        async move { limiter.acquire(0).await.map(|_| Instant::now()) }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let freed_at = Instant::now();
+    drop(first);
+    assert_eq!(waiting.await.unwrap().unwrap(), freed_at);
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_adaptation_off_the_limit_is_the_ceiling_and_429s_change_nothing() {
+    let limiter = Limiter::new(fixed(4));
+    assert_eq!(limiter.limit(), 4);
+    let permits: Vec<Permit> = (0..4)
+        .map(|_| limiter.acquire(0).now_or_never().unwrap().unwrap())
+        .collect();
+    limiter.record_attempt(AttemptOutcome::Status(429), 1, Instant::now(), None);
+    assert_eq!(limiter.limit(), 4);
+    assert_eq!(limiter.snapshot().cuts, 0);
+    drop(permits);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_429_cuts_the_shared_limit_once_per_burst() {
+    let limiter = Limiter::new(LimitConfig::new(32));
+    for _ in 0..19 {
+        ok(&limiter);
+    }
+    assert_eq!(limiter.limit(), 20);
+    let sent = Instant::now();
+    tokio::time::advance(Duration::from_millis(30)).await;
+    for _ in 0..10 {
+        limiter.record_attempt(AttemptOutcome::Status(429), 1, sent, None);
+    }
+    limiter.record_attempt(AttemptOutcome::Status(529), 1, sent, None);
+    let snapshot = limiter.snapshot();
+    assert_eq!(snapshot.limit, 14);
+    assert_eq!(snapshot.cuts, 1);
+    assert_eq!(snapshot.attempts.overloaded(), 11);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_is_a_floor_for_every_next_attempt() {
+    let limiter = Limiter::new(fixed(4));
+    let start = Instant::now();
+    limiter.record_attempt(
+        AttemptOutcome::Status(429),
+        1,
+        start,
+        Some(Duration::from_secs(2)),
+    );
+    assert_eq!(limiter.floor_from(start), Duration::from_secs(2));
+    let permit = limiter.acquire(0).await.unwrap();
+    assert_eq!(start.elapsed(), Duration::from_secs(2));
+    assert!(limiter.pace_retry(0).await);
+    assert_eq!(start.elapsed(), Duration::from_secs(2));
+    // A shorter wait does not lower the floor; over 60 s is ignored, as the client does.
+    limiter.record_attempt(
+        AttemptOutcome::Status(429),
+        1,
+        start,
+        Some(Duration::from_secs(61)),
+    );
+    assert_eq!(limiter.floor_from(Instant::now()), Duration::ZERO);
+    drop(permit);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_key_stops_admission_and_wakes_every_waiter() {
+    let limiter = Limiter::new(fixed(1));
+    let held = limiter.acquire(0).await.unwrap();
+    let waiters: Vec<_> = (0..3)
+        .map(|_| {
+            let limiter = Arc::clone(&limiter);
+            tokio::spawn(async move { limiter.acquire(0).await.map(drop) })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    limiter.record_attempt(AttemptOutcome::Status(401), 1, Instant::now(), None);
+    for waiter in waiters {
+        assert_eq!(waiter.await.unwrap(), Err(Stop::KeyRefused { status: 401 }));
+    }
+    assert!(!limiter.pace_retry(0).await, "no retry after a refused key");
+    // The first cause stays.
+    limiter.record_attempt(AttemptOutcome::Status(403), 1, Instant::now(), None);
+    assert_eq!(limiter.stop(), Some(Stop::KeyRefused { status: 401 }));
+    drop(held);
+    assert!(limiter.acquire(0).await.is_err());
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_review_starts_that_could_pass_the_input_token_cap() {
+    let limiter = Limiter::new(LimitConfig {
+        max_input_tokens: Some(1000),
+        ..fixed(4)
+    });
+    let a = limiter.acquire(400).await.unwrap();
+    let b = limiter.acquire(400).await.unwrap();
+    // 800 reserved: a third of 400 could pass 1000, so it waits for the two in flight.
+    let third = tokio::spawn({
+        let limiter = Arc::clone(&limiter);
+        async move { limiter.acquire(400).await.map(drop) }
+    });
+    tokio::task::yield_now().await;
+    assert!(!third.is_finished());
+    // They spent less than estimated: 250 + 250 = 500; 500 + 400 fits.
+    limiter.record_input_tokens(250);
+    drop(a);
+    limiter.record_input_tokens(250);
+    drop(b);
+    assert_eq!(third.await.unwrap(), Ok(()));
+    // 500 + 400 spent = 900; a next review of 200 cannot fit and nothing is in flight.
+    limiter.record_input_tokens(400);
+    assert_eq!(
+        limiter.acquire(200).await.unwrap_err(),
+        Stop::InputTokenCap {
+            cap: 1000,
+            spent: 900,
+            next_estimate: 200
+        }
+    );
+    // A cap stop does not refuse retries of reviews already in flight.
+    assert!(limiter.pace_retry(0).await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_rate_pacer_spaces_admissions() {
+    let limiter = Limiter::new(LimitConfig {
+        rate: Some("10/s".parse().unwrap()),
+        ..fixed(32)
+    });
+    let start = Instant::now();
+    let mut permits = Vec::new();
+    for _ in 0..11 {
+        permits.push(limiter.acquire(0).await.unwrap());
+    }
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+}
+
+#[test]
+fn attempts_are_counted_by_status_and_failure() {
+    let limiter = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let limiter = Limiter::new(fixed(2));
+            let now = Instant::now();
+            limiter.record_attempt(AttemptOutcome::Status(200), 1, now, None);
+            limiter.record_attempt(AttemptOutcome::Status(429), 1, now, None);
+            limiter.record_attempt(AttemptOutcome::Status(200), 2, now, None);
+            limiter.record_attempt(
+                AttemptOutcome::Transport(crate::TransportErrorKind::Connect),
+                1,
+                now,
+                None,
+            );
+            limiter.record_attempt(AttemptOutcome::TimedOut, 2, now, None);
+            limiter
+        });
+    let counts = limiter.snapshot().attempts;
+    assert_eq!(counts.total, 5);
+    assert_eq!(counts.retried, 2);
+    assert_eq!(counts.by_status.get(&200), Some(&2));
+    assert_eq!(counts.by_status.get(&429), Some(&1));
+    assert_eq!((counts.transport, counts.timeout), (1, 1));
+    let json = serde_json::to_value(&counts).unwrap();
+    assert_eq!(json["by_status"]["429"], 1);
+    assert_eq!(
+        counts.text(),
+        "5 attempts (2 retries): 200 ×2, 429 ×1; 1 transport, 1 timeout"
+    );
+}
+
+#[test]
+fn estimates_are_bytes_over_four_rounded_up() {
+    assert_eq!(estimate_tokens(0), 0);
+    assert_eq!(estimate_tokens(4), 1);
+    assert_eq!(estimate_tokens(5), 2);
+}
