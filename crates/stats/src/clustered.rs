@@ -39,7 +39,8 @@ use crate::wilson;
 /// ```
 #[must_use]
 pub fn wilson_effective(p: f64, n: f64, z: f64) -> Option<(f64, f64)> {
-    if !(n.is_finite() && n > 0.0) || !(0.0..=1.0).contains(&p) || !z.is_finite() || z < 0.0 {
+    let valid = n.is_finite() && n > 0.0 && (0.0..=1.0).contains(&p) && z.is_finite() && z >= 0.0;
+    if !valid {
         return None;
     }
     let z2 = z * z;
