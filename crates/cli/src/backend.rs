@@ -82,6 +82,8 @@ pub struct ResolvedBackend {
     pub kind: BackendKind,
     /// The record writer, when `--record` was given.
     pub recorder: Option<Arc<RecordWriter>>,
+    /// With `--replay`: the most records any one request has (for `eval --repeat`).
+    pub records_per_request: Option<usize>,
 }
 
 impl BackendArgs {
@@ -97,6 +99,7 @@ impl BackendArgs {
         &self,
         on_attempt: Option<AttemptHook>,
     ) -> anyhow::Result<ResolvedBackend> {
+        let mut records_per_request = None;
         let (backend, kind): (Arc<dyn Backend>, BackendKind) = if let Some(path) = &self.replay {
             let replay = ReplayBackend::open(path, &self.model)
                 .map_err(|e| InputError(format!("--replay: {e}")))?;
@@ -106,6 +109,7 @@ impl BackendArgs {
                 );
             }
             let kind = replay.kind();
+            records_per_request = Some(replay.max_records_per_request());
             (Arc::new(replay), kind)
         } else if self.fake {
             (Arc::new(FakeBackend), BackendKind::Fake)
@@ -132,6 +136,7 @@ impl BackendArgs {
                 backend,
                 kind,
                 recorder: None,
+                records_per_request,
             });
         };
         let writer =
@@ -143,6 +148,7 @@ impl BackendArgs {
             backend: Arc::new(recording),
             kind,
             recorder: Some(writer),
+            records_per_request,
         })
     }
 

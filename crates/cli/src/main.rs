@@ -11,6 +11,7 @@ mod import_cmd;
 mod judge_cmd;
 mod output;
 mod report_cmd;
+mod risk_output;
 mod serve_cmd;
 
 use std::process::ExitCode;

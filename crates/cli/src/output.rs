@@ -153,6 +153,7 @@ pub fn human_summary(report: &Report, gates: &[Gate], rows_file: Option<&Path>) 
         let name: String = name.chars().take(width).collect();
         line(&mut out, &name, summary, width);
     }
+    out.push_str(&crate::risk_output::risk_table(report, width));
     if let Some(wall) = report.wall_millis.filter(|w| *w > 0.0) {
         let _ = writeln!(
             out,

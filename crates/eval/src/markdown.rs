@@ -32,6 +32,7 @@ pub fn to_markdown(report: &Report, gates: &[String]) -> String {
     for (scenario, summary) in &report.scenarios {
         row(&mut out, &escape(scenario), summary);
     }
+    out.push_str(&crate::risk_render::markdown(report));
     if !gates.is_empty() {
         let _ = writeln!(out);
         for gate in gates {

@@ -34,6 +34,17 @@ pub struct RowsHeader {
     pub cases_digest: String,
     /// How many cases the run has.
     pub cases: usize,
+    /// Reviews per case (`eval --repeat`); absent means 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub repeats: usize,
+}
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(repeats: &usize) -> bool {
+    *repeats == 1
 }
 
 impl RowsHeader {
@@ -45,6 +56,7 @@ impl RowsHeader {
             definition_digest: definition_digest(definition),
             cases_digest: cases_digest(cases),
             cases: cases.len(),
+            repeats: 1,
         }
     }
 
@@ -56,7 +68,14 @@ impl RowsHeader {
             definition_digest: definition_digest(definition),
             cases: digest.count(),
             cases_digest: digest.finish(),
+            repeats: 1,
         }
+    }
+
+    /// The same header for a run that reviews every case `repeats` times.
+    pub fn with_repeats(mut self, repeats: usize) -> RowsHeader {
+        self.repeats = repeats;
+        self
     }
 
     /// Why a rows file with this header cannot be resumed by a run with `current`'s header.
@@ -74,6 +93,12 @@ impl RowsHeader {
             return Some(format!(
                 "definition `{}` changed since (questions or thresholds differ)",
                 current.definition_version
+            ));
+        }
+        if self.repeats != current.repeats {
+            return Some(format!(
+                "it was run with --repeat {}, not --repeat {}",
+                self.repeats, current.repeats
             ));
         }
         if self.cases_digest != current.cases_digest || self.cases != current.cases {

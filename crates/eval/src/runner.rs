@@ -40,6 +40,10 @@ pub struct Row {
         with = "crate::ordered_map::option"
     )]
     pub expected_findings: Option<Vec<(String, bool)>>,
+    /// With `--repeat N` (N ≥ 2): every repeat's verdict and the case's pass rate; `pass`,
+    /// `score` and `verdict` are then the first repeat's (see [`crate::repeats`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<crate::Repeats>,
 }
 
 /// Why a run did not start (D6). Nothing was evaluated.
@@ -60,6 +64,9 @@ pub enum RunnerError {
     /// A repeated case id.
     #[error("case ids must be unique: `{0}` is repeated")]
     DuplicateId(String),
+    /// A repeat count outside 1..=10.
+    #[error("repeats must be within 1..=10, not {0}")]
+    Repeats(usize),
 }
 
 /// Receives rows as they finish (in completion order), for progress bars and durable files.
@@ -107,6 +114,7 @@ pub struct Runner {
     case_limit: usize,
     keep_rows: bool,
     price_per_million_input: Option<f64>,
+    repeats: usize,
 }
 
 impl Runner {
@@ -120,6 +128,7 @@ impl Runner {
             case_limit: MAX_CASES,
             keep_rows: true,
             price_per_million_input: None,
+            repeats: 1,
         })
     }
 
@@ -136,6 +145,17 @@ impl Runner {
     pub fn price_per_million_input(mut self, price: Option<f64>) -> Runner {
         self.price_per_million_input = price;
         self
+    }
+
+    /// Reviews every case `repeats` times (1..=10) under the same concurrency limit; a case's
+    /// row (with every repeat's verdict) is reported once all its repeats finished, and each
+    /// review runs inside [`jevjudge_judge::repeat::scope`] with its repeat index.
+    pub fn repeats(mut self, repeats: usize) -> Result<Runner, RunnerError> {
+        if !(1..=crate::MAX_REPEATS).contains(&repeats) {
+            return Err(RunnerError::Repeats(repeats));
+        }
+        self.repeats = repeats;
+        Ok(self)
     }
 
     /// The case limit in force.
@@ -198,10 +218,26 @@ impl Runner {
         let mut rows: Vec<Option<Row>> = Vec::new();
         // `map` runs lazily: a case's evaluation is created only when buffer_unordered admits
         // it into a free slot, so its review time starts when it starts running (rule 57).
+        let repeats = self.repeats;
+        let mut assembler = crate::repeats::Assembler::new(repeats);
         let evaluations = cases
             .into_iter()
             .enumerate()
-            .map(|(index, case)| evaluate_case(evaluator, index, case));
+            .flat_map(move |(index, case)| {
+                // Case-major order: a case's repeats run next to each other, so few cases are
+                // partly done at any time.
+                (0..repeats).map(move |repeat| (index, repeat, case.clone()))
+            })
+            .map(|(index, repeat, case)| async move {
+                if repeats == 1 {
+                    return (index, repeat, evaluate_case(evaluator, index, case).await.1);
+                }
+                let scoped = jevjudge_judge::repeat::scope(
+                    repeat as u32,
+                    evaluate_case(evaluator, index, case),
+                );
+                (index, repeat, scoped.await.1)
+            });
         let mut in_flight = stream::iter(evaluations).buffer_unordered(self.concurrency);
         tokio::pin!(stop);
         let mut complete = true;
@@ -211,7 +247,8 @@ impl Runner {
                 () = &mut stop => { complete = false; break; }
                 next = in_flight.next() => match next {
                     None => break,
-                    Some((index, row)) => {
+                    Some((index, repeat, row)) => {
+                        let Some(row) = assembler.add(index, repeat, row) else { continue };
                         observer.row_finished(index, &row);
                         summaries.add(index, &row);
                         if self.keep_rows {
@@ -268,6 +305,7 @@ async fn evaluate_case<E: Evaluator>(evaluator: &E, index: usize, case: Case) ->
         score: response.score,
         verdict: response.verdict,
         expected_findings,
+        repeats: None,
     };
     (index, row)
 }
