@@ -114,8 +114,8 @@ pub fn markdown(report: &Report) -> String {
             } else {
                 escape_cell(scope)
             };
-            let cells = repeat_cells(s);
-            let _ = writeln!(out, "| {scope} | {} |", escape_cell(&cells.join(" | ")));
+            let cells: Vec<String> = repeat_cells(s).iter().map(|c| escape_cell(c)).collect();
+            let _ = writeln!(out, "| {scope} | {} |", cells.join(" | "));
         }
     }
     let _ = writeln!(out);
