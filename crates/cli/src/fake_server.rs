@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use jevjudge_fake::{Config, FakeServer};
+use jevjudge_fake::{Config, FakeServer, Rate};
 
 use crate::exit;
 
@@ -44,6 +44,40 @@ pub struct Args {
     /// usage; everything else is answered by hash. Default: none.
     #[arg(long, value_name = "FILE.jevl")]
     replay: Option<PathBuf>,
+
+    /// Vary repeated identical requests: every probability moves by Gaussian noise of this
+    /// standard deviation (0 < SD ≤ 1) around the deterministic answer, clamped to [0, 1]
+    /// (choice and score probabilities then rescaled to sum 1). Reproducible: the k-th repeat
+    /// of a request gets the same answer for the same --seed. Default: no noise.
+    #[arg(long, value_name = "SD", value_parser = parse_noise)]
+    noise: Option<f64>,
+
+    /// The seed of --noise. Default: 0.
+    #[arg(long, value_name = "N", requires = "noise")]
+    seed: Option<u64>,
+
+    /// Limit each key (each `Authorization` value; requests without one share a limit) to this
+    /// many requests, like `200/s` or `1200/m`; beyond it answer 429 at once (a token bucket).
+    #[arg(long, value_name = "RATE")]
+    rate_limit: Option<Rate>,
+
+    /// The request bucket's size: how many requests a key may send at once. Default: one
+    /// second's worth of --rate-limit.
+    #[arg(long, value_name = "N", requires = "rate_limit", value_parser = clap::value_parser!(u32).range(1..))]
+    burst: Option<u32>,
+
+    /// Limit each key to this many estimated input tokens, like `100000/s` (estimate: request
+    /// body bytes ÷ 4); beyond it answer 429. The bucket holds one second's worth.
+    #[arg(long, value_name = "TOKENS/s")]
+    token_rate: Option<Rate>,
+
+    /// Answer 529 (overloaded) beyond this many requests for the whole server, like `100/s`.
+    #[arg(long, value_name = "RATE")]
+    overload_rate: Option<Rate>,
+
+    /// Send `Retry-After: SECONDS` with the limits' 429 and 529 answers. Default: no wait hint.
+    #[arg(long, value_name = "SECONDS")]
+    retry_after: Option<u64>,
 }
 
 impl fmt::Debug for Args {
@@ -53,6 +87,13 @@ impl fmt::Debug for Args {
             .field("key", &self.key.as_ref().map(|_| "<redacted>"))
             .field("latency", &self.latency)
             .field("replay", &self.replay)
+            .field("noise", &self.noise)
+            .field("seed", &self.seed)
+            .field("rate_limit", &self.rate_limit)
+            .field("burst", &self.burst)
+            .field("token_rate", &self.token_rate)
+            .field("overload_rate", &self.overload_rate)
+            .field("retry_after", &self.retry_after)
             .finish()
     }
 }
@@ -72,6 +113,16 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
+/// A noise standard deviation: a number in (0, 1].
+fn parse_noise(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(sd) if sd > 0.0 && sd <= 1.0 => Ok(sd),
+        _ => Err(format!(
+            "`{text}` is not a standard deviation in (0, 1], like 0.05"
+        )),
+    }
+}
+
 fn config(args: &Args) -> anyhow::Result<Config> {
     let key = match args.key.as_deref().map(str::trim) {
         None => None,
@@ -87,8 +138,14 @@ fn config(args: &Args) -> anyhow::Result<Config> {
     Ok(Config {
         key,
         latency: Duration::from_millis(args.latency),
-        noise: None,
         replay,
+        noise: args.noise,
+        seed: args.seed.unwrap_or(0),
+        rate_limit: args.rate_limit,
+        burst: args.burst,
+        token_rate: args.token_rate,
+        overload_rate: args.overload_rate,
+        retry_after: args.retry_after,
     })
 }
 
@@ -148,6 +205,68 @@ mod tests {
         let config = config(&args).expect("a config");
         assert_eq!(config.key.as_deref(), Some("K-1"));
         assert_eq!(config.latency, Duration::from_millis(250));
+    }
+
+    #[test]
+    fn rate_limit_flags_become_the_config() {
+        let args = parse(&[
+            "--rate-limit",
+            "1200/m",
+            "--burst",
+            "5",
+            "--token-rate",
+            "100000/s",
+            "--overload-rate",
+            "300/s",
+            "--retry-after",
+            "2",
+        ])
+        .expect("valid flags");
+        let config = config(&args).expect("a config");
+        assert_eq!(config.rate_limit.map(Rate::per_second), Some(20.0));
+        assert_eq!(config.burst, Some(5));
+        assert_eq!(config.token_rate.map(Rate::per_second), Some(100_000.0));
+        assert_eq!(config.overload_rate.map(Rate::per_second), Some(300.0));
+        assert_eq!(config.retry_after, Some(2));
+        let plain = config_of(&[]);
+        assert!(plain.rate_limit.is_none() && plain.retry_after.is_none());
+    }
+
+    fn config_of(argv: &[&str]) -> Config {
+        config(&parse(argv).expect("valid flags")).expect("a config")
+    }
+
+    #[test]
+    fn bad_rates_and_a_lone_burst_are_usage_errors() {
+        for argv in [
+            &["--rate-limit", "200"][..],
+            &["--rate-limit", "0/s"],
+            &["--token-rate", "lots/s"],
+            &["--overload-rate", "5/d"],
+            &["--burst", "3"],
+            &["--rate-limit", "1/s", "--burst", "0"],
+            &["--retry-after", "-1"],
+        ] {
+            assert!(parse(argv).is_err(), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn noise_and_seed_become_the_config() {
+        let config = config_of(&["--noise", "0.05", "--seed", "42"]);
+        assert_eq!((config.noise, config.seed), (Some(0.05), 42));
+        let unseeded = config_of(&["--noise", "1"]);
+        assert_eq!((unseeded.noise, unseeded.seed), (Some(1.0), 0));
+        assert_eq!(config_of(&[]).noise, None);
+        for argv in [
+            &["--noise", "0"][..],
+            &["--noise", "1.5"],
+            &["--noise", "NaN"],
+            &["--noise", "-0.1"],
+            &["--seed", "3"],
+        ] {
+            assert!(parse(argv).is_err(), "{argv:?}");
+        }
     }
 
     #[test]

@@ -9,7 +9,8 @@ use serde_json::{Map, Value, json};
 use crate::distribution::{
     argmax, choice_confidence, expectation, round_to, rounded, score_confidence, sigmoid, softmax,
 };
-use crate::hash::{Seed, canonical};
+use crate::hash::{Seed, canonical, logit};
+use crate::noise::{Draw, NoiseSource, request_identity};
 use crate::rejection::Rejection;
 use crate::replay::Replay;
 use crate::validation::{self, Checked, Question};
@@ -39,11 +40,11 @@ pub fn answer(request: &Value) -> Result<Value, Rejection> {
     answer_with(request, None, None)
 }
 
-/// [`answer`] with the server's options: noise on the logits (standard deviation) and a replay
-/// source consulted before hashing.
+/// [`answer`] with the server's options: seeded noise on the probabilities and a replay source
+/// consulted before hashing (replayed answers are never noised).
 pub(crate) fn answer_with(
     request: &Value,
-    noise: Option<f64>,
+    noise: Option<&NoiseSource>,
     replay: Option<&Replay>,
 ) -> Result<Value, Rejection> {
     let checked = validation::check(request)?;
@@ -57,10 +58,17 @@ pub(crate) fn answer_with(
         let usage = recorded.usage.unwrap_or_else(|| usage(&checked));
         return Ok(json!({ "model": recorded.model, "answers": recorded.answers, "usage": usage }));
     }
-    Ok(respond(&checked, noise))
+    let draw = noise.map(|noise| {
+        noise.draw(&canonical(&request_identity(
+            checked.requested_model,
+            checked.state,
+            checked.questions_value,
+        )))
+    });
+    Ok(respond(&checked, draw.as_ref()))
 }
 
-fn respond(checked: &Checked<'_>, noise: Option<f64>) -> Value {
+fn respond(checked: &Checked<'_>, noise: Option<&Draw>) -> Value {
     let state = canonical(checked.state);
     let mut answers = Map::with_capacity(checked.questions.len());
     for (id, question) in &checked.questions {
@@ -76,27 +84,28 @@ fn usage(checked: &Checked<'_>) -> Value {
     json!({ "input_tokens": input, "output_tokens": output })
 }
 
-fn answer_question(state: &str, question: &Question<'_>, noise: Option<f64>) -> Value {
+fn answer_question(state: &str, question: &Question<'_>, noise: Option<&Draw>) -> Value {
     match question {
         Question::Noul {
             instructions,
             when_true,
             when_false,
         } => {
-            let seed = Seed::new("noul", state, instructions, noise);
-            let p = round_to(sigmoid(seed.logit(&[when_true, when_false])), 4);
+            let option = Seed::new("noul", state, instructions).digest(&[when_true, when_false]);
+            let p = sigmoid(logit(&option));
+            let p = round_to(noise.map_or(p, |noise| noise.apply(p, &option)), 4);
             json!({ "type": "noul", "noul": p })
         }
         Question::Choice {
             instructions,
             options,
         } => {
-            let seed = Seed::new("choice", state, instructions, noise);
-            let logits: Vec<f64> = options
+            let seed = Seed::new("choice", state, instructions);
+            let digests: Vec<[u8; 32]> = options
                 .iter()
-                .map(|(label, description)| seed.logit(&[&Value::from(*label), description]))
+                .map(|(label, description)| seed.digest(&[&Value::from(*label), description]))
                 .collect();
-            let probabilities = rounded(&softmax(&logits));
+            let probabilities = distribution(&digests, noise);
             let top = argmax(&probabilities).unwrap_or(0);
             let choice = options
                 .get(top)
@@ -118,13 +127,13 @@ fn answer_question(state: &str, question: &Question<'_>, noise: Option<f64>) -> 
             instructions,
             levels,
         } => {
-            let seed = Seed::new("score", state, instructions, noise);
-            let logits: Vec<f64> = levels
+            let seed = Seed::new("score", state, instructions);
+            let digests: Vec<[u8; 32]> = levels
                 .iter()
                 .enumerate()
-                .map(|(index, level)| seed.logit(&[&Value::from(index), level]))
+                .map(|(index, level)| seed.digest(&[&Value::from(index), level]))
                 .collect();
-            let probabilities = rounded(&softmax(&logits));
+            let probabilities = distribution(&digests, noise);
             let legend: Map<String, Value> = levels
                 .iter()
                 .enumerate()
@@ -143,6 +152,17 @@ fn answer_question(state: &str, question: &Question<'_>, noise: Option<f64>) -> 
                 "probabilities": shown,
             })
         }
+    }
+}
+
+/// The shown probabilities of a choice or score: a softmax of the options' logits, noised when
+/// asked, rounded to 4 decimals summing to 1.
+fn distribution(digests: &[[u8; 32]], noise: Option<&Draw>) -> Vec<f64> {
+    let logits: Vec<f64> = digests.iter().map(logit).collect();
+    let probabilities = softmax(&logits);
+    match noise {
+        Some(noise) => rounded(&noise.apply_all(&probabilities, digests)),
+        None => rounded(&probabilities),
     }
 }
 
@@ -267,16 +287,38 @@ mod tests {
 
     #[test]
     fn noise_changes_answers_but_keeps_them_valid() {
-        let first = answer_with(&mixed(), Some(0.3), None).unwrap_or_default();
+        let noise = NoiseSource::new(Some(0.1), 3);
+        let plain = ok(&mixed());
         let draws: Vec<Value> = (0..5)
-            .map(|_| answer_with(&mixed(), Some(0.3), None).unwrap_or_default())
+            .map(|_| answer_with(&mixed(), noise.as_ref(), None).unwrap_or_default())
             .collect();
-        assert!(draws.iter().any(|d| d["answers"] != first["answers"]));
+        assert!(draws.iter().any(|d| d["answers"] != plain["answers"]));
+        assert!(draws.windows(2).any(|pair| pair[0] != pair[1]));
         for draw in draws {
             let p = draw["answers"]["refund"]["noul"]
                 .as_f64()
                 .unwrap_or(f64::NAN);
             assert!((0.0..=1.0).contains(&p));
         }
+    }
+
+    #[test]
+    fn noise_is_reproducible_from_the_seed_and_the_repeat() {
+        let run = |seed| {
+            let noise = NoiseSource::new(Some(0.2), seed);
+            (0..4)
+                .map(|_| answer_with(&mixed(), noise.as_ref(), None).unwrap_or_default())
+                .collect::<Vec<Value>>()
+        };
+        assert_eq!(run(11), run(11));
+        assert_ne!(run(11), run(12));
+        // Another request in between does not shift the repeats of this one.
+        let noise = NoiseSource::new(Some(0.2), 11);
+        let first = answer_with(&mixed(), noise.as_ref(), None).unwrap_or_default();
+        let mut other = mixed();
+        other["state"] = json!("something else");
+        let _ = answer_with(&other, noise.as_ref(), None);
+        let second = answer_with(&mixed(), noise.as_ref(), None).unwrap_or_default();
+        assert_eq!([first, second], run(11)[..2]);
     }
 }

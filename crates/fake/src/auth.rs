@@ -23,6 +23,13 @@ pub(crate) fn check(headers: &HeaderMap, key: Option<&str>) -> Result<(), Reject
     }
 }
 
+/// Who a request is for the rate limiter: its Bearer token, else the raw `Authorization` value,
+/// else `None` (every request without the header shares one bucket).
+pub(crate) fn caller_key(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
+    Some(bearer_token(value).unwrap_or(value))
+}
+
 /// The token of `Bearer <token>` (scheme case-insensitive), if non-empty.
 fn bearer_token(value: &str) -> Option<&str> {
     let (scheme, token) = value.trim().split_once(' ')?;

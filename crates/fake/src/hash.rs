@@ -7,7 +7,6 @@
 
 use std::fmt::Write as _;
 
-use rand::Rng as _;
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
@@ -20,18 +19,12 @@ const SPREAD: f64 = 3.0;
 #[derive(Clone)]
 pub(crate) struct Seed {
     prefix: Sha256,
-    noise: Option<f64>,
 }
 
 impl Seed {
     /// Starts a seed for `kind` ("noul", "choice", "score") over `state` (already canonical) and
     /// `instructions`.
-    pub(crate) fn new(
-        kind: &str,
-        canonical_state: &str,
-        instructions: &Value,
-        noise: Option<f64>,
-    ) -> Self {
+    pub(crate) fn new(kind: &str, canonical_state: &str, instructions: &Value) -> Self {
         let mut text = String::with_capacity(canonical_state.len() + 64);
         text.push('[');
         write_string(kind, &mut text);
@@ -41,11 +34,11 @@ impl Seed {
         write_canonical(instructions, &mut text);
         let mut prefix = Sha256::new();
         prefix.update(text.as_bytes());
-        Self { prefix, noise }
+        Self { prefix }
     }
 
-    /// The logit for one option or level, described by `parts`, with the optional noise added.
-    pub(crate) fn logit(&self, parts: &[&Value]) -> f64 {
+    /// The hash of one option or level, described by `parts`.
+    pub(crate) fn digest(&self, parts: &[&Value]) -> [u8; 32] {
         let mut text = String::new();
         for part in parts {
             text.push(',');
@@ -54,16 +47,22 @@ impl Seed {
         text.push(']');
         let mut hasher = self.prefix.clone();
         hasher.update(text.as_bytes());
-        let digest = hasher.finalize();
-        let mut first = [0u8; 8];
-        first.copy_from_slice(&digest[..8]);
-        let unit = u64::from_be_bytes(first) as f64 / 18_446_744_073_709_551_616.0;
-        let logit = (unit * 2.0 - 1.0) * SPREAD;
-        match self.noise {
-            Some(sigma) if sigma > 0.0 && sigma.is_finite() => logit + sigma * standard_normal(),
-            _ => logit,
-        }
+        hasher.finalize().into()
     }
+
+    /// The logit for one option or level, described by `parts`.
+    #[cfg(test)]
+    pub(crate) fn logit(&self, parts: &[&Value]) -> f64 {
+        logit(&self.digest(parts))
+    }
+}
+
+/// The logit an option's hash stands for: its first 8 bytes spread over `[-SPREAD, SPREAD]`.
+pub(crate) fn logit(digest: &[u8; 32]) -> f64 {
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    let unit = u64::from_be_bytes(first) as f64 / 18_446_744_073_709_551_616.0;
+    (unit * 2.0 - 1.0) * SPREAD
 }
 
 /// Canonical JSON text of `value`: object keys sorted by code point, no insignificant spaces.
@@ -127,14 +126,6 @@ fn write_string(text: &str, out: &mut String) {
     out.push('"');
 }
 
-/// One draw from N(0, 1) (Box–Muller), from the thread-local generator: no lock, no blocking.
-fn standard_normal() -> f64 {
-    let mut rng = rand::rng();
-    let u1: f64 = 1.0 - rng.random::<f64>();
-    let u2: f64 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -158,7 +149,7 @@ mod tests {
     #[test]
     fn logit_is_stable_and_within_the_spread() {
         let state = canonical(&json!({"x": 1}));
-        let seed = Seed::new("choice", &state, &json!("Which?"), None);
+        let seed = Seed::new("choice", &state, &json!("Which?"));
         let one = seed.logit(&[&json!("a"), &Value::Null]);
         assert_eq!(one, seed.logit(&[&json!("a"), &Value::Null]));
         assert_ne!(one, seed.logit(&[&json!("b"), &Value::Null]));
@@ -171,13 +162,5 @@ mod tests {
         let second =
             canonical(&serde_json::from_str::<Value>(r#"{"b":2,"a":1}"#).unwrap_or_default());
         assert_eq!(first, second);
-    }
-
-    #[test]
-    fn noise_moves_the_logit() {
-        let state = canonical(&json!("s"));
-        let seed = Seed::new("noul", &state, &json!("q"), Some(0.5));
-        let draws: Vec<f64> = (0..8).map(|_| seed.logit(&[])).collect();
-        assert!(draws.windows(2).any(|pair| pair[0] != pair[1]));
     }
 }

@@ -93,10 +93,7 @@ pub(crate) fn canned(fault: &Fault) -> Response {
             HeaderName::from_static("retry-after-ms"),
             ms.to_string(),
         ))),
-        Fault::Overloaded => json(
-            529,
-            &json!({"detail": {"error_type": "overloaded_error", "message": "The server is overloaded. Please retry later."}}),
-        ),
+        Fault::Overloaded => overloaded(),
         Fault::Html(code) => html(*code),
         Fault::Json { status, body } => json(*status, body),
         Fault::Raw {
@@ -109,11 +106,33 @@ pub(crate) fn canned(fault: &Fault) -> Response {
     }
 }
 
+/// The limiter's refusal: 429 `rate_limit_error` or 529 `overloaded_error`, with
+/// `Retry-After: <seconds>` when one is configured.
+pub(crate) fn limited(code: u16, retry_after: Option<u64>) -> Response {
+    let header = retry_after.map(|seconds| (RETRY_AFTER, seconds.to_string()));
+    if code == 529 {
+        with_header(overloaded(), header)
+    } else {
+        rate_limited(header)
+    }
+}
+
+fn overloaded() -> Response {
+    json(
+        529,
+        &json!({"detail": {"error_type": "overloaded_error", "message": "The server is overloaded. Please retry later."}}),
+    )
+}
+
 fn rate_limited(header: Option<(HeaderName, String)>) -> Response {
-    let mut response = json(
+    let response = json(
         429,
         &json!({"detail": {"error_type": "rate_limit_error", "message": "Rate limit exceeded. Please slow down."}}),
     );
+    with_header(response, header)
+}
+
+fn with_header(mut response: Response, header: Option<(HeaderName, String)>) -> Response {
     if let Some((name, value)) = header
         && let Ok(value) = HeaderValue::from_str(&value)
     {

@@ -17,6 +17,7 @@ use crate::auth;
 use crate::corrupt;
 use crate::fault::Fault;
 use crate::journal::JournalEntry;
+use crate::limit::Admission;
 use crate::rejection::Rejection;
 use crate::reply;
 use crate::state::FakeState;
@@ -49,6 +50,20 @@ pub fn app(state: FakeState) -> Router {
 async fn systemone(State(state): State<FakeState>, headers: HeaderMap, body: Bytes) -> Response {
     let fault = state.next_fault();
     let config = state.config();
+    let authorized = auth::check(&headers, config.key.as_deref());
+    // The limiter stands in front, like a gateway: it answers at once, before any latency, and
+    // only for requests a scripted status fault does not replace and the key check lets in.
+    if let Some(limiter) = state.limiter()
+        && authorized.is_ok()
+        && !fault.as_ref().is_some_and(Fault::is_canned)
+    {
+        let key = auth::caller_key(&headers);
+        match limiter.admit(key, body.len(), tokio::time::Instant::now()) {
+            Admission::Pass => {}
+            Admission::RateLimited => return reply::limited(429, config.retry_after),
+            Admission::Overloaded => return reply::limited(529, config.retry_after),
+        }
+    }
     if !config.latency.is_zero() {
         tokio::time::sleep(latency_sleep(config.latency)).await;
     }
@@ -63,9 +78,9 @@ async fn systemone(State(state): State<FakeState>, headers: HeaderMap, body: Byt
         Some(Fault::Delay(wait)) => tokio::time::sleep(*wait).await,
         _ => {}
     }
-    let outcome = auth::check(&headers, config.key.as_deref())
+    let outcome = authorized
         .and_then(|()| validation::parse(&body))
-        .and_then(|request| answer_with(&request, config.noise, config.replay.as_ref()));
+        .and_then(|request| answer_with(&request, state.noise(), config.replay.as_ref()));
     match outcome {
         Err(rejection) => reply::rejection(&rejection),
         Ok(mut answer) => {

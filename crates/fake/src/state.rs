@@ -9,6 +9,8 @@ use tokio::sync::watch;
 use crate::config::Config;
 use crate::fault::Fault;
 use crate::journal::{Journal, JournalEntry};
+use crate::limit::Limiter;
+use crate::noise::NoiseSource;
 use crate::plan::FaultPlan;
 
 /// The state behind [`crate::app`]: cheap to clone, shared by every request.
@@ -22,6 +24,8 @@ pub struct FakeState {
 
 struct Inner {
     config: Config,
+    limiter: Option<Limiter>,
+    noise: Option<NoiseSource>,
     plan: Mutex<Cursor>,
     journal: Journal,
     posts: AtomicUsize,
@@ -41,6 +45,8 @@ impl FakeState {
         let (shutdown, _) = watch::channel(false);
         Self {
             inner: Arc::new(Inner {
+                limiter: Limiter::from_config(&config),
+                noise: NoiseSource::new(config.noise, config.seed),
                 config,
                 plan: Mutex::new(Cursor::default()),
                 journal: Journal::default(),
@@ -73,6 +79,14 @@ impl FakeState {
 
     pub(crate) fn config(&self) -> &Config {
         &self.inner.config
+    }
+
+    pub(crate) fn limiter(&self) -> Option<&Limiter> {
+        self.inner.limiter.as_ref()
+    }
+
+    pub(crate) fn noise(&self) -> Option<&NoiseSource> {
+        self.inner.noise.as_ref()
     }
 
     pub(crate) fn record(&self, entry: JournalEntry) {

@@ -191,25 +191,76 @@ async fn structured_content_is_answered_and_echoed() {
 }
 
 #[tokio::test]
-async fn noise_imitates_drift_and_keeps_answers_valid() {
+async fn noise_varies_repeats_and_replays_from_the_seed() {
+    let noisy = || Config {
+        noise: Some(0.1),
+        seed: 9,
+        ..Config::default()
+    };
+    let mut runs = Vec::new();
+    for config in [
+        noisy(),
+        noisy(),
+        Config {
+            seed: 10,
+            ..noisy()
+        },
+    ] {
+        let fake = server(config).await;
+        let mut seen = Vec::new();
+        for _ in 0..6 {
+            let body = post(&fake, &mixed_request()).await.json();
+            for answer in body["answers"].as_object().expect("answers").values() {
+                let p = numbers(answer);
+                assert!(p.iter().all(|v| (0.0..=1.0).contains(v)));
+                if answer["type"] != "noul" {
+                    assert!((p.iter().sum::<f64>() - 1.0).abs() <= 5e-5 * p.len() as f64);
+                }
+            }
+            seen.push(body["answers"].clone());
+        }
+        assert!(seen.windows(2).any(|pair| pair[0] != pair[1]));
+        runs.push(seen);
+        fake.shutdown().await;
+    }
+    assert_eq!(runs[0], runs[1], "the same seed gives the same answers");
+    assert_ne!(runs[0], runs[2], "another seed gives other answers");
+}
+
+#[tokio::test]
+async fn noise_has_the_given_spread_around_the_hash_answer() {
+    let centre =
+        jevjudge_fake::answer(&noul_request()).expect("an answer")["answers"]["refund"]["noul"]
+            .as_f64()
+            .expect("a probability");
+    // Far enough from 0 and 1 that clamping is negligible at SD 0.05.
+    assert!((0.25..=0.75).contains(&centre), "{centre}");
     let fake = server(Config {
-        noise: Some(0.5),
+        noise: Some(0.05),
+        seed: 1,
         ..Config::default()
     })
     .await;
-    let mut seen = Vec::new();
-    for _ in 0..6 {
-        let body = post(&fake, &mixed_request()).await.json();
-        for answer in body["answers"].as_object().expect("answers").values() {
-            let p = numbers(answer);
-            assert!(p.iter().all(|v| (0.0..=1.0).contains(v)));
-            if answer["type"] != "noul" {
-                assert!((p.iter().sum::<f64>() - 1.0).abs() <= 5e-5 * p.len() as f64);
-            }
-        }
-        seen.push(body["answers"].clone());
+    let mut draws = Vec::new();
+    for _ in 0..200 {
+        let body = post(&fake, &noul_request()).await.json();
+        draws.push(
+            body["answers"]["refund"]["noul"]
+                .as_f64()
+                .expect("a probability"),
+        );
     }
-    assert!(seen.windows(2).any(|pair| pair[0] != pair[1]));
+    fake.shutdown().await;
+    let n = draws.len() as f64;
+    let mean = draws.iter().sum::<f64>() / n;
+    let sd = (draws.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    // Seeded, so these are fixed numbers; the bounds are what 200 normal draws allow
+    // (4 standard errors of the mean, ±20 % on the SD).
+    assert!(
+        (mean - centre).abs() < 4.0 * 0.05 / n.sqrt(),
+        "{mean} vs {centre}"
+    );
+    assert!((sd - 0.05).abs() < 0.01, "{sd}");
 }
 
 #[tokio::test]

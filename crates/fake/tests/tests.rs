@@ -7,6 +7,7 @@ mod auth;
 mod errors;
 mod faults;
 mod journal;
+mod limits;
 mod replay;
 mod routes;
 mod server;
