@@ -410,3 +410,153 @@ fn repeat_outside_one_to_ten_is_refused() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Φ(x), the standard normal CDF (Abramowitz & Stegun 7.1.26 for erf, |error| < 1.5e-7).
+fn normal_cdf(x: f64) -> f64 {
+    let t = 1.0 / (1.0 + 0.327_591_1 * (x.abs() / std::f64::consts::SQRT_2));
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-(x * x) / 2.0).exp();
+    if x >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+/// `eval` of the sms-spam cases against a fake server, through the real binary over HTTP.
+async fn eval_fake(url: &str, report: &Path, repeat: &str) -> Output {
+    tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_jevjudge"))
+            .env_remove("JEV_API_KEY")
+            .env_remove("TYPESAFE_BASE_URL")
+            .env("TYPESAFE_API_KEY", "test-key-not-secret")
+            .kill_on_drop(true)
+            .arg("eval")
+            .arg("--definition")
+            .arg(example("sms-spam/definition.toml"))
+            .arg("--cases")
+            .arg(example("sms-spam/cases.jsonl"))
+            .args(["--base-url", url, "--concurrency", "8", "--budget", "10s"])
+            .args(["--repeat", repeat, "--report"])
+            .arg(report)
+            .output(),
+    )
+    .await
+    .expect("eval finished within 120 s")
+    .expect("the binary ran")
+}
+
+fn spam_probabilities(row: &Value) -> Vec<f64> {
+    match row["repeats"]["verdicts"].as_array() {
+        Some(verdicts) => verdicts
+            .iter()
+            .map(|v| v["findings"]["spam"]["yes_probability"].as_f64().unwrap())
+            .collect(),
+        None => vec![
+            row["verdict"]["findings"]["spam"]["yes_probability"]
+                .as_f64()
+                .unwrap(),
+        ],
+    }
+}
+
+// Issue 14 "Show": a noisy fake (seeded Gaussian noise of SD σ on every probability) makes
+// repeats flip, at the rate that noise implies. From the fake's noiseless answer pᵢ of each
+// case, a review is PASS with probability 1 − Φ((0.9 − pᵢ)/σ) and FAIL with Φ((0.1 − pᵢ)/σ)
+// (clamping to [0, 1] moves no value across 0.1 or 0.9); three repeats all agree with
+// probability q_P³ + q_F³ + q_I³. The observed flip rate must lie within 4 standard errors of
+// the mean of 1 − that over the cases, and the same seed must give the same answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn noisy_fake_flip_rate_matches_the_noise_given() {
+    use jevjudge_fake::{Config, FakeServer};
+    let dir = temp_dir("noisy");
+    let sigma = 0.05;
+    let quiet = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let base = dir.join("base.json");
+    let output = eval_fake(&quiet.url(), &base, "1").await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let base = read_json(&base);
+    let noiseless: Vec<f64> = base["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| spam_probabilities(row)[0])
+        .collect();
+
+    let mut reports = Vec::new();
+    for run in 0..2 {
+        let noisy = FakeServer::start(
+            Config {
+                noise: Some(sigma),
+                seed: 7,
+                ..Config::default()
+            },
+            "127.0.0.1:0".parse().unwrap(),
+        )
+        .await
+        .unwrap();
+        let path = dir.join(format!("noisy-{run}.json"));
+        let output = eval_fake(&noisy.url(), &path, "3").await;
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        reports.push(read_json(&path));
+    }
+    let overall = &reports[0]["overall"];
+    let flip_rate = overall["flip_rate"].as_f64().unwrap();
+    let (mut expected, mut variance) = (0.0, 0.0);
+    for p in &noiseless {
+        let pass = 1.0 - normal_cdf((0.9 - p) / sigma);
+        let fail = normal_cdf((0.1 - p) / sigma);
+        let inconclusive = (1.0 - pass - fail).max(0.0);
+        let flips = 1.0 - (pass.powi(3) + fail.powi(3) + inconclusive.powi(3));
+        expected += flips;
+        variance += flips * (1.0 - flips);
+    }
+    let n = noiseless.len() as f64;
+    let (expected, standard_error) = (expected / n, variance.sqrt() / n);
+    eprintln!(
+        "noise SD {sigma}: flip rate {flip_rate:.4} (expected {expected:.4} ± {standard_error:.4}), mean per-case probability SD {}",
+        overall["probability_sd"]["spam"]
+    );
+    assert!(
+        expected > 0.02,
+        "the noise must be able to flip something: {expected}"
+    );
+    assert!(
+        (flip_rate - expected).abs() <= 4.0 * standard_error + 1e-9,
+        "flip rate {flip_rate} vs expected {expected} ± {standard_error}"
+    );
+    // The probabilities really vary, by about σ (a sample SD of 3 draws averages 0.886 σ;
+    // clamping near 0 and 1 only lowers it).
+    let sd = overall["probability_sd"]["spam"].as_f64().unwrap();
+    assert!(sd > 0.3 * sigma && sd < 1.1 * sigma, "{sd}");
+    // Seeded: a fresh server with the same seed gives each case the same answers. The fake
+    // keys its noise by the arrival order of identical requests, which concurrency may permute
+    // between a case's repeats, so the answers are compared as sets; the figures, which do not
+    // depend on the order of a case's repeats, are equal.
+    let answers = |report: &Value| -> Vec<Vec<f64>> {
+        report["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| {
+                let mut ps = spam_probabilities(row);
+                ps.sort_by(f64::total_cmp);
+                ps
+            })
+            .collect()
+    };
+    assert_eq!(answers(&reports[0]), answers(&reports[1]));
+    for key in ["flipped", "probability_sd", "total", "correct", "decided"] {
+        assert_eq!(
+            reports[0]["overall"][key], reports[1]["overall"][key],
+            "{key}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
