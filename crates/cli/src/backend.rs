@@ -96,6 +96,8 @@ pub struct ResolvedBackend {
     pub model: String,
     /// With --replay: every model the recording holds, for messages.
     pub replay_models: Vec<String>,
+    /// With `--replay`: the most records any one request has (for `eval --repeat`).
+    pub records_per_request: Option<usize>,
 }
 
 impl BackendArgs {
@@ -126,6 +128,7 @@ impl BackendArgs {
             .clone()
             .unwrap_or_else(|| jevjudge_wire::DEFAULT_MODEL.to_owned());
         let mut replay_models = Vec::new();
+        let mut records_per_request = None;
         let (backend, kind): (Arc<dyn Backend>, BackendKind) = if let Some(path) = &self.replay {
             let records = jevjudge_wire::record::read_file_capped(
                 path,
@@ -192,6 +195,7 @@ impl BackendArgs {
             replay_models = replay.models().iter().map(|m| (*m).to_owned()).collect();
             let replay = replay.with_model(model.clone());
             let kind = replay.kind();
+            records_per_request = Some(replay.max_records_per_request());
             (Arc::new(replay), kind)
         } else if self.fake {
             (Arc::new(FakeBackend), BackendKind::Fake)
@@ -220,6 +224,7 @@ impl BackendArgs {
                 recorder: None,
                 model,
                 replay_models,
+                records_per_request,
             });
         };
         let writer =
@@ -233,6 +238,7 @@ impl BackendArgs {
             recorder: Some(writer),
             model,
             replay_models,
+            records_per_request,
         })
     }
 

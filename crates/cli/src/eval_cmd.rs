@@ -52,6 +52,13 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_positive_duration)]
     pub budget: Duration,
 
+    /// Review every case N times (1..=10) under the same concurrency: rows keep every
+    /// repeat's verdict and the case's pass rate; summaries add accuracy by repeat, the flip
+    /// rate and each criterion's probability SD. A replay serves the k-th record of a request
+    /// to the k-th repeat (cycling).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: usize,
+
     /// Write the full JSON report here (rows also go, as they finish, to OUT.rows.jsonl).
     #[arg(long, value_name = "OUT.json")]
     pub report: Option<PathBuf>,
@@ -77,6 +84,18 @@ pub struct Args {
     /// Gate: exit 1 when overall accuracy (correct ÷ total) is below X.
     #[arg(long, value_name = "X")]
     pub min_accuracy: Option<f64>,
+
+    /// Gate: exit 1 when the lower bound of accuracy's 95 % interval is below X.
+    #[arg(long, value_name = "X")]
+    pub min_accuracy_lower: Option<f64>,
+
+    /// Gate: exit 1 when more than N reviews are false PASS (a case expected to fail got PASS).
+    #[arg(long, value_name = "N")]
+    pub max_false_pass: Option<u64>,
+
+    /// Gate: exit 1 when coverage (PASS or FAIL verdicts ÷ reviews) is below X.
+    #[arg(long, value_name = "X")]
+    pub min_coverage: Option<f64>,
 
     /// Gate: exit 1 when more than N rows are ERROR.
     #[arg(long, value_name = "N")]
@@ -151,7 +170,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         runner
     }
-    .price_per_million_input(args.price_per_million_input);
+    .price_per_million_input(args.price_per_million_input)
+    .repeats(args.repeat)
+    .map_err(|e| InputError(format!("--repeat: {e}")))?;
+    crate::risk_output::check_fraction("min-accuracy-lower", args.min_accuracy_lower)?;
+    crate::risk_output::check_fraction("min-coverage", args.min_coverage)?;
     if let Some(x) = args.min_accuracy {
         if !(0.0..=1.0).contains(&x) {
             return Err(InputError(format!("--min-accuracy must be within 0..=1, not {x}")).into());
@@ -237,6 +260,14 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         limiter.clone(),
         limits::estimator(&definition, &resolved.model),
     );
+    if let Some(records) = resolved.records_per_request.filter(|_| args.repeat > 1) {
+        if records < args.repeat {
+            eprintln!(
+                "jevjudge: note: --repeat {}: the recording holds at most {records} record(s) per request, so repeats beyond that replay the same answers again (cycling): the flip rate then shows the recording's variation, not the model's",
+                args.repeat
+            );
+        }
+    }
     let backend_kind = resolved.kind;
     let header = RowsHeader::from_digest(&definition, digest)
         .with_backend(backend_kind.to_string(), resolved.model.clone());
@@ -278,7 +309,12 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             }
             previous = found.rows;
             if args.retry_errors {
-                previous.retain(|_, (_, row)| row.verdict.status != Status::Error);
+                // With repeats, a case any of whose repeats is ERROR runs again (every repeat).
+                previous.retain(|_, (_, row)| {
+                    row.verdicts()
+                        .iter()
+                        .all(|verdict| verdict.status != Status::Error)
+                });
             }
             // The spending cap covers the whole run, the rows already spent included.
             limiter.record_input_tokens(
@@ -404,7 +440,13 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         rows,
     };
 
-    let gates = output::gates(&report, args.min_accuracy, args.max_errors);
+    let mut gates = output::gates(&report, args.min_accuracy, args.max_errors);
+    gates.extend(crate::risk_output::gates(
+        &report,
+        args.min_accuracy_lower,
+        args.max_false_pass,
+        args.min_coverage,
+    ));
     if let Some(path) = &args.report {
         output::write_atomic(path, &(serde_json::to_string_pretty(&report)? + "\n"))?;
     }

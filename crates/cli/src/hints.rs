@@ -122,6 +122,8 @@ mod tests {
             cost: None,
             error_kinds: kinds.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect(),
             attempts: None,
+            risk: Default::default(),
+            repeated: Default::default(),
         }
     }
 

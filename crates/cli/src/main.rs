@@ -13,6 +13,7 @@ mod judge_cmd;
 mod limits;
 mod output;
 mod report_cmd;
+mod risk_output;
 mod serve_cmd;
 
 use std::process::ExitCode;

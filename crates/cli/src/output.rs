@@ -275,6 +275,7 @@ pub fn human_summary(
     if !report.overall.error_kinds.is_empty() {
         let _ = writeln!(out, "errors: {}", report.overall.errors_text());
     }
+    out.push_str(&crate::risk_output::risk_table(report, width));
     if let Some(wall) = report.wall_millis.filter(|w| *w > 0.0) {
         // The wall time is this session's: count only the reviews it ran (a resumed run's
         // earlier rows took no time here).

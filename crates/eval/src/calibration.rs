@@ -847,6 +847,7 @@ mod tests {
                 .collect(),
         );
         Row {
+            repeats: None,
             scenario: "s".into(),
             id: id.into(),
             expected_pass,

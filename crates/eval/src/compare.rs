@@ -409,6 +409,7 @@ mod tests {
 
     fn row(id: &str, expected_pass: bool, status: Status) -> Row {
         Row {
+            repeats: None,
             scenario: if id.starts_with('a') { "alpha" } else { "beta" }.into(),
             id: id.into(),
             expected_pass,

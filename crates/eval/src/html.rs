@@ -171,6 +171,7 @@ pub fn to_html(report: &Report, options: &HtmlOptions<'_>) -> String {
     summary_table(&mut out, report);
     out.push_str("<p class=\"note\">Accuracy = correct ÷ total; abstentions (INCONCLUSIVE) and errors stay in the denominator. P50/P95 are nearest-rank over every row's review time.</p>\n</div>\n");
     error_table(&mut out, &report.overall);
+    out.push_str(&crate::risk_render::html(report));
 
     out.push_str("<h2>Scenarios</h2>\n<div class=\"panel\">\n");
     legend(
@@ -1215,6 +1216,7 @@ mod tests {
                     Status::Inconclusive
                 };
                 Row {
+                    repeats: None,
                     scenario: if i % 2 == 0 { "<even & odd>" } else { "odd" }.into(),
                     id: format!("case-{i}<script>"),
                     expected_pass: i % 3 != 0,

@@ -1,5 +1,7 @@
 //! JUnit XML: one test case per case (classname = scenario, name = id); incorrect is a
-//! failure, ERROR an error, INCONCLUSIVE a skipped test with the reason `abstained`.
+//! failure, ERROR an error, INCONCLUSIVE a skipped test with the reason `abstained`. With
+//! repeats a case is still one test, counted by its worst repeat (incorrect, else error, else
+//! abstained), and a failure's message lists every repeat's status and the pass rate.
 
 use std::time::Duration;
 
@@ -13,8 +15,9 @@ pub fn to_junit(report: &Report) -> String {
     for (scenario, _) in &report.scenarios {
         let mut suite = TestSuite::new(scenario.as_str());
         for row in report.rows.iter().filter(|row| &row.scenario == scenario) {
-            let verdict = &row.verdict;
-            let status = match Outcome::of(verdict.status, row.expected_pass) {
+            // With repeats a case is one test, counted by its worst repeat (issue 14).
+            let verdict = row.case_verdict();
+            let status = match row.case_outcome() {
                 Outcome::Correct => TestCaseStatus::success(),
                 Outcome::Incorrect => {
                     let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -25,7 +28,7 @@ pub fn to_junit(report: &Report) -> String {
                         } else {
                             "not PASS"
                         },
-                        verdict.status
+                        row.statuses_text()
                     ));
                     status.set_type("incorrect");
                     status

@@ -26,7 +26,10 @@ pub mod import;
 pub mod junit;
 pub mod markdown;
 mod ordered_map;
+pub mod repeats;
 mod report;
+pub mod risk;
+mod risk_render;
 pub mod rows_file;
 mod runner;
 mod strict_json;
@@ -40,6 +43,8 @@ pub use case::{
 pub use evaluator::{
     EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorResponse, JevEvaluator, respond,
 };
+pub use repeats::{MAX_REPEATS, Repeated, RepeatedBuilder, Repeats};
 pub use report::{REPORT_FORMAT, Report};
+pub use risk::{Risk, RiskBuilder};
 pub use runner::{CONCURRENCY, MAX_CASES, Row, Run, RunObserver, Runner, RunnerError};
 pub use summary::{Outcome, SummariesBuilder, Summary, SummaryBuilder, error_key, summarize};

@@ -53,6 +53,7 @@ pub fn to_markdown(report: &Report, gates: &[String]) -> String {
         let _ = writeln!(out);
         let _ = writeln!(out, "Attempts: {}", attempts.text());
     }
+    out.push_str(&crate::risk_render::markdown(report));
     if !gates.is_empty() {
         let _ = writeln!(out);
         for gate in gates {

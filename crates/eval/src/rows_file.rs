@@ -41,6 +41,17 @@ pub struct RowsHeader {
     /// The model the run asked for (`--model`, or the one a replay picked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Reviews per case (`eval --repeat`); absent means 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub repeats: usize,
+}
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(repeats: &usize) -> bool {
+    *repeats == 1
 }
 
 impl RowsHeader {
@@ -54,6 +65,7 @@ impl RowsHeader {
             cases: cases.len(),
             backend: None,
             model: None,
+            repeats: 1,
         }
     }
 
@@ -75,7 +87,14 @@ impl RowsHeader {
             cases_digest: digest.finish(),
             backend: None,
             model: None,
+            repeats: 1,
         }
+    }
+
+    /// The same header for a run that reviews every case `repeats` times.
+    pub fn with_repeats(mut self, repeats: usize) -> RowsHeader {
+        self.repeats = repeats;
+        self
     }
 
     /// Why a rows file with this header cannot be resumed by a run with `current`'s header.
@@ -93,6 +112,12 @@ impl RowsHeader {
             return Some(format!(
                 "definition `{}` changed since (questions or thresholds differ)",
                 current.definition_version
+            ));
+        }
+        if self.repeats != current.repeats {
+            return Some(format!(
+                "it was run with --repeat {}, not --repeat {}",
+                self.repeats, current.repeats
             ));
         }
         if self.cases_digest != current.cases_digest || self.cases != current.cases {

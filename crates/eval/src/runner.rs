@@ -43,6 +43,10 @@ pub struct Row {
         with = "crate::ordered_map::option"
     )]
     pub expected_findings: Option<Vec<(String, bool)>>,
+    /// With `--repeat N` (N ≥ 2): every repeat's verdict and the case's pass rate; `pass`,
+    /// `score` and `verdict` are then the first repeat's (see [`crate::repeats`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<crate::Repeats>,
 }
 
 /// Why a run did not start (D6). Nothing was evaluated.
@@ -63,6 +67,9 @@ pub enum RunnerError {
     /// A repeated case id.
     #[error("case ids must be unique: `{0}` is repeated")]
     DuplicateId(String),
+    /// A repeat count outside 1..=10.
+    #[error("repeats must be within 1..=10, not {0}")]
+    Repeats(usize),
 }
 
 /// Receives rows as they finish (in completion order), for progress bars and durable files.
@@ -129,6 +136,7 @@ pub struct Runner {
     keep_rows: bool,
     price_per_million_input: Option<f64>,
     admission: Option<Admission>,
+    repeats: usize,
 }
 
 impl Runner {
@@ -143,6 +151,7 @@ impl Runner {
             keep_rows: true,
             price_per_million_input: None,
             admission: None,
+            repeats: 1,
         })
     }
 
@@ -176,6 +185,17 @@ impl Runner {
             estimate: Arc::new(estimate),
         });
         self
+    }
+
+    /// Reviews every case `repeats` times (1..=10) under the same concurrency limit; a case's
+    /// row (with every repeat's verdict) is reported once all its repeats finished, and each
+    /// review runs inside [`jevjudge_judge::repeat::scope`] with its repeat index.
+    pub fn repeats(mut self, repeats: usize) -> Result<Runner, RunnerError> {
+        if !(1..=crate::MAX_REPEATS).contains(&repeats) {
+            return Err(RunnerError::Repeats(repeats));
+        }
+        self.repeats = repeats;
+        Ok(self)
     }
 
     /// The case limit in force.
@@ -241,10 +261,25 @@ impl Runner {
         // With a limiter, the evaluation also waits there first (rule 57 still holds: the
         // review's time starts when the limiter admits it).
         let admission = self.admission.as_ref();
+        let repeats = self.repeats;
+        let mut assembler = crate::repeats::Assembler::new(repeats);
         let evaluations = cases
             .into_iter()
             .enumerate()
-            .map(|(index, case)| admit_and_evaluate(evaluator, admission, index, case));
+            .flat_map(move |(index, case)| {
+                // Case-major order: a case's repeats run next to each other, so few cases are
+                // partly done at any time.
+                (0..repeats).map(move |repeat| (index, repeat, case.clone()))
+            })
+            .map(|(index, repeat, case)| async move {
+                let admitted = admit_and_evaluate(evaluator, admission, index, case);
+                let row = if repeats == 1 {
+                    admitted.await
+                } else {
+                    jevjudge_judge::repeat::scope(repeat as u32, admitted).await
+                };
+                (index, repeat, row.map(|(_, row)| row))
+            });
         let mut in_flight = stream::iter(evaluations).buffer_unordered(self.concurrency);
         tokio::pin!(stop);
         let mut complete = true;
@@ -255,8 +290,9 @@ impl Runner {
                 () = &mut stop => { complete = false; break; }
                 next = in_flight.next() => match next {
                     None => break,
-                    Some(None) => not_run += 1,
-                    Some(Some((index, row))) => {
+                    Some((_, _, None)) => not_run += 1,
+                    Some((index, repeat, Some(row))) => {
+                        let Some(row) = assembler.add(index, repeat, row) else { continue };
                         observer.row_finished(index, &row);
                         summaries.add(index, &row);
                         if self.keep_rows {
@@ -341,6 +377,7 @@ async fn evaluate_case<E: Evaluator>(evaluator: &E, index: usize, case: Case) ->
         score: response.score,
         verdict: response.verdict,
         expected_findings,
+        repeats: None,
     };
     (index, row)
 }

@@ -48,6 +48,12 @@ pub struct Summary {
     /// for offline backends).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempts: Option<jevjudge_client::limit::AttemptCounts>,
+    /// Intervals, coverage, decided accuracy, false PASS and false FAIL (issue 14).
+    #[serde(flatten)]
+    pub risk: crate::Risk,
+    /// Reviews per case and, with repeats, the noise figures (issue 14).
+    #[serde(flatten)]
+    pub repeated: crate::Repeated,
 }
 
 /// The `KIND/detail` key of an ERROR verdict, as summaries count it.
@@ -127,13 +133,23 @@ pub struct SummaryBuilder {
     usage_known: u64,
     durations: Vec<f64>,
     error_kinds: std::collections::HashMap<String, u64>,
+    risk: crate::RiskBuilder,
+    repeated: crate::RepeatedBuilder,
 }
 
 impl SummaryBuilder {
     /// Counts one row.
     pub fn add(&mut self, row: &Row) {
-        let verdict = &row.verdict;
-        match Outcome::of(verdict.status, row.expected_pass) {
+        self.risk.add(row);
+        self.repeated.add(row);
+        // Every review counts: with repeats, cases × repeats (issue 14).
+        for verdict in row.verdicts() {
+            self.add_review(verdict, row.expected_pass);
+        }
+    }
+
+    fn add_review(&mut self, verdict: &jevjudge_judge::Verdict, expected_pass: bool) {
+        match Outcome::of(verdict.status, expected_pass) {
             Outcome::Correct => self.correct += 1,
             Outcome::Incorrect => self.incorrect += 1,
             Outcome::Abstained => self.abstained += 1,
@@ -154,7 +170,17 @@ impl SummaryBuilder {
     }
 
     /// The summary; `price_per_million_input` adds a cost (D5).
-    pub fn finish(mut self, price_per_million_input: Option<f64>) -> Summary {
+    pub fn finish(self, price_per_million_input: Option<f64>) -> Summary {
+        let mut this = self;
+        let risk = std::mem::take(&mut this.risk).finish();
+        let repeated = std::mem::take(&mut this.repeated).finish();
+        let mut summary = this.finish_counts(price_per_million_input);
+        summary.risk = risk;
+        summary.repeated = repeated;
+        summary
+    }
+
+    fn finish_counts(mut self, price_per_million_input: Option<f64>) -> Summary {
         let total = self.correct + self.incorrect + self.abstained + self.errors;
         let (p50, p95) = jevjudge_stats::p50_p95(&mut self.durations);
         let known = self.usage_known > 0;
@@ -184,6 +210,8 @@ impl SummaryBuilder {
                 .map(|price| self.input_tokens as f64 * price / 1_000_000.0),
             error_kinds,
             attempts: None,
+            risk: crate::Risk::default(),
+            repeated: crate::Repeated::default(),
         }
     }
 }

@@ -595,6 +595,7 @@ async fn dropping_the_run_future_produces_no_report() {
 #[test]
 fn rows_and_summaries_hold_no_raw_text() {
     let row = Row {
+        repeats: None,
         scenario: "s".into(),
         id: "a".into(),
         expected_pass: true,

@@ -43,6 +43,7 @@ mod definition;
 mod definition_file;
 mod judge;
 mod recorder;
+pub mod repeat;
 mod replay;
 mod systemone;
 mod verdict;

@@ -1,9 +1,9 @@
 //! Offline replay of recorded exchanges (`.jevl`, cli-and-formats.md §3).
 
-use std::path::Path;
+use std::{collections::HashMap, path::Path};
 
 use jevjudge_wire::{
-    Answer, Detail, Request, Response, Usage,
+    Answer, Detail, Request, Response, Usage, canonical,
     record::{self, Record, ReplayIndex},
 };
 use tokio::time::Instant;
@@ -14,10 +14,30 @@ use crate::{Backend, BackendError, BackendFuture, BackendKind};
 /// state, questions); nothing is sent anywhere. A request that is not recorded is
 /// ERROR/BACKEND `not_recorded`. Reports name it `replay`, or `fixture` when the file holds
 /// hand-made fixture records.
-#[derive(Debug, Clone)]
+///
+/// **Repeats.** A file may hold several records of one request (a recording of repeated
+/// runs). Inside a review run as repeat `k` (0-based, see [`crate::repeat`]) the request gets
+/// the `k`-th of its records in file order, cycling (`k mod m`) when it has fewer records `m`
+/// than repeats; the index comes from the runner, not from arrival order, so the same repeat
+/// gets the same record under any concurrency. Outside a repeat scope the lookup is
+/// [`ReplayIndex`]'s (one record per request).
+#[derive(Clone)]
 pub struct ReplayBackend {
     index: ReplayIndex,
     model: String,
+    /// Requests with more than one record: their responses in file order, by request digest
+    /// (under the answering model and under the requested one, as the index keys them).
+    series: HashMap<String, Vec<Response>>,
+}
+
+impl std::fmt::Debug for ReplayBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplayBackend")
+            .field("index", &self.index)
+            .field("model", &self.model)
+            .field("repeated_requests", &self.series.len())
+            .finish()
+    }
 }
 
 /// A record file that could not be used for replay.
@@ -38,9 +58,11 @@ impl ReplayBackend {
         records: Vec<Record>,
         model: impl Into<String>,
     ) -> Result<ReplayBackend, ReplayError> {
+        let series = repeated_series(&records)?;
         Ok(ReplayBackend {
             index: ReplayIndex::from_records(records)?,
             model: model.into(),
+            series,
         })
     }
 
@@ -103,6 +125,57 @@ impl ReplayBackend {
         let record = self.index.get(model, &request.state, &questions)?;
         Some(response_of(record))
     }
+
+    /// The recorded response for repeat `repeat` (0-based) of a request: its
+    /// `repeat mod m`-th record in file order when the file holds `m ≥ 2` records of it, else
+    /// [`lookup`](Self::lookup).
+    pub fn lookup_repeat(&self, request: &Request, repeat: u32) -> Option<Response> {
+        let questions = request.questions.to_json();
+        let model = request.model.as_deref().unwrap_or(&self.model);
+        let key = canonical::request_digest(Some(model), &request.state, &questions).ok();
+        match key.and_then(|key| self.series.get(&key)) {
+            Some(responses) if !responses.is_empty() => {
+                let k = repeat as usize % responses.len();
+                responses.get(k).cloned()
+            }
+            _ => self.lookup(request),
+        }
+    }
+
+    /// The most records any one request has (1 when none is repeated, 0 when empty): with
+    /// `eval --repeat N`, repeats beyond this number replay answers already served.
+    pub fn max_records_per_request(&self) -> usize {
+        self.series
+            .values()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(usize::from(!self.index.is_empty()))
+    }
+}
+
+/// The responses of every request recorded more than once, in file order, keyed like the
+/// index: by the digest under the answering model and under the requested model.
+fn repeated_series(records: &[Record]) -> Result<HashMap<String, Vec<Response>>, ReplayError> {
+    let mut by_key: HashMap<String, Vec<usize>> = HashMap::with_capacity(records.len());
+    for (i, record) in records.iter().enumerate() {
+        let questions = serde_json::Value::Object(record.request.questions.clone());
+        let state = &record.request.state;
+        let answered = canonical::request_digest(Some(&record.model), state, &questions)?;
+        let requested = record.requested_model();
+        if requested != record.model {
+            let asked = canonical::request_digest(Some(requested), state, &questions)?;
+            by_key.entry(asked).or_default().push(i);
+        }
+        by_key.entry(answered).or_default().push(i);
+    }
+    Ok(by_key
+        .into_iter()
+        .filter(|(_, indexes)| indexes.len() > 1)
+        .map(|(key, indexes)| {
+            let responses = indexes.iter().map(|&i| response_of(&records[i])).collect();
+            (key, responses)
+        })
+        .collect())
 }
 
 /// The response a record holds: its answering model, its answers exactly as recorded, usage.
@@ -126,9 +199,11 @@ pub fn response_of(record: &Record) -> Response {
 
 impl Backend for ReplayBackend {
     fn answer<'a>(&'a self, request: &'a Request, _deadline: Instant) -> BackendFuture<'a> {
-        let outcome = self
-            .lookup(request)
-            .ok_or_else(|| BackendError::new(Detail::NotRecorded));
+        let found = match crate::repeat::current() {
+            Some(repeat) => self.lookup_repeat(request, repeat),
+            None => self.lookup(request),
+        };
+        let outcome = found.ok_or_else(|| BackendError::new(Detail::NotRecorded));
         Box::pin(std::future::ready(outcome))
     }
 

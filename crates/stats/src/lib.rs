@@ -13,6 +13,8 @@
 //! - **Proportions**: [`wilson`] and [`wilson_lower`] bound a success rate (such as the precision
 //!   of a threshold) with the Wilson score interval; [`mcnemar_exact`] is the exact two-sided
 //!   McNemar test `compare` reports on the cases correct in exactly one of two runs.
+//!   [`clustered_wilson`] is the Wilson interval at the effective sample size of reviews that
+//!   come in clusters (a case reviewed several times), so the case, not the review, is the unit.
 //! - **Calibration** of yes-probabilities against labels, on [`Point`]s: [`brier`],
 //!   [`log_loss`], [`auroc`], reliability tables of [`Bin`]s ([`reliability_equal_width`],
 //!   [`reliability_equal_mass`]) and their summaries [`ece`] and [`mce`].
@@ -59,6 +61,7 @@
 mod binomial;
 mod bootstrap;
 mod calibration;
+mod clustered;
 mod percentile;
 mod thresholds;
 
@@ -68,6 +71,7 @@ pub use calibration::{
     Bin, LOG_LOSS_EPSILON, Point, auroc, brier, ece, log_loss, mce, reliability_equal_mass,
     reliability_equal_width,
 };
+pub use clustered::{clustered_wilson, effective_trials, wilson_effective};
 pub use percentile::{nearest_rank, nearest_rank_index, p50_p95};
 pub use thresholds::{
     Choice, Decision, NoChoice, OutOfBag, Tally, Targets, Thresholds, choose, out_of_bag, tally,

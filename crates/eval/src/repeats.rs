@@ -1,0 +1,329 @@
+//! Repeats (`eval --repeat N`): every case reviewed N times, to show the noise one run hides.
+//!
+//! A repeated run still has one [`Row`] per case. Its `verdict`, `pass` and `score` are the
+//! first repeat's, and [`Row::repeats`] holds every repeat's verdict (the first included) and
+//! the case's pass rate. Summaries count every review (cases × repeats) and add the
+//! [`Repeated`] figures: `accuracy_by_repeat`, `flipped` (cases whose status differs between
+//! repeats), `flip_rate` (flipped ÷ cases) and, per criterion, the mean over cases of the
+//! standard deviation of its yes-probability across the case's repeats.
+//!
+//! The runner schedules the N reviews of a case as N independent evaluations under the same
+//! concurrency limit, each inside [`jevjudge_judge::repeat::scope`] with its repeat index, so a
+//! replay backend serves the k-th record of a request to the k-th repeat whatever order the
+//! reviews finish in.
+
+use std::collections::HashMap;
+
+use jevjudge_judge::{Status, Verdict};
+use serde::{Deserialize, Serialize};
+
+use crate::{Outcome, Row};
+
+/// The most repeats a run may ask for.
+pub const MAX_REPEATS: usize = 10;
+
+/// Every repeat of one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Repeats {
+    /// Every repeat's verdict, in repeat order; the first is also the row's `verdict`.
+    pub verdicts: Vec<Verdict>,
+    /// PASS verdicts ÷ repeats.
+    pub pass_rate: f64,
+}
+
+impl Row {
+    /// Every review of this case: the repeats' verdicts, or the one verdict.
+    pub fn verdicts(&self) -> &[Verdict] {
+        match &self.repeats {
+            Some(repeats) if !repeats.verdicts.is_empty() => &repeats.verdicts,
+            _ => std::slice::from_ref(&self.verdict),
+        }
+    }
+
+    /// Whether the verdict status differs between repeats.
+    pub fn flipped(&self) -> bool {
+        let verdicts = self.verdicts();
+        verdicts
+            .iter()
+            .any(|verdict| verdict.status != verdicts[0].status)
+    }
+
+    /// Correct reviews of this case (rule 53's classification, per review).
+    pub fn correct_reviews(&self) -> u64 {
+        self.verdicts()
+            .iter()
+            .filter(|verdict| Outcome::of(verdict.status, self.expected_pass) == Outcome::Correct)
+            .count() as u64
+    }
+}
+
+impl Row {
+    /// How the case counts where a case is one item (a JUnit test): its verdict's outcome,
+    /// or with repeats the worst over its repeats — incorrect, else error, else abstained,
+    /// else correct.
+    pub fn case_outcome(&self) -> Outcome {
+        let outcomes: Vec<Outcome> = self
+            .verdicts()
+            .iter()
+            .map(|verdict| Outcome::of(verdict.status, self.expected_pass))
+            .collect();
+        [Outcome::Incorrect, Outcome::Error, Outcome::Abstained]
+            .into_iter()
+            .find(|worst| outcomes.contains(worst))
+            .unwrap_or(Outcome::Correct)
+    }
+
+    /// The first verdict whose outcome is [`Row::case_outcome`] (the row's verdict without
+    /// repeats).
+    pub fn case_verdict(&self) -> &Verdict {
+        let outcome = self.case_outcome();
+        self.verdicts()
+            .iter()
+            .find(|verdict| Outcome::of(verdict.status, self.expected_pass) == outcome)
+            .unwrap_or(&self.verdict)
+    }
+
+    /// `FAIL`, or with repeats `PASS, FAIL, PASS (pass rate 0.6667)`.
+    pub fn statuses_text(&self) -> String {
+        match &self.repeats {
+            Some(repeats) if repeats.verdicts.len() > 1 => {
+                let statuses: Vec<String> = repeats
+                    .verdicts
+                    .iter()
+                    .map(|verdict| verdict.status.to_string())
+                    .collect();
+                format!(
+                    "{} (pass rate {:.4})",
+                    statuses.join(", "),
+                    repeats.pass_rate
+                )
+            }
+            _ => self.verdict.status.to_string(),
+        }
+    }
+}
+
+/// Makes one row of the rows of every repeat of a case, given in repeat order: the first
+/// repeat's fields, plus [`Repeats`]. One row is returned unchanged.
+pub fn combine(mut rows: Vec<Row>) -> Option<Row> {
+    if rows.len() <= 1 {
+        return rows.pop();
+    }
+    let verdicts: Vec<Verdict> = rows.iter().map(|row| row.verdict.clone()).collect();
+    let passes = verdicts
+        .iter()
+        .filter(|verdict| verdict.status == Status::Pass)
+        .count();
+    let pass_rate = passes as f64 / verdicts.len() as f64;
+    let mut first = rows.swap_remove(0);
+    first.repeats = Some(Repeats {
+        verdicts,
+        pass_rate,
+    });
+    Some(first)
+}
+
+/// Collects the repeats of cases finishing in any order and hands out a case's row once all
+/// its repeats are in. Memory is the rows of the cases in flight.
+#[derive(Debug)]
+pub(crate) struct Assembler {
+    repeats: usize,
+    pending: HashMap<usize, Vec<Option<Row>>>,
+}
+
+impl Assembler {
+    pub(crate) fn new(repeats: usize) -> Assembler {
+        Assembler {
+            repeats: repeats.max(1),
+            pending: HashMap::new(),
+        }
+    }
+
+    /// Adds repeat `repeat` of case `index`; returns the case's row when it is complete.
+    pub(crate) fn add(&mut self, index: usize, repeat: usize, row: Row) -> Option<Row> {
+        if self.repeats == 1 {
+            return Some(row);
+        }
+        let slots = self
+            .pending
+            .entry(index)
+            .or_insert_with(|| vec![None; self.repeats]);
+        if let Some(slot) = slots.get_mut(repeat) {
+            *slot = Some(row);
+        }
+        if slots.iter().all(Option::is_some) {
+            let rows = self.pending.remove(&index)?.into_iter().flatten().collect();
+            return combine(rows);
+        }
+        None
+    }
+}
+
+/// The repeat figures of a summary (flattened into a [`crate::Summary`]). For a run without
+/// repeats only `repeats` (1) is written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Repeated {
+    /// Reviews per case (1 without `--repeat`).
+    #[serde(default = "one")]
+    pub repeats: u64,
+    /// Correct ÷ cases of each repeat, in repeat order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy_by_repeat: Option<Vec<f64>>,
+    /// Cases whose verdict status differs between repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flipped: Option<u64>,
+    /// flipped ÷ cases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flip_rate: Option<f64>,
+    /// Per criterion, the mean over cases of the sample standard deviation of its
+    /// yes-probability across the case's repeats (over the cases with at least two repeats
+    /// that answered); criteria in first-seen order.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::ordered_map::option"
+    )]
+    pub probability_sd: Option<Vec<(String, f64)>>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+impl Default for Repeated {
+    fn default() -> Repeated {
+        Repeated {
+            repeats: 1,
+            accuracy_by_repeat: None,
+            flipped: None,
+            flip_rate: None,
+            probability_sd: None,
+        }
+    }
+}
+
+/// Builds [`Repeated`] one row (case) at a time; memory is a few counters per repeat and per
+/// criterion.
+#[derive(Debug, Clone, Default)]
+pub struct RepeatedBuilder {
+    repeats: usize,
+    cases: u64,
+    flipped: u64,
+    correct_by_repeat: Vec<u64>,
+    cases_by_repeat: Vec<u64>,
+    sd: Vec<(String, f64, u64)>,
+}
+
+impl RepeatedBuilder {
+    /// Counts one case.
+    pub fn add(&mut self, row: &Row) {
+        let verdicts = row.verdicts();
+        self.cases += 1;
+        self.repeats = self.repeats.max(verdicts.len());
+        if self.correct_by_repeat.len() < verdicts.len() {
+            self.correct_by_repeat.resize(verdicts.len(), 0);
+            self.cases_by_repeat.resize(verdicts.len(), 0);
+        }
+        for (k, verdict) in verdicts.iter().enumerate() {
+            self.cases_by_repeat[k] += 1;
+            if Outcome::of(verdict.status, row.expected_pass) == Outcome::Correct {
+                self.correct_by_repeat[k] += 1;
+            }
+        }
+        if row.flipped() {
+            self.flipped += 1;
+        }
+        if verdicts.len() < 2 {
+            return;
+        }
+        // Criteria in the order of the first verdict that has findings.
+        let Some(first) = verdicts.iter().find(|v| !v.findings.is_empty()) else {
+            return;
+        };
+        for (criterion, _) in first.findings.iter() {
+            let values: Vec<f64> = verdicts
+                .iter()
+                .filter_map(|v| {
+                    v.findings
+                        .iter()
+                        .find(|(id, _)| *id == criterion)
+                        .map(|(_, finding)| finding.yes_probability)
+                })
+                .filter(|p| p.is_finite())
+                .collect();
+            let Some(sd) = sample_sd(&values) else {
+                continue;
+            };
+            match self.sd.iter_mut().find(|(id, _, _)| id == criterion) {
+                Some((_, sum, count)) => {
+                    *sum += sd;
+                    *count += 1;
+                }
+                None => self.sd.push((criterion.to_owned(), sd, 1)),
+            }
+        }
+    }
+
+    /// The figures.
+    pub fn finish(self) -> Repeated {
+        if self.repeats < 2 {
+            return Repeated::default();
+        }
+        let rate = |part: u64, whole: u64| {
+            if whole == 0 {
+                0.0
+            } else {
+                part as f64 / whole as f64
+            }
+        };
+        Repeated {
+            repeats: self.repeats as u64,
+            accuracy_by_repeat: Some(
+                self.correct_by_repeat
+                    .iter()
+                    .zip(&self.cases_by_repeat)
+                    .map(|(correct, cases)| rate(*correct, *cases))
+                    .collect(),
+            ),
+            flipped: Some(self.flipped),
+            flip_rate: Some(rate(self.flipped, self.cases)),
+            probability_sd: Some(
+                self.sd
+                    .into_iter()
+                    .map(|(id, sum, count)| (id, sum / count as f64))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// The sample standard deviation (n − 1 denominator); `None` below two values.
+pub fn sample_sd(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    // Deviations from the first value first, so equal values give exactly 0.
+    let origin = values[0];
+    let n = values.len() as f64;
+    let mean = values.iter().map(|v| v - origin).sum::<f64>() / n;
+    let squares: f64 = values
+        .iter()
+        .map(|v| (v - origin - mean) * (v - origin - mean))
+        .sum();
+    Some((squares / (n - 1.0)).sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // statistics.stdev([0.2, 0.4, 0.9]) in Python 3 = 0.36055512754639896
+    #[test]
+    fn sample_sd_matches_python_statistics_stdev() {
+        let sd = sample_sd(&[0.2, 0.4, 0.9]).unwrap();
+        assert!((sd - 0.360_555_127_546_398_96).abs() < 1e-15, "{sd}");
+        assert_eq!(sample_sd(&[0.5]), None);
+        assert_eq!(sample_sd(&[0.5, 0.5]), Some(0.0));
+        assert_eq!(sample_sd(&[0.97, 0.97, 0.97]), Some(0.0));
+    }
+}
