@@ -738,7 +738,8 @@ async fn most_reviews_refused_by_the_key_names_the_key_variable() {
         .args(["--base-url", &server.url(), "--api-key-env", "MY_JEV_KEY"])
         .env("MY_JEV_KEY", "a-wrong-key");
     let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    // A refused key stops the run (issue 11): exit 6, the rest not run.
+    assert_eq!(output.status.code(), Some(6), "{}", stderr(&output));
     let message = stderr(&output);
     assert!(message.contains("$MY_JEV_KEY"), "{message}");
     assert!(!message.contains("a-wrong-key"), "{message}");

@@ -96,7 +96,7 @@ pub fn markdown(report: &Report) -> String {
         let scope = if overall {
             "**overall**".to_owned()
         } else {
-            escape_cell(scope)
+            crate::markdown::escape(scope)
         };
         let cells = risk_cells(s);
         let _ = writeln!(out, "| {scope} | {} |", cells.join(" | "));
@@ -112,7 +112,7 @@ pub fn markdown(report: &Report) -> String {
             let scope = if overall {
                 "**overall**".to_owned()
             } else {
-                escape_cell(scope)
+                crate::markdown::escape(scope)
             };
             let cells: Vec<String> = repeat_cells(s).iter().map(|c| escape_cell(c)).collect();
             let _ = writeln!(out, "| {scope} | {} |", cells.join(" | "));
