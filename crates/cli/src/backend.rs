@@ -117,6 +117,7 @@ impl BackendArgs {
             .unwrap_or_else(|| jevjudge_wire::DEFAULT_MODEL.to_owned());
         let mut replay_models = Vec::new();
         let (backend, kind): (Arc<dyn Backend>, BackendKind) = if let Some(path) = &self.replay {
+            let _held = crate::inputs::wait_for_writer("--replay", path)?;
             let records = jevjudge_wire::record::read_file_capped(
                 path,
                 self.max_line_bytes,

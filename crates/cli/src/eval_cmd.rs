@@ -14,7 +14,7 @@ use jevjudge_eval::{
     rows_file::{CasesDigest, RowsHeader, RowsWriter, read_rows_for},
     summarize,
 };
-use jevjudge_judge::{Definition, Judge, Status};
+use jevjudge_judge::{Judge, Status};
 
 use crate::{
     InputError,
@@ -123,8 +123,7 @@ impl RunObserver for Positions<'_> {
 /// Runs the evaluation.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let limits = (args.backend.max_line_bytes, args.backend.max_input_bytes);
-    let definition = Definition::from_path_capped(&args.definition, limits.1)
-        .map_err(|e| InputError(e.to_string()))?;
+    let definition = crate::inputs::definition(&args.definition, limits.1)?;
     let runner =
         Runner::new(args.concurrency).map_err(|e| InputError(format!("--concurrency: {e}")))?;
     let streaming = args.max_cases.is_some_and(|n| n > MAX_CASES);
@@ -183,34 +182,50 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let mut ids: Vec<String> = Vec::new();
     let mut kept: Vec<Case> = Vec::new();
     let mut label_error: Option<String> = None;
-    jevjudge_eval::for_each_case_in_file_capped(
-        &args.cases,
-        limit,
-        limits.0,
-        (!streaming).then_some(limits.1),
-        |case| {
-            if label_error.is_none() {
-                if let Some((criterion, _)) = case
-                    .expected_findings
-                    .iter()
-                    .flatten()
-                    .find(|(criterion, _)| !criteria.contains(criterion.as_str()))
-                {
-                    label_error = Some(format!(
-                        "{}: case `{}`: field `expected_findings.{criterion}`: no criterion `{criterion}` in {}",
-                        args.cases.display(),
-                        case.id,
-                        definition.version()
-                    ));
-                }
+    let fifo = crate::inputs::wait_for_writer("--cases", &args.cases)?.0;
+    let visit = |case: Case| {
+        if label_error.is_none() {
+            if let Some((criterion, _)) = case
+                .expected_findings
+                .iter()
+                .flatten()
+                .find(|(criterion, _)| !criteria.contains(criterion.as_str()))
+            {
+                label_error = Some(format!(
+                    "{}: case `{}`: field `expected_findings.{criterion}`: no criterion `{criterion}` in {}",
+                    args.cases.display(),
+                    case.id,
+                    definition.version()
+                ));
             }
-            digest.add(&case);
-            ids.push(case.id.clone());
-            if !streaming {
-                kept.push(case);
-            }
-        },
-    )
+        }
+        digest.add(&case);
+        ids.push(case.id.clone());
+        if !streaming {
+            kept.push(case);
+        }
+    };
+    let total_cap = (!streaming).then_some(limits.1);
+    match fifo {
+        None => jevjudge_eval::for_each_case_in_file_capped(
+            &args.cases,
+            limit,
+            limits.0,
+            total_cap,
+            visit,
+        ),
+        Some(file) => jevjudge_eval::for_each_case_capped(
+            std::io::BufReader::new(file),
+            limit,
+            limits.0,
+            total_cap,
+            visit,
+        )
+        .map_err(|mut e| {
+            e.path = Some(args.cases.clone());
+            e
+        }),
+    }
     .map_err(|e| InputError(e.to_string()))?;
     if let Some(message) = label_error {
         return Err(InputError(message).into());

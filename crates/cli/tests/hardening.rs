@@ -877,3 +877,43 @@ async fn calibrate_version_means_the_program_version() {
     let help = run(jevjudge().args(["calibrate", "--help"])).await;
     assert!(stdout(&help).contains("--new-version"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fifo_without_a_writer_does_not_block_forever() {
+    let dir = temp_dir("fifo");
+    let fifo = dir.join("cases.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut command = jevjudge();
+    command
+        .args(["eval", "--fake", "--definition"])
+        .arg(example("refund/definition.toml"))
+        .arg("--cases")
+        .arg(&fifo);
+    let output = run(&mut command).await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("named pipe (FIFO) that nothing wrote to"),
+        "{}",
+        stderr(&output)
+    );
+
+    // With a writer, the FIFO is read once, whole, even if the writer is already done.
+    let source = cases(&dir, 3);
+    let mut writer = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("cat {} > {}", source.display(), fifo.display()))
+        .spawn()
+        .unwrap();
+    let output = run(&mut command).await;
+    writer.wait().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("for 3 reviews"),
+        "{}",
+        stdout(&output)
+    );
+}
