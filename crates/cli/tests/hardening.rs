@@ -824,30 +824,38 @@ async fn a_closed_pipe_ends_every_command_quietly() {
     let report = dir.join("r.json");
     let output = run(&mut eval_fake(&cases, &report)).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    for command in [
+    let definition = example("refund/definition.toml");
+    let commands = [
+        format!("compare --json {0} {0}", report.display()),
+        format!("report {}", report.display()),
+        format!("calibrate --json --report {}", report.display()),
         format!(
-            "\"$0\" compare --json {0} {0} | head -c 1",
-            report.display()
+            "judge --fake --definition {} --state {}",
+            definition.display(),
+            example("refund/state.json").display()
         ),
-        format!("\"$0\" report {} | head -c 1", report.display()),
-        format!("\"$0\" calibrate --json {} | head -c 1", report.display()),
-    ] {
+        format!(
+            "eval --fake --definition {} --cases {}",
+            definition.display(),
+            cases.display()
+        ),
+    ];
+    for command in commands {
+        // The reader (`true`) is gone before the binary writes: every write meets a closed pipe.
         let mut shell = Command::new("bash");
         clean(&mut shell);
         shell.args([
-            "-o",
-            "pipefail",
             "-c",
-            &format!("sleep 0; {command}"),
+            &format!("(sleep 0.3; \"$0\" {command}; echo \"exit $?\" >&2) | true"),
             binary(),
         ]);
         let output = run(&mut shell).await;
+        let message = stderr(&output);
+        assert!(!message.contains("panicked"), "{command}: {message}");
         assert!(
-            !stderr(&output).contains("panicked"),
-            "{command}: {}",
-            stderr(&output)
+            message.contains("exit 0"),
+            "{command} ended with its own status: {message}"
         );
-        assert_ne!(output.status.code(), Some(101), "{command}");
     }
 }
 
@@ -913,6 +921,26 @@ async fn a_fifo_without_a_writer_does_not_block_forever() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stdout(&output).contains("for 3 reviews"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn judge_on_a_terminal_without_state_says_so_instead_of_waiting() {
+    // `script` (util-linux) gives the binary a terminal as standard input.
+    let command = format!(
+        "{} judge --fake --definition {}",
+        binary(),
+        example("refund/definition.toml").display()
+    );
+    let mut script = Command::new("script");
+    clean(&mut script);
+    script.args(["-qec", &command, "/dev/null"]);
+    let output = run(&mut script).await;
+    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("no state: give --state FILE.json"),
         "{}",
         stdout(&output)
     );
