@@ -120,41 +120,48 @@ pub fn gates(report: &Report, min_accuracy: Option<f64>, max_errors: Option<u64>
     gates
 }
 
-/// Writes an output file so that a reader never sees half of it: a regular file (or a symlink
-/// to one) is replaced through a temporary sibling of its real path and a rename; anything
-/// else (`/dev/stdout`, a pipe, a device) is written through, never replaced.
+/// Writes an output file. A regular file (or a new one) is replaced through a temporary
+/// sibling and a rename, so a reader never sees half of it. Anything else is written through,
+/// never replaced: `/dev/stdout` and `/dev/stderr` go to this process's own streams, a symlink
+/// writes the file it points to (the link stays), and a pipe or device is opened and written.
 pub fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
     let cannot = || format!("cannot write {}", path.display());
-    let target = match std::fs::metadata(path) {
-        Ok(meta) if !meta.is_file() => {
-            if meta.is_dir() {
-                anyhow::bail!("cannot write {}: it is a directory", path.display());
-            }
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .with_context(cannot)?;
-            file.write_all(contents.as_bytes()).with_context(cannot)?;
-            return file.flush().with_context(cannot);
+    let text = path.to_string_lossy();
+    if matches!(&*text, "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1") {
+        let mut stdout = std::io::stdout().lock();
+        return stdout
+            .write_all(contents.as_bytes())
+            .and_then(|()| stdout.flush())
+            .with_context(cannot);
+    }
+    if matches!(&*text, "/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2") {
+        let mut stderr = std::io::stderr().lock();
+        return stderr.write_all(contents.as_bytes()).with_context(cannot);
+    }
+    let link = std::fs::symlink_metadata(path).ok();
+    let is_link = link.as_ref().is_some_and(|m| m.file_type().is_symlink());
+    let regular = std::fs::metadata(path).ok().map(|m| m.is_file());
+    if is_link || regular == Some(false) {
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            anyhow::bail!("cannot write {}: it is a directory", path.display());
         }
-        // A symlink to a regular file: replace the file it points to, keep the link.
-        Ok(_) => std::fs::canonicalize(path).with_context(cannot)?,
-        Err(_) => match std::fs::symlink_metadata(path) {
-            // A dangling symlink: create what it points to.
-            Ok(meta) if meta.file_type().is_symlink() => {
-                std::fs::write(path, contents).with_context(cannot)?;
-                return Ok(());
-            }
-            _ => path.to_owned(),
-        },
-    };
-    let name = target
+        // Truncate only a regular file; a pipe or device is written as it is.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(is_link)
+            .truncate(regular != Some(false))
+            .open(path)
+            .with_context(cannot)?;
+        file.write_all(contents.as_bytes()).with_context(cannot)?;
+        return file.flush().with_context(cannot);
+    }
+    let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".to_owned());
-    let temporary = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let temporary = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
     std::fs::write(&temporary, contents).with_context(cannot)?;
-    std::fs::rename(&temporary, &target).with_context(|| {
+    std::fs::rename(&temporary, path).with_context(|| {
         let _ = std::fs::remove_file(&temporary);
         cannot()
     })

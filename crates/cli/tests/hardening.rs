@@ -624,6 +624,28 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
         stdout(&output)
     );
 
+    // Standard output redirected to a file: the Markdown and the summary both land in it, and
+    // /dev/stdout stays what it was (the old temp-and-rename replaced it, as root, with a file).
+    let dev_stdout_was_link =
+        std::fs::symlink_metadata("/dev/stdout").is_ok_and(|m| m.file_type().is_symlink());
+    let captured = dir.join("stdout.txt");
+    let mut command = eval_fake(&cases, &dir.join("r3.json"));
+    command
+        .arg("--markdown")
+        .arg("/dev/stdout")
+        .stdout(std::fs::File::create(&captured).unwrap());
+    let status = command.status().await.unwrap();
+    assert_eq!(status.code(), Some(0));
+    let text = std::fs::read_to_string(&captured).unwrap();
+    assert!(
+        text.contains("## jevjudge:") && text.contains("overall"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::symlink_metadata("/dev/stdout").is_ok_and(|m| m.file_type().is_symlink()),
+        dev_stdout_was_link
+    );
+
     // An output into a missing directory: exit 2 naming that output, before any request.
     let mut command = eval_live(&server, &cases, &dir.join("missing/r.json"));
     let output = run(&mut command).await;
