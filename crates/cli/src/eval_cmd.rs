@@ -304,9 +304,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         progress: &progress,
     };
     let interrupted = output::interrupted();
+    let second_pass = std::sync::Arc::new(std::sync::Mutex::new(CasesDigest::default()));
     let run = if streaming {
         let todo_set: HashSet<usize> = todo.iter().copied().collect();
-        let cases = output::stream_cases(&args.cases, limits.0)?
+        let cases = output::stream_cases(&args.cases, limits.0, second_pass.clone())?
             .enumerate()
             .filter(move |(index, _)| todo_set.contains(index))
             .map(|(_, case)| case);
@@ -331,14 +332,26 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
     let reviews_this_run = run.overall.total;
-    if run.complete && (reviews_this_run as usize) < todo.len() {
-        // Only a streamed file that changed between the passes can come back short.
-        return Err(anyhow::anyhow!(
-            "{} changed while the run read it: {} of {} cases ran; rerun with --resume",
-            args.cases.display(),
-            reviews_this_run,
-            todo.len()
-        ));
+    if streaming && run.complete {
+        // Only a streamed file that changed between the passes can differ on the second.
+        let second = std::mem::take(
+            &mut *second_pass
+                .lock()
+                .map_err(|_| anyhow::anyhow!("the second pass over the cases failed"))?,
+        );
+        let (count, digest) = (second.count(), second.finish());
+        if (reviews_this_run as usize) < todo.len()
+            || count != header.cases
+            || digest != header.cases_digest
+        {
+            return Err(anyhow::anyhow!(
+                "{} changed while the run read it ({} of {} cases ran): the rows do not belong \
+                 to one version of the file; rerun without --resume",
+                args.cases.display(),
+                reviews_this_run,
+                todo.len()
+            ));
+        }
     }
 
     // Merge the resumed rows with the new ones, in input order.

@@ -48,10 +48,12 @@ pub async fn interrupted() {
 
 /// Reads a cases file again, lazily, for a streaming run (it was checked in a first pass and
 /// is a regular file). A line that no longer reads as a case (the file changed since) ends the
-/// stream; the run then comes back short and the caller reports it.
+/// stream; the run then comes back short and the caller reports it. Every case read is added
+/// to `digest`, so the caller can tell whether the file changed between the passes.
 pub fn stream_cases(
     path: &Path,
     max_line_bytes: usize,
+    digest: std::sync::Arc<std::sync::Mutex<jevjudge_eval::rows_file::CasesDigest>>,
 ) -> anyhow::Result<impl Iterator<Item = Case>> {
     use jevjudge_wire::lines::{LineRead, read_line_bounded};
     let file = std::fs::File::open(path)
@@ -68,7 +70,11 @@ pub fn stream_cases(
             if line.trim().is_empty() {
                 continue;
             }
-            return parse_case(line).ok();
+            let case = parse_case(line).ok()?;
+            if let Ok(mut digest) = digest.lock() {
+                digest.add(&case);
+            }
+            return Some(case);
         }
     }))
 }

@@ -967,3 +967,65 @@ async fn judge_on_a_terminal_without_state_says_so_instead_of_waiting() {
         stdout(&output)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamed_file_that_changes_between_the_passes_fails_the_run() {
+    let server = FakeServer::start(
+        Config {
+            latency: Duration::from_millis(5),
+            ..Config::default()
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let dir = temp_dir("changed");
+    let path = dir.join("cases.jsonl");
+    let padding = "x".repeat(1000);
+    let mut text = String::new();
+    for i in 0..200 {
+        text.push_str(&format!(
+            "{{\"scenario\":\"s\",\"id\":\"c{i:03}\",\"state\":{{\"n\":{i},\"p\":\"{padding}\"}},\"expected_pass\":true}}\n"
+        ));
+    }
+    std::fs::write(&path, &text).unwrap();
+    let report = dir.join("r.json");
+    let mut command = eval_live(&server, &path, &report);
+    command.args(["--max-cases", "20000"]);
+    let child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the run is under way, the last case's label changes in place (same length).
+    let rows = dir.join("r.rows.jsonl");
+    for _ in 0..400 {
+        if std::fs::read_to_string(&rows).map_or(0, |t| t.lines().count()) > 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let changed = text.replacen(
+        "\"id\":\"c199\",\"state\":{\"n\":199,",
+        "\"id\":\"c199\",\"state\":{\"n\":999,",
+        1,
+    );
+    assert_eq!(changed.len(), text.len());
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.seek(SeekFrom::Start(0)).unwrap();
+        file.write_all(changed.as_bytes()).unwrap();
+    }
+    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("changed while the run read it"),
+        "{}",
+        stderr(&output)
+    );
+    server.shutdown().await;
+}
