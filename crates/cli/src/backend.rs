@@ -130,6 +130,7 @@ impl BackendArgs {
         let mut replay_models = Vec::new();
         let mut records_per_request = None;
         let (backend, kind): (Arc<dyn Backend>, BackendKind) = if let Some(path) = &self.replay {
+            let _held = crate::inputs::wait_for_writer("--replay", path)?;
             let records = jevjudge_wire::record::read_file_capped(
                 path,
                 self.max_line_bytes,

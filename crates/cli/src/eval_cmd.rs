@@ -15,7 +15,7 @@ use jevjudge_eval::{
     rows_file::{CasesDigest, RowsHeader, RowsWriter, read_rows_for},
     summarize,
 };
-use jevjudge_judge::{BackendKind, Definition, Judge, Status};
+use jevjudge_judge::{BackendKind, Judge, Status};
 
 use crate::{
     InputError,
@@ -151,8 +151,7 @@ impl RunObserver for Positions<'_> {
 /// Runs the evaluation.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let limits = (args.backend.max_line_bytes, args.backend.max_input_bytes);
-    let definition = Definition::from_path_capped(&args.definition, limits.1)
-        .map_err(|e| InputError(e.to_string()))?;
+    let definition = crate::inputs::definition(&args.definition, limits.1)?;
     let runner =
         Runner::new(args.concurrency).map_err(|e| InputError(format!("--concurrency: {e}")))?;
     let streaming = args.max_cases.is_some_and(|n| n > MAX_CASES);
@@ -215,34 +214,50 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let mut ids: Vec<String> = Vec::new();
     let mut kept: Vec<Case> = Vec::new();
     let mut label_error: Option<String> = None;
-    jevjudge_eval::for_each_case_in_file_capped(
-        &args.cases,
-        limit,
-        limits.0,
-        (!streaming).then_some(limits.1),
-        |case| {
-            if label_error.is_none() {
-                if let Some((criterion, _)) = case
-                    .expected_findings
-                    .iter()
-                    .flatten()
-                    .find(|(criterion, _)| !criteria.contains(criterion.as_str()))
-                {
-                    label_error = Some(format!(
-                        "{}: case `{}`: field `expected_findings.{criterion}`: no criterion `{criterion}` in {}",
-                        args.cases.display(),
-                        case.id,
-                        definition.version()
-                    ));
-                }
+    let fifo = crate::inputs::wait_for_writer("--cases", &args.cases)?.0;
+    let visit = |case: Case| {
+        if label_error.is_none() {
+            if let Some((criterion, _)) = case
+                .expected_findings
+                .iter()
+                .flatten()
+                .find(|(criterion, _)| !criteria.contains(criterion.as_str()))
+            {
+                label_error = Some(format!(
+                    "{}: case `{}`: field `expected_findings.{criterion}`: no criterion `{criterion}` in {}",
+                    args.cases.display(),
+                    case.id,
+                    definition.version()
+                ));
             }
-            digest.add(&case);
-            ids.push(case.id.clone());
-            if !streaming {
-                kept.push(case);
-            }
-        },
-    )
+        }
+        digest.add(&case);
+        ids.push(case.id.clone());
+        if !streaming {
+            kept.push(case);
+        }
+    };
+    let total_cap = (!streaming).then_some(limits.1);
+    match fifo {
+        None => jevjudge_eval::for_each_case_in_file_capped(
+            &args.cases,
+            limit,
+            limits.0,
+            total_cap,
+            visit,
+        ),
+        Some(file) => jevjudge_eval::for_each_case_capped(
+            std::io::BufReader::new(file),
+            limit,
+            limits.0,
+            total_cap,
+            visit,
+        )
+        .map_err(|mut e| {
+            e.path = Some(args.cases.clone());
+            e
+        }),
+    }
     .map_err(|e| InputError(e.to_string()))?;
     if let Some(message) = label_error {
         return Err(InputError(message).into());
@@ -351,9 +366,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     };
     let interrupted = output::interrupted();
     let watcher = limits::watch(&progress, limiter.clone());
+    let second_pass = std::sync::Arc::new(std::sync::Mutex::new(CasesDigest::default()));
     let run = if streaming {
         let todo_set: HashSet<usize> = todo.iter().copied().collect();
-        let cases = output::stream_cases(&args.cases, limits.0)?
+        let cases = output::stream_cases(&args.cases, limits.0, second_pass.clone())?
             .enumerate()
             .filter(move |(index, _)| todo_set.contains(index))
             .map(|(_, case)| case);
@@ -379,14 +395,26 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
     let reviews_this_run = run.overall.total;
-    if run.complete && run.stopped.is_none() && (reviews_this_run as usize) < todo.len() {
-        // Only a streamed file that changed between the passes can come back short.
-        return Err(anyhow::anyhow!(
-            "{} changed while the run read it: {} of {} cases ran; rerun with --resume",
-            args.cases.display(),
-            reviews_this_run,
-            todo.len()
-        ));
+    if streaming && run.complete && run.stopped.is_none() {
+        // Only a streamed file that changed between the passes can differ on the second.
+        let second = std::mem::take(
+            &mut *second_pass
+                .lock()
+                .map_err(|_| anyhow::anyhow!("the second pass over the cases failed"))?,
+        );
+        let (count, digest) = (second.count(), second.finish());
+        if (reviews_this_run as usize) < todo.len()
+            || count != header.cases
+            || digest != header.cases_digest
+        {
+            return Err(anyhow::anyhow!(
+                "{} changed while the run read it ({} of {} cases ran): the rows do not belong \
+                 to one version of the file; rerun without --resume",
+                args.cases.display(),
+                reviews_this_run,
+                todo.len()
+            ));
+        }
     }
 
     // Merge the resumed rows with the new ones, in input order.

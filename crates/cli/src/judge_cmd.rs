@@ -6,7 +6,7 @@ use std::{
     time::Duration,
 };
 
-use jevjudge_judge::{Definition, Judge, Status};
+use jevjudge_judge::{Judge, Status};
 use serde_json::Value;
 
 use crate::{
@@ -39,8 +39,7 @@ pub struct Args {
 
 /// Runs one review and prints the Result JSON.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let definition = Definition::from_path_capped(&args.definition, args.backend.max_input_bytes)
-        .map_err(|e| InputError(e.to_string()))?;
+    let definition = crate::inputs::definition(&args.definition, args.backend.max_input_bytes)?;
     let state = read_state(args.state.as_deref(), args.backend.max_input_bytes)?;
     let resolved = args.backend.resolve()?;
     let judge = Judge::new(resolved.backend, args.budget).map_err(|e| InputError(e.to_string()))?;
@@ -65,10 +64,13 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 
 fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<Value> {
     let (text, source) = match path {
-        Some(path) if path.as_os_str() != "-" => (
-            read_to_string(path, "state", max_bytes)?,
-            path.display().to_string(),
-        ),
+        Some(path) if path.as_os_str() != "-" => {
+            let text = match crate::inputs::wait_for_writer("--state", path)?.0 {
+                Some(file) => crate::inputs::read_capped(file, "state", path, max_bytes)?,
+                None => read_to_string(path, "state", max_bytes)?,
+            };
+            (text, path.display().to_string())
+        }
         _ => {
             let stdin = std::io::stdin();
             if stdin.is_terminal() {

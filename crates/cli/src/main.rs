@@ -9,6 +9,7 @@ mod exit;
 mod fake_server;
 mod hints;
 mod import_cmd;
+mod inputs;
 mod judge_cmd;
 mod limits;
 mod output;

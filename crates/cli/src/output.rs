@@ -48,10 +48,12 @@ pub async fn interrupted() {
 
 /// Reads a cases file again, lazily, for a streaming run (it was checked in a first pass and
 /// is a regular file). A line that no longer reads as a case (the file changed since) ends the
-/// stream; the run then comes back short and the caller reports it.
+/// stream; the run then comes back short and the caller reports it. Every case read is added
+/// to `digest`, so the caller can tell whether the file changed between the passes.
 pub fn stream_cases(
     path: &Path,
     max_line_bytes: usize,
+    digest: std::sync::Arc<std::sync::Mutex<jevjudge_eval::rows_file::CasesDigest>>,
 ) -> anyhow::Result<impl Iterator<Item = Case>> {
     use jevjudge_wire::lines::{LineRead, read_line_bounded};
     let file = std::fs::File::open(path)
@@ -68,7 +70,11 @@ pub fn stream_cases(
             if line.trim().is_empty() {
                 continue;
             }
-            return parse_case(line).ok();
+            let case = parse_case(line).ok()?;
+            if let Ok(mut digest) = digest.lock() {
+                digest.add(&case);
+            }
+            return Some(case);
         }
     }))
 }
@@ -120,41 +126,48 @@ pub fn gates(report: &Report, min_accuracy: Option<f64>, max_errors: Option<u64>
     gates
 }
 
-/// Writes an output file so that a reader never sees half of it: a regular file (or a symlink
-/// to one) is replaced through a temporary sibling of its real path and a rename; anything
-/// else (`/dev/stdout`, a pipe, a device) is written through, never replaced.
+/// Writes an output file. A regular file (or a new one) is replaced through a temporary
+/// sibling and a rename, so a reader never sees half of it. Anything else is written through,
+/// never replaced: `/dev/stdout` and `/dev/stderr` go to this process's own streams, a symlink
+/// writes the file it points to (the link stays), and a pipe or device is opened and written.
 pub fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
     let cannot = || format!("cannot write {}", path.display());
-    let target = match std::fs::metadata(path) {
-        Ok(meta) if !meta.is_file() => {
-            if meta.is_dir() {
-                anyhow::bail!("cannot write {}: it is a directory", path.display());
-            }
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .with_context(cannot)?;
-            file.write_all(contents.as_bytes()).with_context(cannot)?;
-            return file.flush().with_context(cannot);
+    let text = path.to_string_lossy();
+    if matches!(&*text, "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1") {
+        let mut stdout = std::io::stdout().lock();
+        return stdout
+            .write_all(contents.as_bytes())
+            .and_then(|()| stdout.flush())
+            .with_context(cannot);
+    }
+    if matches!(&*text, "/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2") {
+        let mut stderr = std::io::stderr().lock();
+        return stderr.write_all(contents.as_bytes()).with_context(cannot);
+    }
+    let link = std::fs::symlink_metadata(path).ok();
+    let is_link = link.as_ref().is_some_and(|m| m.file_type().is_symlink());
+    let regular = std::fs::metadata(path).ok().map(|m| m.is_file());
+    if is_link || regular == Some(false) {
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            anyhow::bail!("cannot write {}: it is a directory", path.display());
         }
-        // A symlink to a regular file: replace the file it points to, keep the link.
-        Ok(_) => std::fs::canonicalize(path).with_context(cannot)?,
-        Err(_) => match std::fs::symlink_metadata(path) {
-            // A dangling symlink: create what it points to.
-            Ok(meta) if meta.file_type().is_symlink() => {
-                std::fs::write(path, contents).with_context(cannot)?;
-                return Ok(());
-            }
-            _ => path.to_owned(),
-        },
-    };
-    let name = target
+        // Truncate only a regular file; a pipe or device is written as it is.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(is_link)
+            .truncate(regular != Some(false))
+            .open(path)
+            .with_context(cannot)?;
+        file.write_all(contents.as_bytes()).with_context(cannot)?;
+        return file.flush().with_context(cannot);
+    }
+    let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".to_owned());
-    let temporary = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let temporary = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
     std::fs::write(&temporary, contents).with_context(cannot)?;
-    std::fs::rename(&temporary, &target).with_context(|| {
+    std::fs::rename(&temporary, path).with_context(|| {
         let _ = std::fs::remove_file(&temporary);
         cannot()
     })

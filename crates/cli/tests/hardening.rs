@@ -624,6 +624,28 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
         stdout(&output)
     );
 
+    // Standard output redirected to a file: the Markdown and the summary both land in it, and
+    // /dev/stdout stays what it was (the old temp-and-rename replaced it, as root, with a file).
+    let dev_stdout_was_link =
+        std::fs::symlink_metadata("/dev/stdout").is_ok_and(|m| m.file_type().is_symlink());
+    let captured = dir.join("stdout.txt");
+    let mut command = eval_fake(&cases, &dir.join("r3.json"));
+    command
+        .arg("--markdown")
+        .arg("/dev/stdout")
+        .stdout(std::fs::File::create(&captured).unwrap());
+    let status = command.status().await.unwrap();
+    assert_eq!(status.code(), Some(0));
+    let text = std::fs::read_to_string(&captured).unwrap();
+    assert!(
+        text.contains("## jevjudge:") && text.contains("overall"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::symlink_metadata("/dev/stdout").is_ok_and(|m| m.file_type().is_symlink()),
+        dev_stdout_was_link
+    );
+
     // An output into a missing directory: exit 2 naming that output, before any request.
     let mut command = eval_live(&server, &cases, &dir.join("missing/r.json"));
     let output = run(&mut command).await;
@@ -825,30 +847,38 @@ async fn a_closed_pipe_ends_every_command_quietly() {
     let report = dir.join("r.json");
     let output = run(&mut eval_fake(&cases, &report)).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    for command in [
+    let definition = example("refund/definition.toml");
+    let commands = [
+        format!("compare --json {0} {0}", report.display()),
+        format!("report {}", report.display()),
+        format!("calibrate --json --report {}", report.display()),
         format!(
-            "\"$0\" compare --json {0} {0} | head -c 1",
-            report.display()
+            "judge --fake --definition {} --state {}",
+            definition.display(),
+            example("refund/state.json").display()
         ),
-        format!("\"$0\" report {} | head -c 1", report.display()),
-        format!("\"$0\" calibrate --json {} | head -c 1", report.display()),
-    ] {
+        format!(
+            "eval --fake --definition {} --cases {}",
+            definition.display(),
+            cases.display()
+        ),
+    ];
+    for command in commands {
+        // The reader (`true`) is gone before the binary writes: every write meets a closed pipe.
         let mut shell = Command::new("bash");
         clean(&mut shell);
         shell.args([
-            "-o",
-            "pipefail",
             "-c",
-            &format!("sleep 0; {command}"),
+            &format!("(sleep 0.3; \"$0\" {command}; echo \"exit $?\" >&2) | true"),
             binary(),
         ]);
         let output = run(&mut shell).await;
+        let message = stderr(&output);
+        assert!(!message.contains("panicked"), "{command}: {message}");
         assert!(
-            !stderr(&output).contains("panicked"),
-            "{command}: {}",
-            stderr(&output)
+            message.contains("exit 0"),
+            "{command} ended with its own status: {message}"
         );
-        assert_ne!(output.status.code(), Some(101), "{command}");
     }
 }
 
@@ -877,4 +907,126 @@ async fn calibrate_version_means_the_program_version() {
     assert!(stdout(&output).contains(env!("CARGO_PKG_VERSION")));
     let help = run(jevjudge().args(["calibrate", "--help"])).await;
     assert!(stdout(&help).contains("--new-version"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fifo_without_a_writer_does_not_block_forever() {
+    let dir = temp_dir("fifo");
+    let fifo = dir.join("cases.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut command = jevjudge();
+    command
+        .args(["eval", "--fake", "--definition"])
+        .arg(example("refund/definition.toml"))
+        .arg("--cases")
+        .arg(&fifo);
+    let output = run(&mut command).await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("named pipe (FIFO) that nothing wrote to"),
+        "{}",
+        stderr(&output)
+    );
+
+    // With a writer, the FIFO is read once, whole, even if the writer is already done.
+    let source = cases(&dir, 3);
+    let mut writer = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("cat {} > {}", source.display(), fifo.display()))
+        .spawn()
+        .unwrap();
+    let output = run(&mut command).await;
+    writer.wait().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("for 3 reviews"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn judge_on_a_terminal_without_state_says_so_instead_of_waiting() {
+    // `script` (util-linux) gives the binary a terminal as standard input.
+    let command = format!(
+        "{} judge --fake --definition {}",
+        binary(),
+        example("refund/definition.toml").display()
+    );
+    let mut script = Command::new("script");
+    clean(&mut script);
+    script.args(["-qec", &command, "/dev/null"]);
+    let output = run(&mut script).await;
+    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("no state: give --state FILE.json"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamed_file_that_changes_between_the_passes_fails_the_run() {
+    let server = FakeServer::start(
+        Config {
+            latency: Duration::from_millis(5),
+            ..Config::default()
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let dir = temp_dir("changed");
+    let path = dir.join("cases.jsonl");
+    let padding = "x".repeat(1000);
+    let mut text = String::new();
+    for i in 0..200 {
+        text.push_str(&format!(
+            "{{\"scenario\":\"s\",\"id\":\"c{i:03}\",\"state\":{{\"n\":{i},\"p\":\"{padding}\"}},\"expected_pass\":true}}\n"
+        ));
+    }
+    std::fs::write(&path, &text).unwrap();
+    let report = dir.join("r.json");
+    let mut command = eval_live(&server, &path, &report);
+    command.args(["--max-cases", "20000"]);
+    let child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the run is under way, the last case's label changes in place (same length).
+    let rows = dir.join("r.rows.jsonl");
+    for _ in 0..400 {
+        if std::fs::read_to_string(&rows).map_or(0, |t| t.lines().count()) > 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let changed = text.replacen(
+        "\"id\":\"c199\",\"state\":{\"n\":199,",
+        "\"id\":\"c199\",\"state\":{\"n\":999,",
+        1,
+    );
+    assert_eq!(changed.len(), text.len());
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.seek(SeekFrom::Start(0)).unwrap();
+        file.write_all(changed.as_bytes()).unwrap();
+    }
+    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("changed while the run read it"),
+        "{}",
+        stderr(&output)
+    );
+    server.shutdown().await;
 }

@@ -268,3 +268,65 @@ pub fn summarize<'a>(
     }
     builder.finish(price_per_million_input)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jevjudge_judge::{ErrorCode, Verdict};
+    use jevjudge_wire::{Detail, Usage};
+    use std::time::Duration;
+
+    fn row(usage: Option<Usage>, error: bool) -> Row {
+        let mut verdict =
+            Verdict::error("v", ErrorCode::Backend, Detail::Transport, Duration::ZERO);
+        if !error {
+            verdict.status = Status::Pass;
+        }
+        verdict.usage = usage;
+        Row {
+            scenario: "s".into(),
+            id: "a".into(),
+            expected_pass: true,
+            pass: !error,
+            score: 1.0,
+            verdict,
+            expected_findings: None,
+        }
+    }
+
+    #[test]
+    fn token_totals_do_not_wrap() {
+        let huge = Usage {
+            input_tokens: 1 << 63,
+            output_tokens: u64::MAX,
+        };
+        let mut builder = SummaryBuilder::default();
+        builder.add(&row(Some(huge), false));
+        builder.add(&row(Some(huge), false));
+        let summary = builder.finish(Some(1.0));
+        assert_eq!(summary.input_tokens, Some(1u128 << 64));
+        assert_eq!(summary.output_tokens, Some(2 * u128::from(u64::MAX)));
+        assert_eq!(summary.cost, Some(2f64.powi(64) / 1e6));
+        let json = serde_json::to_string(&summary).unwrap();
+        assert!(
+            json.contains("\"input_tokens\":18446744073709551616"),
+            "{json}"
+        );
+        let back: Summary = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, summary);
+    }
+
+    #[test]
+    fn errors_are_counted_by_kind_and_detail_most_frequent_first() {
+        let mut builder = SummaryBuilder::default();
+        builder.add(&row(None, true));
+        builder.add(&row(None, true));
+        builder.add(&row(None, false));
+        let summary = builder.finish(None);
+        assert_eq!(
+            summary.error_kinds,
+            vec![("BACKEND/transport".to_owned(), 2)]
+        );
+        assert_eq!(summary.errors_text(), "BACKEND/transport 2");
+    }
+}
