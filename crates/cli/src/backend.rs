@@ -17,6 +17,12 @@ use crate::InputError;
 /// Which System One answers a run: the live API (default), recorded exchanges, or the fake.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BackendArgs {
+    /// Set by `eval --repeat N` (N > 1): a recording may then hold several different records of
+    /// one request (the k-th serves the k-th repeat); otherwise two differing records are an
+    /// error.
+    #[arg(skip)]
+    pub repeated_records: bool,
+
     /// Answer every request from recorded exchanges in this `.jevl` file; nothing is sent
     /// anywhere. A request that is not recorded is an ERROR/BACKEND verdict `not_recorded`.
     #[arg(long, value_name = "FILE.jevl", conflicts_with_all = ["fake", "record"])]
@@ -139,6 +145,7 @@ impl BackendArgs {
             .map_err(|e| InputError(format!("--replay: {e}{}", limit_hint(e.kind()))))?;
             match jevjudge_wire::record::find_conflict(&records) {
                 Ok(None) => {}
+                Ok(Some(_)) if self.repeated_records => {}
                 Ok(Some((first, second))) => {
                     return Err(InputError(format!(
                         "--replay: {}: records {} and {} answer the same request (model, state and \

@@ -270,7 +270,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .limits
         .config(args.concurrency, args.price_per_million_input)?;
     let limiter = Limiter::new(limit_config);
-    let resolved = args.backend.resolve_limited(None, Some(limiter.clone()))?;
+    let mut backend_args = args.backend.clone();
+    backend_args.repeated_records = args.repeat > 1;
+    let resolved = backend_args.resolve_limited(None, Some(limiter.clone()))?;
     let runner = runner.limiter(
         limiter.clone(),
         limits::estimator(&definition, &resolved.model),
