@@ -81,7 +81,7 @@ pub use journal::JournalEntry;
 pub use plan::FaultPlan;
 pub use rate::{Rate, RateError};
 pub use rejection::Rejection;
-pub use replay::{Recorded, Replay};
+pub use replay::{Recorded, Replay, ReplayError};
 pub use router::app;
 pub use server::FakeServer;
 pub use state::FakeState;
