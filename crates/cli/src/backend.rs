@@ -358,6 +358,19 @@ fn limit_hint(kind: &jevjudge_wire::record::RecordErrorKind) -> &'static str {
     }
 }
 
+/// The kind reports must show once the backend has answered: a live backend turns `fake` when the
+/// server marked its answers as jevjudge's fake server's (`x-jevjudge-fake: 1`), and stderr says
+/// so once.
+pub fn answered_kind(resolved: BackendKind, answered: BackendKind) -> BackendKind {
+    if answered == BackendKind::Fake && resolved != BackendKind::Fake {
+        eprintln!(
+            "jevjudge: the server marked its answers as jevjudge fake-server's (x-jevjudge-fake), \
+             not a model's; outputs are marked \"fake\""
+        );
+    }
+    answered
+}
+
 /// Prints how many exchanges were recorded, and fails loudly when some could not be.
 pub fn report_recording(
     recorder: Option<&RecordWriter>,

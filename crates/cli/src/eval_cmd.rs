@@ -461,7 +461,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let report = Report {
         format: jevjudge_eval::REPORT_FORMAT.to_owned(),
         definition_version: definition.version().to_owned(),
-        backend: backend_kind,
+        backend: crate::backend::answered_kind(backend_kind, evaluator.judge().backend().kind()),
         complete,
         wall_millis: Some(wall.as_secs_f64() * 1e3),
         stopped,

@@ -45,6 +45,13 @@ pub struct Args {
     #[arg(long, value_name = "FILE.jevl")]
     replay: Option<PathBuf>,
 
+    /// With --replay: answer every request from the recorded exchanges of this model (an
+    /// answering model or the alias it was asked as), whatever model the request names; one
+    /// the file does not hold is an error naming those it holds. Default: the recording's
+    /// model when it holds exactly one, else the model each request names.
+    #[arg(long, value_name = "NAME", requires = "replay")]
+    model: Option<String>,
+
     /// Vary repeated identical requests: every probability moves by Gaussian noise of this
     /// standard deviation (0 < SD ≤ 1) around the deterministic answer, clamped to [0, 1]
     /// (choice and score probabilities then rescaled to sum 1). Reproducible: the k-th repeat
@@ -87,6 +94,7 @@ impl fmt::Debug for Args {
             .field("key", &self.key.as_ref().map(|_| "<redacted>"))
             .field("latency", &self.latency)
             .field("replay", &self.replay)
+            .field("model", &self.model)
             .field("noise", &self.noise)
             .field("seed", &self.seed)
             .field("rate_limit", &self.rate_limit)
@@ -133,7 +141,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
     };
     let replay = match &args.replay {
         None => None,
-        Some(path) => Some(replay::load(path)?),
+        Some(path) => Some(replay::load(path, args.model.as_deref())?),
     };
     Ok(Config {
         key,
@@ -155,13 +163,33 @@ mod replay {
     use std::path::Path;
 
     use anyhow::Context as _;
-    use jevjudge_fake::Replay;
+    use jevjudge_fake::{Replay, ReplayError};
 
-    /// Reads the record file into a replay source; errors name the file and the line.
-    pub(super) fn load(path: &Path) -> anyhow::Result<Replay> {
+    /// Reads the record file into a replay source for `model` (see
+    /// [`Replay::from_records_for_model`]); errors name the file and the line, or the models
+    /// the file holds. Says on stderr which model it answers as.
+    pub(super) fn load(path: &Path, model: Option<&str>) -> anyhow::Result<Replay> {
         let records = jevjudge_wire::record::read_file(path).context("--replay")?;
-        Replay::from_records(records)
-            .with_context(|| format!("--replay: cannot index {}", path.display()))
+        let count = records.len();
+        let (replay, pinned) =
+            Replay::from_records_for_model(records, model).map_err(|error| match error {
+                ReplayError::UnknownModel { .. } => {
+                    anyhow::anyhow!("--model: {}: {error}", path.display())
+                }
+                other => anyhow::anyhow!("--replay: cannot index {}: {other}", path.display()),
+            })?;
+        match pinned {
+            Some(model) => eprintln!(
+                "jevjudge fake-server: --replay: {count} record(s); recorded requests are answered \
+                 as model {model}, whatever model they name; others by hash"
+            ),
+            None => eprintln!(
+                "jevjudge fake-server: --replay: {count} record(s) of several models; a request \
+                 is answered from those of the model it names (pass --model to pick one); \
+                 others by hash"
+            ),
+        }
+        Ok(replay)
     }
 }
 
@@ -267,6 +295,73 @@ mod tests {
         ] {
             assert!(parse(argv).is_err(), "{argv:?}");
         }
+    }
+
+    fn write_records(name: &str, records: &[(&str, &str, &str)]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "jevjudge-fake-server-{name}-{}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let path = dir.join("records.jevl");
+        let mut text = String::new();
+        for (model, requested, state) in records {
+            let questions = serde_json::json!({"q": {"type": "noul", "instructions": "?"}});
+            let answers = serde_json::json!({"q": {"type": "noul", "noul": 0.9}});
+            let record = jevjudge_wire::record::Record::new(
+                model,
+                requested,
+                serde_json::json!(state),
+                questions.as_object().cloned().unwrap_or_default(),
+                answers.as_object().cloned().unwrap_or_default(),
+                None,
+                "2026-11-30T00:00:00Z".into(),
+            )
+            .expect("a record");
+            text.push_str(&record.to_line().expect("a line"));
+        }
+        std::fs::write(&path, text).expect("written");
+        path
+    }
+
+    fn replay_error(path: &std::path::Path, model: Option<&str>) -> String {
+        let mut argv = vec!["--replay", path.to_str().unwrap_or_default()];
+        if let Some(model) = model {
+            argv.extend(["--model", model]);
+        }
+        config(&parse(&argv).expect("valid flags"))
+            .err()
+            .map(|e| format!("{e:#}"))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_replay_model_the_file_does_not_hold_is_an_error_naming_those_it_holds() {
+        let path = write_records(
+            "models",
+            &[
+                ("jev-1.13.0", "jev-latest", "a"),
+                ("jev-1.13.0", "jev-preview", "b"),
+                ("jev-1.14.0", "jev-1.14.0", "c"),
+            ],
+        );
+        let error = replay_error(&path, Some("jev-typo"));
+        assert!(error.starts_with("--model: "), "{error}");
+        assert!(error.contains("jev-typo"), "{error}");
+        assert!(
+            error.contains("jev-1.13.0 (asked as jev-latest, jev-preview); jev-1.14.0"),
+            "{error}"
+        );
+        // Answering models and the aliases they were asked as are both held.
+        for held in ["jev-1.13.0", "jev-latest", "jev-1.14.0"] {
+            assert_eq!(replay_error(&path, Some(held)), "", "{held}");
+        }
+        // Several models without --model: accepted, each request's own model is used.
+        assert_eq!(replay_error(&path, None), "");
+        assert!(
+            parse(&["--model", "jev-latest"]).is_err(),
+            "--model needs --replay"
+        );
     }
 
     #[test]

@@ -49,7 +49,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(map) = output.as_object_mut() {
         map.insert(
             "backend".into(),
-            serde_json::Value::String(resolved.kind.to_string()),
+            serde_json::Value::String(
+                crate::backend::answered_kind(resolved.kind, judge.backend().kind()).to_string(),
+            ),
         );
     }
     crate::output::print_stdout(&format!("{output}\n"));

@@ -96,7 +96,11 @@ async fn judge_maps_scripted_probabilities_to_statuses_and_exit_codes() {
         assert_eq!(result["status"], status);
         assert_eq!(result["findings"]["supported"]["yes_probability"], p);
         assert_eq!(result["model"], "jev-1.13.0", "the resolved versioned id");
-        assert_eq!(result["backend"], "systemone");
+        assert_eq!(
+            result["backend"], "fake",
+            "the fake server marks its answers"
+        );
+        assert!(String::from_utf8_lossy(&output.stderr).contains("x-jevjudge-fake"));
         assert!(result["usage"]["input_tokens"].as_u64().unwrap() > 0);
     }
     // One request per review, carrying the key as a Bearer token (redacted in the journal).
@@ -348,7 +352,9 @@ async fn record_then_replay_gives_identical_results() {
         .arg("--replay")
         .arg(&record);
     let replayed = stdout_json(&run(&mut command).await);
-    assert_eq!(replayed["backend"], "replay");
+    // Recorded against the fake server (meta.fake): the replay says `fake`, not a model.
+    assert_eq!(recorded["backend"], "fake");
+    assert_eq!(replayed["backend"], "fake");
     for field in ["status", "findings", "model", "usage"] {
         assert_eq!(recorded[field], replayed[field], "{field}");
     }
@@ -651,6 +657,11 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    // The fake server's answers are labelled `fake` in the summary and the report.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("backend fake"), "{stdout}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&full).unwrap()).unwrap();
+    assert_eq!(report["backend"], "fake");
 
     // A crash: SIGKILL mid-run. Finished rows are already on disk.
     let killed = dir.join("killed.json");

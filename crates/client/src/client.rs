@@ -68,6 +68,10 @@ pub struct Exchange {
     pub request_id: Option<String>,
     /// How many attempts it took (1 without retries).
     pub attempts: u32,
+    /// Whether the answer came from jevjudge's fake server: the response carried
+    /// `x-jevjudge-fake: 1` ([`jevjudge_wire::FAKE_MARK_HEADER`]). Such answers are never a
+    /// model's, whatever `model` they name.
+    pub fake: bool,
 }
 
 impl fmt::Debug for Exchange {
@@ -81,6 +85,7 @@ impl fmt::Debug for Exchange {
             .field("requested_model", &self.requested_model)
             .field("request_id", &self.request_id)
             .field("attempts", &self.attempts)
+            .field("fake", &self.fake)
             .finish()
     }
 }
@@ -208,11 +213,16 @@ impl<T: Transport> Client<T> {
         if let Err(error) = response.check(&request.questions) {
             return Err(invalid(error, response.model.clone(), response.usage));
         }
+        let fake = delivered
+            .response
+            .header(jevjudge_wire::FAKE_MARK_HEADER)
+            .is_some_and(|value| value.trim() == "1");
         Ok(Exchange {
             response,
             requested_model,
             request_id: delivered.request_id,
             attempts: delivered.attempts,
+            fake,
         })
     }
 

@@ -291,6 +291,7 @@ mod tests {
             score: 1.0,
             verdict,
             expected_findings: None,
+            repeats: None,
         }
     }
 

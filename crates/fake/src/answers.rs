@@ -59,11 +59,11 @@ pub(crate) fn answer_with(
         return Ok(json!({ "model": recorded.model, "answers": recorded.answers, "usage": usage }));
     }
     let draw = noise.map(|noise| {
-        noise.draw(&canonical(&request_identity(
+        noise.draw(&request_identity(
             checked.requested_model,
             checked.state,
             checked.questions_value,
-        )))
+        ))
     });
     Ok(respond(&checked, draw.as_ref()))
 }

@@ -3,6 +3,7 @@
 
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
+use subtle::ConstantTimeEq as _;
 
 use crate::rejection::Rejection;
 
@@ -37,16 +38,11 @@ fn bearer_token(value: &str) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-/// Equality whose time does not depend on where the first difference is.
+/// Equality whose time does not depend on where the first difference is (`subtle`'s
+/// constant-time comparison; only the length, which is not secret for a fixed key format, can
+/// end it early).
 fn same(given: &[u8], expected: &[u8]) -> bool {
-    if given.len() != expected.len() {
-        return false;
-    }
-    given
-        .iter()
-        .zip(expected)
-        .fold(0u8, |diff, (a, b)| diff | (a ^ b))
-        == 0
+    given.ct_eq(expected).into()
 }
 
 #[cfg(test)]

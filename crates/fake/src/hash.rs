@@ -3,10 +3,11 @@
 //! Why a hash: the answer must depend only on what the question means, never on its id, its
 //! position or the other questions in the request (systemone-wire.md §13 item 6), and it must be
 //! the same on every run and every machine. A SHA-256 over a canonical JSON text (sorted keys,
-//! compact separators) gives exactly that, whatever key order the caller used.
+//! compact separators) gives exactly that, whatever key order the caller used. The canonical
+//! text is the wire crate's ([`jevjudge_wire::canonical`], the one `.jevl` ids use), so the
+//! project has one canonical JSON, not two that disagree on floats and escapes.
 
-use std::fmt::Write as _;
-
+use jevjudge_wire::canonical::to_canonical_string;
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
@@ -27,7 +28,7 @@ impl Seed {
     pub(crate) fn new(kind: &str, canonical_state: &str, instructions: &Value) -> Self {
         let mut text = String::with_capacity(canonical_state.len() + 64);
         text.push('[');
-        write_string(kind, &mut text);
+        write_canonical(&Value::from(kind), &mut text);
         text.push(',');
         text.push_str(canonical_state);
         text.push(',');
@@ -65,65 +66,22 @@ pub(crate) fn logit(digest: &[u8; 32]) -> f64 {
     (unit * 2.0 - 1.0) * SPREAD
 }
 
-/// Canonical JSON text of `value`: object keys sorted by code point, no insignificant spaces.
+/// Canonical JSON text of `value`, as `.jevl` ids use it ([`jevjudge_wire::canonical`]: Python's
+/// `json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`).
+///
+/// A value without a canonical form — nested deeper than the wire's 512 levels, or holding a
+/// number Python cannot write — is hashed by its serde_json text instead. Neither can come from
+/// a request body (serde_json's parser stops at 128 levels and reads no NaN), only from a value
+/// built in code and passed to [`crate::answer`]; its answer is then still deterministic.
 pub(crate) fn canonical(value: &Value) -> String {
-    let mut out = String::new();
-    write_canonical(value, &mut out);
-    out
+    to_canonical_string(value).unwrap_or_else(|_| value.to_string())
 }
 
+/// Appends [`canonical`]`(value)` to `out` without an intermediate string.
 fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Number(number) => {
-            let _ = write!(out, "{number}");
-        }
-        Value::String(text) => write_string(text, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (index, (key, item)) in entries.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                write_string(key, out);
-                out.push(':');
-                write_canonical(item, out);
-            }
-            out.push('}');
-        }
+    if jevjudge_wire::canonical::write_canonical(value, out).is_err() {
+        out.push_str(&value.to_string());
     }
-}
-
-fn write_string(text: &str, out: &mut String) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]
@@ -144,6 +102,27 @@ mod tests {
             canonical(&json!("a\"\\\n\u{1}é")),
             "\"a\\\"\\\\\\n\\u0001é\""
         );
+    }
+
+    #[test]
+    fn canonical_is_the_wire_one_python_floats_and_short_escapes() {
+        // systemone-wire.md §15: Python's float repr and json escapes, as `.jevl` ids use.
+        let value = json!({"b": [1e-7, 1.0, 1e21, 1], "a": "\u{8}\u{c}"});
+        assert_eq!(canonical(&value), r#"{"a":"\b\f","b":[1e-07,1.0,1e+21,1]}"#);
+        assert_eq!(
+            canonical(&value),
+            jevjudge_wire::canonical::to_canonical_string(&value).unwrap_or_default()
+        );
+    }
+
+    #[test]
+    fn a_value_too_deep_for_the_wire_still_hashes() {
+        let mut deep = json!(1);
+        for _ in 0..600 {
+            deep = json!([deep]);
+        }
+        assert!(jevjudge_wire::canonical::to_canonical_string(&deep).is_err());
+        assert_eq!(canonical(&deep), deep.to_string());
     }
 
     #[test]

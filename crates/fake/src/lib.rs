@@ -13,8 +13,11 @@
 //!   connection faults need. [`FakeServer::script`] installs a [`FaultPlan`] of [`Fault`]s;
 //!   [`FakeServer::journal`] returns every received request as a [`JournalEntry`] with the key
 //!   redacted; [`FakeServer::request_count`] counts the `POST /v1/systemone` calls.
-//! - [`Config`] holds the key (auth is off without one), a fixed latency, optional noise
-//!   imitating the live API's drift, and an optional [`Replay`] of recorded answers.
+//! - [`Config`] holds the key (auth is off without one), a fixed latency, optional seeded noise
+//!   imitating the live API's drift, an optional [`Replay`] of recorded answers, and optional
+//!   rate limits ([`Rate`]: 429 per key, 529 for the whole server).
+//! - Every response carries `x-jevjudge-fake: 1` ([`jevjudge_wire::FAKE_MARK_HEADER`]), so
+//!   answers, reports and records made against the fake say `fake`.
 //!
 //! # Example
 //!
@@ -81,7 +84,7 @@ pub use journal::JournalEntry;
 pub use plan::FaultPlan;
 pub use rate::{Rate, RateError};
 pub use rejection::Rejection;
-pub use replay::{Recorded, Replay};
+pub use replay::{Recorded, Replay, ReplayError};
 pub use router::app;
 pub use server::FakeServer;
 pub use state::FakeState;

@@ -118,9 +118,13 @@ impl Draw {
     }
 }
 
-/// The identity of a request for counting repeats: its requested model, state and questions.
-pub(crate) fn request_identity(model: &str, state: &Value, questions: &Value) -> Value {
-    Value::Array(vec![Value::from(model), state.clone(), questions.clone()])
+/// The identity of a request for counting repeats: the `.jevl` digest of its requested model,
+/// state and questions ([`jevjudge_wire::canonical::request_digest`]); a request without a
+/// canonical form (impossible for a parsed body) falls back to its serde_json text.
+pub(crate) fn request_identity(model: &str, state: &Value, questions: &Value) -> String {
+    jevjudge_wire::canonical::request_digest(Some(model), state, questions).unwrap_or_else(|_| {
+        Value::Array(vec![Value::from(model), state.clone(), questions.clone()]).to_string()
+    })
 }
 
 #[cfg(test)]

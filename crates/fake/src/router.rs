@@ -1,6 +1,7 @@
 //! Routes and middleware (systemone-wire.md §13 item 1): `POST /v1/systemone`,
-//! `GET /v1/models`, `GET /health`; 404 and 405 in FastAPI's shape; a JSON content type and a
-//! fresh `x-typesafe-request-id` on every response; every request journaled.
+//! `GET /v1/models`, `GET /health`; 404 and 405 in FastAPI's shape; a JSON content type, a
+//! fresh `x-typesafe-request-id` and the fake's mark `x-jevjudge-fake: 1` on every response;
+//! every request journaled.
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -27,6 +28,10 @@ use crate::validation;
 const MAX_BODY: usize = 64 * 1024 * 1024;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-typesafe-request-id");
+
+/// Marks every response as the fake's ([`jevjudge_wire::FAKE_MARK_HEADER`]), so clients, reports
+/// and records made against it say `fake` and never pass for the model it names.
+const FAKE_MARK: HeaderName = HeaderName::from_static(jevjudge_wire::FAKE_MARK_HEADER);
 
 /// The fake System One API as an axum router.
 ///
@@ -162,10 +167,12 @@ async fn journal(State(state): State<FakeState>, request: Request, next: Next) -
     }
 }
 
-/// Adds a fresh request id to every response, and a JSON content type where none is set.
+/// Adds a fresh request id and the fake's mark to every response, and a JSON content type where
+/// none is set.
 async fn stamp(mut response: Response) -> Response {
     let id = format!("req_{:032x}", rand::random::<u128>());
     let headers = response.headers_mut();
+    headers.insert(FAKE_MARK, HeaderValue::from_static("1"));
     if let Ok(value) = HeaderValue::from_str(&id) {
         headers.insert(REQUEST_ID, value);
     }

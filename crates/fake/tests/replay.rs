@@ -89,3 +89,60 @@ async fn a_custom_lookup_without_usage_gets_an_estimate() {
     assert_eq!(body["model"], "jev-0.1.0");
     assert!(body["usage"]["input_tokens"].is_u64());
 }
+
+#[tokio::test]
+async fn the_recordings_one_model_answers_whatever_model_a_request_names() {
+    // Recorded when `jev-preview` was asked; a client asking `jev-latest` still gets it.
+    let (replay, pinned) =
+        Replay::from_records_for_model(vec![record("jev-preview")], None).expect("an index");
+    assert_eq!(pinned.as_deref(), Some("jev-1.12.9"));
+    let fake = server(Config {
+        replay: Some(replay),
+        ..Config::default()
+    })
+    .await;
+    let body = post(&fake, &noul_request()).await.json();
+    assert_eq!(body["model"], "jev-1.12.9");
+    assert_eq!(body["answers"], Value::Object(recorded_answers()));
+    // A request that was never recorded is still answered by hash, as the fake's own model.
+    assert_eq!(
+        post(&fake, &mixed_request()).await.json()["model"],
+        "jev-1.13.0"
+    );
+    fake.shutdown().await;
+
+    // The plain index looks up by the request's model, so the same request misses.
+    let by_request = Replay::from_records(vec![record("jev-preview")]).expect("an index");
+    let fake = server(Config {
+        replay: Some(by_request),
+        ..Config::default()
+    })
+    .await;
+    assert_ne!(
+        post(&fake, &noul_request()).await.json()["answers"],
+        Value::Object(recorded_answers())
+    );
+    fake.shutdown().await;
+}
+
+#[test]
+fn a_model_the_recording_does_not_hold_is_refused_naming_those_it_holds() {
+    let error = Replay::from_records_for_model(vec![record("jev-latest")], Some("jev-preview"))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert_eq!(
+        error,
+        "the recording holds no exchange of model `jev-preview`; it holds: jev-1.12.9 (asked as jev-latest)"
+    );
+    let empty = Replay::from_records_for_model(Vec::new(), Some("jev-latest"))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(empty.ends_with("it holds no records"), "{empty}");
+    for held in ["jev-latest", "jev-1.12.9"] {
+        let (_, pinned) = Replay::from_records_for_model(vec![record("jev-latest")], Some(held))
+            .expect("a held model");
+        assert_eq!(pinned.as_deref(), Some(held));
+    }
+}

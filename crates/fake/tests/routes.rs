@@ -95,6 +95,12 @@ async fn every_response_is_json_with_a_fresh_request_id() {
         );
         let id = reply.header("x-typesafe-request-id").unwrap_or_default();
         assert!(is_request_id(id), "{id}");
+        assert_eq!(
+            reply.header("x-jevjudge-fake"),
+            Some("1"),
+            "the fake marks every response as its own ({})",
+            reply.status
+        );
         ids.insert(id.to_owned());
     }
     assert_eq!(ids.len(), replies.len(), "request ids are never reused");

@@ -78,6 +78,27 @@ impl RecordWriter {
         requested_model: &str,
         response: &Response,
     ) -> bool {
+        self.record(request, requested_model, response, false)
+    }
+
+    /// Records one successful exchange answered by jevjudge's fake server: like
+    /// [`RecordWriter::record_exchange`], with `meta.fake = true` so its replay says `fake`.
+    pub fn record_fake_exchange(
+        &self,
+        request: &Request,
+        requested_model: &str,
+        response: &Response,
+    ) -> bool {
+        self.record(request, requested_model, response, true)
+    }
+
+    fn record(
+        &self,
+        request: &Request,
+        requested_model: &str,
+        response: &Response,
+        fake: bool,
+    ) -> bool {
         let Some(model) = response.model.as_deref() else {
             return false;
         };
@@ -96,6 +117,12 @@ impl RecordWriter {
             usage,
             record::now_rfc3339(),
         )
+        .map(|mut record| {
+            if fake {
+                record.mark_fake();
+            }
+            record
+        })
         .map_err(|e| std::io::Error::other(e.to_string()))
         .and_then(|record| self.write(&record));
         match outcome {
@@ -140,10 +167,17 @@ impl<B: Backend> Backend for Recording<B> {
     fn answer<'a>(&'a self, request: &'a Request, deadline: Instant) -> BackendFuture<'a> {
         Box::pin(async move {
             let response = self.inner.answer(request, deadline).await?;
-            // Only successful exchanges: answers that fit the questions.
+            // Only successful exchanges: answers that fit the questions. The inner backend's
+            // kind is read after its answer: a live backend learns from the answer itself that
+            // the server is jevjudge's fake.
             if response.check(&request.questions).is_ok() {
-                self.writer
-                    .record_exchange(request, &self.requested_model, &response);
+                if self.inner.kind() == BackendKind::Fake {
+                    self.writer
+                        .record_fake_exchange(request, &self.requested_model, &response);
+                } else {
+                    self.writer
+                        .record_exchange(request, &self.requested_model, &response);
+                }
             }
             Ok(response)
         })

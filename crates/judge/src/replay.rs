@@ -13,7 +13,8 @@ use crate::{Backend, BackendError, BackendFuture, BackendKind};
 /// Answers each request from recorded exchanges, looked up by the digest of (requested model,
 /// state, questions); nothing is sent anywhere. A request that is not recorded is
 /// ERROR/BACKEND `not_recorded`. Reports name it `replay`, or `fixture` when the file holds
-/// hand-made fixture records.
+/// hand-made fixture records, or `fake` when it holds records made against jevjudge's fake
+/// server (`meta.fake`).
 ///
 /// **Repeats.** A file may hold several records of one request (a recording of repeated
 /// runs). Inside a review run as repeat `k` (0-based, see [`crate::repeat`]) the request gets
@@ -210,6 +211,8 @@ impl Backend for ReplayBackend {
     fn kind(&self) -> BackendKind {
         if self.index.any_fixture() {
             BackendKind::Fixture
+        } else if self.index.any_fake() {
+            BackendKind::Fake
         } else {
             BackendKind::Replay
         }

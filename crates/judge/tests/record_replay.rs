@@ -165,3 +165,88 @@ fn fixture_records_make_a_fixture_backend_and_bad_lines_name_the_line() {
     assert!(error.contains("newer.jevl:1"), "{error}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A transport that answers every request with one noul answer, marked as jevjudge's fake
+/// server's (`x-jevjudge-fake: 1`) when `marked`.
+#[derive(Clone)]
+struct Answering {
+    marked: bool,
+}
+
+impl jevjudge_client::Transport for Answering {
+    fn send(
+        &self,
+        _request: jevjudge_client::HttpRequest,
+    ) -> impl std::future::Future<
+        Output = Result<jevjudge_client::HttpResponse, jevjudge_client::TransportError>,
+    > + Send {
+        let body = r#"{"model":"jev-1.13.0","answers":{"covers_request":{"type":"noul","noul":0.9},"unsupported_commitment":{"type":"noul","noul":0.05}},"usage":{"input_tokens":30,"output_tokens":40}}"#;
+        let mut response = jevjudge_client::HttpResponse::new(200, body)
+            .with_header("content-type", "application/json");
+        if self.marked {
+            response = response.with_header(jevjudge_wire::FAKE_MARK_HEADER, "1");
+        }
+        std::future::ready(Ok(response))
+    }
+}
+
+fn live_over(marked: bool) -> jevjudge_judge::SystemOneBackend<Answering> {
+    let client = jevjudge_client::Client::builder()
+        .env_lookup(|_| None)
+        .api_key(jevjudge_client::ApiKey::new("test-key").unwrap())
+        .transport(Answering { marked })
+        .build()
+        .unwrap();
+    jevjudge_judge::SystemOneBackend::new(client)
+}
+
+#[tokio::test]
+async fn answers_from_the_fake_server_are_labelled_fake_and_recorded_as_fake() {
+    let dir = std::env::temp_dir().join(format!("jevjudge-record-fake-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("fake.jevl");
+    let _ = std::fs::remove_file(&path);
+    let definition = support_draft_v1();
+
+    // An unmarked server stays `systemone`, and so does its replay's source: `replay`.
+    let unmarked = live_over(false);
+    let judge = Judge::new(&unmarked, Duration::from_secs(1)).unwrap();
+    assert_eq!(
+        judge.review(json!("s"), &definition).await.status,
+        Status::Pass
+    );
+    assert_eq!(unmarked.kind(), BackendKind::Systemone);
+
+    // A marked one turns `fake` with its first answer, clones included.
+    let marked = live_over(true);
+    assert_eq!(
+        marked.kind(),
+        BackendKind::Systemone,
+        "nothing answered yet"
+    );
+    let writer = Arc::new(RecordWriter::append(&path).unwrap());
+    let recording = Recording::new(marked.clone(), writer.clone(), "jev-latest");
+    let judge = Judge::new(&recording, Duration::from_secs(1)).unwrap();
+    let verdict = judge.review(json!("s"), &definition).await;
+    assert_eq!(verdict.status, Status::Pass);
+    assert_eq!(marked.kind(), BackendKind::Fake);
+    assert_eq!(recording.kind(), BackendKind::Fake);
+    assert_eq!(writer.written(), 1);
+
+    // The record says so, and its replay says `fake`, never the model it names.
+    let records = record::read_file(&path).unwrap();
+    assert!(records[0].is_fake());
+    assert_eq!(records[0].model, "jev-1.13.0");
+    assert_eq!(
+        records[0].meta.as_ref().and_then(|meta| meta.get("fake")),
+        Some(&json!(true))
+    );
+    let replay = ReplayBackend::open(&path, "jev-latest").unwrap();
+    assert_eq!(replay.kind(), BackendKind::Fake);
+    let replayed = Judge::new(replay, Duration::from_secs(1))
+        .unwrap()
+        .review(json!("s"), &definition)
+        .await;
+    assert_eq!(replayed.findings, verdict.findings);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -59,3 +59,8 @@ pub use question::{
 pub use request::{CHOICE_OPTIONS, DEFAULT_MODEL, Request, RequestError, SCORE_LEVELS};
 pub use response::{AnswerError, Response, SUM_TOLERANCE_PER_OPTION, check_answers};
 pub use usage::Usage;
+
+/// The response header with which jevjudge's fake System One server marks every answer
+/// (value `1`), so that answers, reports and records made against it say `fake` and never
+/// pass for a model's.
+pub const FAKE_MARK_HEADER: &str = "x-jevjudge-fake";

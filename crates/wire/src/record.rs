@@ -104,7 +104,7 @@ pub struct Record {
     pub label: Option<Value>,
     /// Free tags, if any.
     pub tags: Option<Vec<String>>,
-    /// Free-form metadata; jevjudge reads `requested_model` and `fixture` from it.
+    /// Free-form metadata; jevjudge reads `requested_model`, `fixture` and `fake` from it.
     pub meta: Option<Map<String, Value>>,
     /// Unknown top-level keys, kept so that they survive a rewrite.
     pub extra: Map<String, Value>,
@@ -179,6 +179,22 @@ impl Record {
             self.meta.as_ref().and_then(|m| m.get("fixture")),
             Some(Value::Bool(true))
         )
+    }
+
+    /// Whether this exchange was answered by jevjudge's fake server (`meta.fake` is `true`), so
+    /// that its replay says `fake`, never the model it names.
+    pub fn is_fake(&self) -> bool {
+        matches!(
+            self.meta.as_ref().and_then(|m| m.get("fake")),
+            Some(Value::Bool(true))
+        )
+    }
+
+    /// Marks this record as answered by jevjudge's fake server (`meta.fake = true`).
+    pub fn mark_fake(&mut self) {
+        self.meta
+            .get_or_insert_with(Map::new)
+            .insert("fake".to_owned(), Value::Bool(true));
     }
 
     /// The record as one compact JSON object followed by `"\n"`, ready to append to a `.jevl`
@@ -848,6 +864,11 @@ impl ReplayIndex {
     /// Whether any record is a fixture.
     pub fn any_fixture(&self) -> bool {
         self.records.iter().any(Record::is_fixture)
+    }
+
+    /// Whether any record was answered by jevjudge's fake server (see [`Record::is_fake`]).
+    pub fn any_fake(&self) -> bool {
+        self.records.iter().any(Record::is_fake)
     }
 }
 

@@ -306,3 +306,24 @@ async fn list_models_gets_the_models_url() {
     assert_eq!(error.detail(), Detail::HttpStatus(404));
     assert_eq!(error.message(), Some("Not Found"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_marked_by_the_fake_server_says_so() {
+    let marked = json(200, NOUL_OK).with_header(jevjudge_wire::FAKE_MARK_HEADER, "1");
+    let script = Scripted::new([Step::Respond(marked), ok()]);
+    let client = builder(script.clone()).build().unwrap();
+    let first = client
+        .system_one(&noul_request(), CallOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        first.fake,
+        "x-jevjudge-fake: 1 marks the answer as the fake's"
+    );
+    assert!(format!("{first:?}").contains("fake: true"));
+    let second = client
+        .system_one(&noul_request(), CallOptions::default())
+        .await
+        .unwrap();
+    assert!(!second.fake, "an unmarked answer is not the fake's");
+}

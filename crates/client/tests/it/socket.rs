@@ -42,6 +42,7 @@ async fn a_clean_call_sends_the_exact_body_and_headers() {
     assert_eq!(exchange.response.model.as_deref(), Some("jev-1.13.0"));
     assert_eq!(exchange.requested_model, "jev-latest");
     assert!(exchange.response.usage.is_some());
+    assert!(exchange.fake, "the fake server marks its answers");
     let id = exchange.request_id.as_deref().unwrap();
     assert!(id.starts_with("req_") && id.len() == 4 + 32, "{id}");
 
