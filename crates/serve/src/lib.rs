@@ -109,7 +109,7 @@ pub use error::ServeError;
 pub use metrics::Metrics;
 pub use openapi::openapi;
 pub use request_id::{REQUEST_ID_HEADER, RequestId};
-pub use review::ReviewRequest;
+pub use review::{MAX_STATE_VALUES, ReviewRequest};
 pub use router::{ROUTES, app};
 pub use server::serve;
 pub use state::ServeState;
