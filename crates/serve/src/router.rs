@@ -61,7 +61,7 @@ async fn metrics(State(state): State<ServeState>) -> Response {
     (
         [(
             CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
         )],
         state.render_metrics(),
     )
