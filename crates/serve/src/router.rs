@@ -10,7 +10,9 @@ use axum::{
     routing::{get, post},
 };
 
-use crate::{ServeError, ServeState, auth::require_token, request_id::request_context, review};
+use crate::{
+    ServeError, ServeState, auth::require_token, request_middleware::request_context, review,
+};
 
 /// Every route as (method, path template), as the OpenAPI document lists them.
 pub const ROUTES: [(&str, &str); 5] = [
