@@ -19,9 +19,9 @@ use crate::{ServeError, ServeState, metrics::Rejection};
 const MAX_ECHOED_FIELD_CHARS: usize = 64;
 
 /// The most JSON values (strings, numbers, objects, arrays… each counting one) a state may
-/// hold. As a tree every value takes about 80 bytes whatever its text, so a 1 MiB body of
-/// `[0,0,…]` would take some 40 MiB; with the cap a tree costs at most about 8 MiB beyond its
-/// text.
+/// hold. As a tree every value takes 72 bytes or more (an object entry about 100) whatever its
+/// text, so a 1 MiB body of `[0,0,…]` would take some 36 MiB; with the cap a tree costs at
+/// most about 10 MiB beyond its text.
 pub const MAX_STATE_VALUES: usize = 100_000;
 
 /// The body of `POST /v1/reviews/{version}`: `{"state": <json>, "budget_millis": <ms>}`.
