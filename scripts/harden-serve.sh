@@ -8,18 +8,20 @@
 # request head and stay open. Then one normal request (`GET /healthz`, 5 s timeout) must still
 # be answered, and SIGTERM (with those connections still open) must end the process; the time
 # to exit is printed (the script gives up waiting after 40 s).
-# Phase "memory": fake-server answers after 3 s; 320 callers each POST a ~1 MiB review body
+# Phase "memory": fake-server answers after BACKEND_MS (20 s); 320 callers each POST a ~1 MiB review body
 # (a 1,000,000-character state string) at once, so every admission place (32 running + 256
-# queued) is taken; the serve process's peak resident memory (VmHWM) is printed next to the
-# documented bound.
+# queued) is taken; the serve process's peak resident memory (VmHWM) is printed.
+# Phase "many-values": the same with ~195 KiB bodies whose state is 99,990 zeros (a JSON tree
+# of 72 bytes a value: ~7 MiB each once parsed).
 #
-# Settings (environment): JEVJUDGE, HALF_OPEN (1100), FD_LIMIT (1024), BIG (320).
+# Settings (environment): JEVJUDGE, HALF_OPEN (1100), FD_LIMIT (1024), BIG (320), BACKEND_MS (20000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 HALF_OPEN=${HALF_OPEN:-1100}
 FD_LIMIT=${FD_LIMIT:-1024}
 BIG=${BIG:-320}
+BACKEND_MS=${BACKEND_MS:-20000}
 if [[ -z "${JEVJUDGE:-}" ]]; then
     cargo build --quiet -p jevjudge
     JEVJUDGE=${CARGO_TARGET_DIR:-target}/debug/jevjudge
@@ -57,6 +59,43 @@ start_fake() {
     FAKE_URL=$(listening_url "$WORK/fake.out")
 }
 stop_fake() { kill -TERM "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null || true; FAKE_PID=""; }
+
+# Sends $BIG review bodies at once and prints the statuses: "text" is a 1,000,000-character
+# state string (~1 MiB), "values" a state of 99,990 zeros (~195 KiB of text, 99,991 JSON values).
+flood() {
+python3 - "$SERVE_URL" "$BIG" "$1" <<'PY'
+import json, socket, sys, threading
+url, n, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+host, port = url.removeprefix("http://").split(":")
+if kind == "text":
+    body = json.dumps({"state": {"assistant_answer": "x" * 1_000_000, "supporting_context": ["y"]}}).encode()
+else:
+    body = ('{"state": [' + ",".join(["0"] * 99_990) + "]}").encode()
+statuses = {}
+lock = threading.Lock()
+def call():
+    try:
+        s = socket.create_connection((host, int(port)), timeout=90)
+        s.settimeout(90)
+        s.sendall(b"POST /v1/reviews/refund-answer-v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+        reply = b""
+        while True:
+            part = s.recv(65536)
+            if not part:
+                break
+            reply += part
+        key = reply.split(b" ", 2)[1].decode() if reply else "closed"
+    except OSError as error:
+        key = type(error).__name__
+    with lock:
+        statuses[key] = statuses.get(key, 0) + 1
+threads = [threading.Thread(target=call) for _ in range(n)]
+for t in threads: t.start()
+for t in threads: t.join()
+print("statuses:", dict(sorted(statuses.items())))
+PY
+}
 
 start_serve() {
     local name=$1
@@ -143,38 +182,18 @@ term_and_time
 stop_fake
 
 echo
-echo "== phase memory: $BIG concurrent ~1 MiB review bodies, fake latency 3 s, --budget 10s"
-start_fake 3000
-start_serve memory --budget 10s --max-budget 10s
-python3 - "$SERVE_URL" "$BIG" <<'PY'
-import json, socket, sys, threading
-url, n = sys.argv[1], int(sys.argv[2])
-host, port = url.removeprefix("http://").split(":")
-body = json.dumps({"state": {"assistant_answer": "x" * 1_000_000, "supporting_context": ["y"]}}).encode()
-statuses = {}
-lock = threading.Lock()
-def call():
-    try:
-        s = socket.create_connection((host, int(port)), timeout=30)
-        s.settimeout(30)
-        s.sendall(b"POST /v1/reviews/refund-answer-v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
-        reply = b""
-        while True:
-            part = s.recv(65536)
-            if not part:
-                break
-            reply += part
-        key = reply.split(b" ", 2)[1].decode() if reply else "closed"
-    except OSError as error:
-        key = type(error).__name__
-    with lock:
-        statuses[key] = statuses.get(key, 0) + 1
-threads = [threading.Thread(target=call) for _ in range(n)]
-for t in threads: t.start()
-for t in threads: t.join()
-print("statuses:", dict(sorted(statuses.items())))
-PY
+echo "== phase memory: $BIG concurrent ~1 MiB review bodies, backend answers after ${BACKEND_MS} ms, --budget 30s (every admission place fills before the first answer)"
+start_fake "$BACKEND_MS"
+start_serve memory --budget 30s --max-budget 30s
+flood text
+hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$SERVE_PID/status")
+awk -v k="$hwm" 'BEGIN { printf "serve peak resident memory (VmHWM): %.1f MiB\n", k / 1024 }'
+term_and_time
+
+echo
+echo "== phase many-values: $BIG concurrent ~195 KiB bodies whose state is 99,990 zeros, same backend"
+start_serve values --budget 30s --max-budget 30s
+flood values
 hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$SERVE_PID/status")
 awk -v k="$hwm" 'BEGIN { printf "serve peak resident memory (VmHWM): %.1f MiB\n", k / 1024 }'
 term_and_time
