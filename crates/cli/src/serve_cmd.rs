@@ -20,8 +20,9 @@ use crate::{
     exit, output,
 };
 
-/// How long shutdown may take beyond twice the maximum budget (a review may wait up to its
-/// budget for a slot, then run for its budget).
+/// How long shutdown may take beyond twice the maximum budget. A review ends within its budget
+/// from its arrival (slot wait included); the second budget is slack for a body still arriving
+/// (it may take up to the maximum budget) and for writing responses.
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Options of `jevjudge serve`.

@@ -16,7 +16,8 @@
 //!     field), 413 over the body limit, 408 for a body that does not arrive within the longest
 //!     budget, 503 with `Retry-After` when the queue is full;
 //!   - `GET /v1/definitions` → versions, criteria ids, expected flags, thresholds (no text);
-//!   - `GET /healthz`, `GET /metrics` (Prometheus text), `GET /openapi.json` (OpenAPI 3.1).
+//!   - `GET /healthz`, `GET /metrics` (OpenMetrics text, by `prometheus-client`),
+//!     `GET /openapi.json` (OpenAPI 3.1).
 //! - [`ServeState::new`] takes any [`Backend`](jevjudge_judge::Backend), the [`Definitions`]
 //!   (loaded from a directory with [`Definitions::load_dir`]), a [`Config`] (body limit,
 //!   budgets, `max_concurrent`, `queue`, [`AuthTokens`]) and the [`Metrics`], whose
@@ -30,9 +31,15 @@
 //!   `Authorization: Bearer TOKEN` (401 otherwise), compared in constant time and never logged.
 //! - **Bounded work and memory**: at most `max_concurrent` reviews call the backend; at most
 //!   `queue` more are admitted to wait (each at most its budget); the next request is refused
-//!   with a fast 503 before its body is read. Bodies are read up to `max_body_bytes`.
+//!   with a fast 503 before its body is read. Bodies are read up to `max_body_bytes`; a queued
+//!   request holds only its body bytes, and a state holds at most [`MAX_STATE_VALUES`] values.
+//! - **Connections**: a request head must be complete within [`Config::header_timeout`] of its
+//!   first byte, an idle connection closes after [`Config::idle_timeout`], and at most
+//!   [`Config::max_connections`] are open (the oldest idle one makes room for a new one).
+//!   Shutdown closes idle and half-open connections at once (`docs/serve-hardening.md`).
 //! - **Budgets**: a caller's `budget_millis` is capped at [`Config::max_budget`]; the budget
-//!   covers every attempt, backoff and Retry-After wait (judge-contract D11).
+//!   is end to end, from the request's arrival: the body, the wait for a backend slot, every
+//!   attempt, backoff and Retry-After wait (judge-contract D11).
 //! - **Request ids**: a caller's safe `x-request-id` is kept, else one is made; it is in every
 //!   log line of the request and in the response header.
 //!
@@ -93,7 +100,7 @@ mod definitions;
 mod error;
 mod metrics;
 mod openapi;
-mod request_id;
+mod request_middleware;
 mod review;
 mod reviews_api;
 mod router;
@@ -111,8 +118,8 @@ pub use definitions::{Definitions, DefinitionsError};
 pub use error::ServeError;
 pub use metrics::Metrics;
 pub use openapi::openapi;
-pub use request_id::{REQUEST_ID_HEADER, RequestId};
-pub use review::ReviewRequest;
+pub use request_middleware::{REQUEST_ID_HEADER, RequestId};
+pub use review::{MAX_STATE_VALUES, ReviewRequest};
 pub use router::{ROUTES, app};
 pub use server::serve;
 pub use state::ServeState;

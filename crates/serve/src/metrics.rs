@@ -1,32 +1,26 @@
-//! Counters, gauges and histograms, rendered in the Prometheus text exposition format
-//! (version 0.0.4) by `GET /metrics`.
+//! Counters, gauges and histograms, kept and rendered by `prometheus-client` in the OpenMetrics
+//! text format (`GET /metrics`).
 //!
 //! Labels come from a closed set: definition versions loaded at start, statuses and error
 //! codes, route templates, HTTP status numbers. Nothing a caller sends (state, paths, headers)
 //! becomes a label, so the exposition holds no private text and its size stays bounded.
 
-use std::{
-    collections::BTreeMap,
-    fmt::{self, Write as _},
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
-    },
-    time::Duration,
-};
+use std::{fmt, sync::Arc, time::Duration};
 
 use jevjudge_client::{AttemptEvent, AttemptHook, AttemptOutcome, TransportErrorKind};
 use jevjudge_judge::Verdict;
+use prometheus_client::{
+    encoding::{EncodeLabelSet, text::encode},
+    metrics::{counter::Counter, family::Family, gauge::Gauge, histogram::Histogram},
+    registry::Registry,
+};
 
 /// Histogram bucket upper bounds, in seconds.
 const BUCKETS: [f64; 14] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
 
-/// HTTP statuses are counted in a fixed table (100..=599).
-const STATUS_TABLE: usize = 600;
-
-/// Attempt failures that are not a response, by reason.
+/// Attempt failures that are not a response, by reason (always shown, zero or not).
 const FAILURE_REASONS: [&str; 6] = [
     "connect",
     "closed",
@@ -36,7 +30,7 @@ const FAILURE_REASONS: [&str; 6] = [
     "deadline",
 ];
 
-/// Why the server closed a connection itself.
+/// Why the server closed a connection itself (always shown, zero or not).
 const CLOSE_REASONS: [&str; 4] = ["header_timeout", "idle_timeout", "evicted", "refused"];
 
 /// Why a request was refused by admission control.
@@ -52,47 +46,70 @@ pub(crate) enum Rejection {
 ///
 /// Create one before the backend so that [`Metrics::attempt_hook`] can count the client's
 /// attempts, then hand it to [`crate::ServeState::new`].
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Metrics {
     inner: Arc<Inner>,
 }
 
-struct Inner {
-    reviews: Mutex<Reviews>,
-    http: Mutex<BTreeMap<(&'static str, &'static str, u16), u64>>,
-    attempts: AtomicU64,
-    retries: AtomicU64,
-    statuses: Box<[AtomicU64]>,
-    failures: [AtomicU64; FAILURE_REASONS.len()],
-    attempt_seconds: Histogram,
-    rejected_full: AtomicU64,
-    rejected_timeout: AtomicU64,
-    closed: [AtomicU64; CLOSE_REASONS.len()],
-}
-
-#[derive(Default)]
-struct Reviews {
-    /// (definition, status, error) → count.
-    counts: BTreeMap<(String, &'static str, &'static str), u64>,
-    /// definition → review time.
-    seconds: BTreeMap<String, Histogram>,
-}
-
-impl Default for Inner {
-    fn default() -> Inner {
-        Inner {
-            reviews: Mutex::default(),
-            http: Mutex::default(),
-            attempts: AtomicU64::new(0),
-            retries: AtomicU64::new(0),
-            statuses: (0..STATUS_TABLE).map(|_| AtomicU64::new(0)).collect(),
-            failures: Default::default(),
-            attempt_seconds: Histogram::default(),
-            rejected_full: AtomicU64::new(0),
-            rejected_timeout: AtomicU64::new(0),
-            closed: Default::default(),
-        }
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
     }
+}
+
+/// A review's labels. `definition` holds the version with `\`, `"` and newlines escaped
+/// (prometheus-client writes label values as they are).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ReviewLabels {
+    definition: String,
+    status: &'static str,
+    error: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct DefinitionLabel {
+    definition: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct StatusLabel {
+    status: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct HttpLabels {
+    route: &'static str,
+    method: &'static str,
+    status: u16,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+fn histogram() -> Histogram {
+    Histogram::new(BUCKETS)
+}
+
+struct Inner {
+    registry: Registry,
+    reviews: Family<ReviewLabels, Counter>,
+    review_seconds: HistogramFamily<DefinitionLabel>,
+    in_flight: Gauge,
+    waiting: Gauge,
+    backend_slots: Gauge,
+    queue_capacity: Gauge,
+    rejections: Family<ReasonLabel, Counter>,
+    connections_closed: Family<ReasonLabel, Counter>,
+    attempts: Counter,
+    retries: Counter,
+    responses: Family<StatusLabel, Counter>,
+    failures: Family<ReasonLabel, Counter>,
+    attempt_seconds: Histogram,
+    http: Family<HttpLabels, Counter>,
 }
 
 /// The live gauges read from admission control when rendering.
@@ -107,7 +124,40 @@ pub(crate) struct Gauges {
 impl Metrics {
     /// Fresh metrics, all zero.
     pub fn new() -> Metrics {
-        Metrics::default()
+        let inner = Inner {
+            registry: Registry::default(),
+            reviews: Family::default(),
+            review_seconds: Family::new_with_constructor(histogram as fn() -> Histogram),
+            in_flight: Gauge::default(),
+            waiting: Gauge::default(),
+            backend_slots: Gauge::default(),
+            queue_capacity: Gauge::default(),
+            rejections: Family::default(),
+            connections_closed: Family::default(),
+            attempts: Counter::default(),
+            retries: Counter::default(),
+            responses: Family::default(),
+            failures: Family::default(),
+            attempt_seconds: histogram(),
+            http: Family::default(),
+        };
+        // Label sets shown even at zero, as before.
+        for reason in ["full", "timeout"] {
+            let _ = inner.rejections.get_or_create(&ReasonLabel { reason });
+        }
+        for reason in FAILURE_REASONS {
+            let _ = inner.failures.get_or_create(&ReasonLabel { reason });
+        }
+        for reason in CLOSE_REASONS {
+            let _ = inner
+                .connections_closed
+                .get_or_create(&ReasonLabel { reason });
+        }
+        let mut inner = inner;
+        inner.register();
+        Metrics {
+            inner: Arc::new(inner),
+        }
     }
 
     /// A hook for [`jevjudge_client::ClientBuilder::on_attempt`]: counts every backend attempt,
@@ -120,342 +170,207 @@ impl Metrics {
     /// Counts one backend attempt (what [`Metrics::attempt_hook`] calls).
     pub fn record_attempt(&self, event: &AttemptEvent) {
         let inner = &self.inner;
-        inner.attempts.fetch_add(1, Ordering::Relaxed);
+        inner.attempts.inc();
         if event.retry_count > 0 {
-            inner.retries.fetch_add(1, Ordering::Relaxed);
+            inner.retries.inc();
         }
-        match event.outcome {
+        let reason = match event.outcome {
             AttemptOutcome::Status(status) => {
-                if let Some(counter) = inner.statuses.get(usize::from(status)) {
-                    counter.fetch_add(1, Ordering::Relaxed);
+                if (100..=599).contains(&status) {
+                    inner.responses.get_or_create(&StatusLabel { status }).inc();
                 }
+                None
             }
-            AttemptOutcome::Transport(kind) => {
-                let reason = match kind {
-                    TransportErrorKind::Connect => 0,
-                    TransportErrorKind::Closed => 1,
-                    TransportErrorKind::BodyTooLarge => 2,
-                    _ => 3,
-                };
-                inner.failures[reason].fetch_add(1, Ordering::Relaxed);
-            }
-            AttemptOutcome::TimedOut => {
-                inner.failures[4].fetch_add(1, Ordering::Relaxed);
-            }
-            _ => {
-                inner.failures[5].fetch_add(1, Ordering::Relaxed);
-            }
+            AttemptOutcome::Transport(kind) => Some(match kind {
+                TransportErrorKind::Connect => "connect",
+                TransportErrorKind::Closed => "closed",
+                TransportErrorKind::BodyTooLarge => "body_too_large",
+                _ => "other",
+            }),
+            AttemptOutcome::TimedOut => Some("attempt_timeout"),
+            _ => Some("deadline"),
+        };
+        if let Some(reason) = reason {
+            inner.failures.get_or_create(&ReasonLabel { reason }).inc();
         }
-        inner.attempt_seconds.observe(event.elapsed);
+        inner.attempt_seconds.observe(seconds(event.elapsed));
     }
 
     /// Counts one finished review of a loaded definition, by status and error code, and its
     /// review time.
     pub(crate) fn record_review(&self, verdict: &Verdict) {
-        let Ok(mut reviews) = self.inner.reviews.lock() else {
-            return;
-        };
-        let key = (
-            verdict.definition_version.clone(),
-            verdict.status.as_str(),
-            verdict.error.as_str(),
-        );
-        *reviews.counts.entry(key).or_insert(0) += 1;
-        match reviews.seconds.get(&verdict.definition_version) {
-            Some(histogram) => histogram.observe(verdict.elapsed),
-            None => {
-                let histogram = Histogram::default();
-                histogram.observe(verdict.elapsed);
-                reviews
-                    .seconds
-                    .insert(verdict.definition_version.clone(), histogram);
-            }
-        }
+        let definition = escaped(&verdict.definition_version);
+        self.inner
+            .review_seconds
+            .get_or_create(&DefinitionLabel {
+                definition: definition.clone(),
+            })
+            .observe(seconds(verdict.elapsed));
+        self.inner
+            .reviews
+            .get_or_create(&ReviewLabels {
+                definition,
+                status: verdict.status.as_str(),
+                error: verdict.error.as_str(),
+            })
+            .inc();
     }
 
     /// Counts one answered HTTP request by route template, method and status.
     pub(crate) fn record_http(&self, route: &'static str, method: &'static str, status: u16) {
-        if let Ok(mut http) = self.inner.http.lock() {
-            *http.entry((route, method, status)).or_insert(0) += 1;
-        }
+        self.inner
+            .http
+            .get_or_create(&HttpLabels {
+                route,
+                method,
+                status,
+            })
+            .inc();
     }
 
     /// Counts one request refused by admission control.
     pub(crate) fn record_rejection(&self, rejection: Rejection) {
-        let counter = match rejection {
-            Rejection::Full => &self.inner.rejected_full,
-            Rejection::Timeout => &self.inner.rejected_timeout,
+        let reason = match rejection {
+            Rejection::Full => "full",
+            Rejection::Timeout => "timeout",
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        self.inner
+            .rejections
+            .get_or_create(&ReasonLabel { reason })
+            .inc();
     }
 
     /// Counts one connection the server closed (or refused) by itself, by reason.
     pub(crate) fn record_connection_closed(&self, reason: &str) {
-        if let Some(index) = CLOSE_REASONS.iter().position(|known| *known == reason) {
-            self.inner.closed[index].fetch_add(1, Ordering::Relaxed);
+        if let Some(reason) = CLOSE_REASONS.iter().find(|known| **known == reason) {
+            self.inner
+                .connections_closed
+                .get_or_create(&ReasonLabel { reason })
+                .inc();
         }
     }
 
-    /// The text exposition.
+    /// The text exposition (OpenMetrics 1.0, ending in `# EOF`).
     pub(crate) fn render(&self, gauges: Gauges) -> String {
-        let mut out = String::with_capacity(4096);
+        let inner = &self.inner;
+        inner.in_flight.set(gauge(gauges.in_flight));
+        inner.waiting.set(gauge(gauges.waiting));
+        inner.backend_slots.set(gauge(gauges.max_concurrent));
+        inner.queue_capacity.set(gauge(gauges.queue));
+        let mut out = String::with_capacity(8192);
         // Writing to a String cannot fail.
-        let _ = self.write(&mut out, gauges);
+        let _ = encode(&mut out, &inner.registry);
         out
     }
+}
 
-    fn write(&self, out: &mut String, gauges: Gauges) -> fmt::Result {
-        let inner = &self.inner;
-
-        header(
-            out,
-            "jevjudge_reviews_total",
-            "counter",
-            "Finished reviews by definition version, status and error code.",
-        )?;
-        if let Ok(reviews) = inner.reviews.lock() {
-            for ((definition, status, error), count) in &reviews.counts {
-                writeln!(
-                    out,
-                    "jevjudge_reviews_total{{definition=\"{}\",status=\"{status}\",error=\"{error}\"}} {count}",
-                    Escaped(definition)
-                )?;
-            }
-            header(
-                out,
-                "jevjudge_review_duration_seconds",
-                "histogram",
-                "Review time (the Result's elapsed_millis), by definition version.",
-            )?;
-            for (definition, histogram) in &reviews.seconds {
-                let labels = format!("definition=\"{}\"", Escaped(definition));
-                histogram.write(out, "jevjudge_review_duration_seconds", &labels)?;
-            }
-        }
-
-        header(
-            out,
+impl Inner {
+    /// Registers every family, in the order the exposition shows them. Help texts end without
+    /// a full stop: prometheus-client adds one.
+    fn register(&mut self) {
+        let registry = &mut self.registry;
+        registry.register(
+            "jevjudge_reviews",
+            "Finished reviews by definition version, status and error code",
+            self.reviews.clone(),
+        );
+        registry.register(
+            "jevjudge_review_duration_seconds",
+            "Review time (the Result's elapsed_millis), by definition version",
+            self.review_seconds.clone(),
+        );
+        registry.register(
             "jevjudge_reviews_in_flight",
-            "gauge",
-            "Reviews holding a backend slot.",
-        )?;
-        writeln!(out, "jevjudge_reviews_in_flight {}", gauges.in_flight)?;
-        header(
-            out,
+            "Reviews holding a backend slot",
+            self.in_flight.clone(),
+        );
+        registry.register(
             "jevjudge_reviews_waiting",
-            "gauge",
-            "Admitted reviews not yet holding a backend slot (reading their body or queued).",
-        )?;
-        writeln!(out, "jevjudge_reviews_waiting {}", gauges.waiting)?;
-        header(
-            out,
+            "Admitted reviews not yet holding a backend slot (reading their body or queued)",
+            self.waiting.clone(),
+        );
+        registry.register(
             "jevjudge_backend_slots",
-            "gauge",
-            "The bound on concurrent backend requests (--max-concurrent).",
-        )?;
-        writeln!(out, "jevjudge_backend_slots {}", gauges.max_concurrent)?;
-        header(
-            out,
+            "The bound on concurrent backend requests (--max-concurrent)",
+            self.backend_slots.clone(),
+        );
+        registry.register(
             "jevjudge_queue_capacity",
-            "gauge",
-            "How many admitted reviews may wait for a slot (--queue).",
-        )?;
-        writeln!(out, "jevjudge_queue_capacity {}", gauges.queue)?;
-        header(
-            out,
-            "jevjudge_queue_rejections_total",
-            "counter",
-            "Requests answered 503: the queue was full, or no slot freed within the budget.",
-        )?;
-        writeln!(
-            out,
-            "jevjudge_queue_rejections_total{{reason=\"full\"}} {}",
-            inner.rejected_full.load(Ordering::Relaxed)
-        )?;
-        writeln!(
-            out,
-            "jevjudge_queue_rejections_total{{reason=\"timeout\"}} {}",
-            inner.rejected_timeout.load(Ordering::Relaxed)
-        )?;
-
-        header(
-            out,
-            "jevjudge_connections_closed_total",
-            "counter",
+            "How many admitted reviews may wait for a slot (--queue)",
+            self.queue_capacity.clone(),
+        );
+        registry.register(
+            "jevjudge_queue_rejections",
+            "Requests answered 503: the queue was full, or no slot freed within the budget",
+            self.rejections.clone(),
+        );
+        registry.register(
+            "jevjudge_connections_closed",
             "Connections the server closed by itself: a request head too slow, idle too long, \
-             closed to make room at the connection cap, or refused at the cap.",
-        )?;
-        for (reason, counter) in CLOSE_REASONS.iter().zip(&inner.closed) {
-            writeln!(
-                out,
-                "jevjudge_connections_closed_total{{reason=\"{reason}\"}} {}",
-                counter.load(Ordering::Relaxed)
-            )?;
-        }
-
-        header(
-            out,
-            "jevjudge_backend_attempts_total",
-            "counter",
-            "System One attempts made by the client, retries included.",
-        )?;
-        writeln!(
-            out,
-            "jevjudge_backend_attempts_total {}",
-            inner.attempts.load(Ordering::Relaxed)
-        )?;
-        header(
-            out,
-            "jevjudge_backend_retries_total",
-            "counter",
-            "System One attempts that were retries.",
-        )?;
-        writeln!(
-            out,
-            "jevjudge_backend_retries_total {}",
-            inner.retries.load(Ordering::Relaxed)
-        )?;
-        header(
-            out,
-            "jevjudge_backend_responses_total",
-            "counter",
-            "System One attempts that got an HTTP response, by status.",
-        )?;
-        for (status, counter) in inner.statuses.iter().enumerate() {
-            let count = counter.load(Ordering::Relaxed);
-            if count > 0 {
-                writeln!(
-                    out,
-                    "jevjudge_backend_responses_total{{status=\"{status}\"}} {count}"
-                )?;
-            }
-        }
-        header(
-            out,
-            "jevjudge_backend_attempt_failures_total",
-            "counter",
-            "System One attempts that got no response, by reason.",
-        )?;
-        for (reason, counter) in FAILURE_REASONS.iter().zip(&inner.failures) {
-            writeln!(
-                out,
-                "jevjudge_backend_attempt_failures_total{{reason=\"{reason}\"}} {}",
-                counter.load(Ordering::Relaxed)
-            )?;
-        }
-        header(
-            out,
+             closed to make room at the connection cap, or refused at the cap",
+            self.connections_closed.clone(),
+        );
+        registry.register(
+            "jevjudge_backend_attempts",
+            "System One attempts made by the client, retries included",
+            self.attempts.clone(),
+        );
+        registry.register(
+            "jevjudge_backend_retries",
+            "System One attempts that were retries",
+            self.retries.clone(),
+        );
+        registry.register(
+            "jevjudge_backend_responses",
+            "System One attempts that got an HTTP response, by status",
+            self.responses.clone(),
+        );
+        registry.register(
+            "jevjudge_backend_attempt_failures",
+            "System One attempts that got no response, by reason",
+            self.failures.clone(),
+        );
+        registry.register(
             "jevjudge_backend_attempt_duration_seconds",
-            "histogram",
-            "Time of each System One attempt.",
-        )?;
-        inner
-            .attempt_seconds
-            .write(out, "jevjudge_backend_attempt_duration_seconds", "")?;
-
-        header(
-            out,
-            "jevjudge_http_requests_total",
-            "counter",
-            "Answered HTTP requests by route template, method and status.",
-        )?;
-        if let Ok(http) = inner.http.lock() {
-            for ((route, method, status), count) in http.iter() {
-                writeln!(
-                    out,
-                    "jevjudge_http_requests_total{{route=\"{}\",method=\"{method}\",status=\"{status}\"}} {count}",
-                    Escaped(route)
-                )?;
-            }
-        }
-        Ok(())
+            "Time of each System One attempt",
+            self.attempt_seconds.clone(),
+        );
+        registry.register(
+            "jevjudge_http_requests",
+            "Answered HTTP requests by route template, method and status",
+            self.http.clone(),
+        );
     }
 }
 
 impl fmt::Debug for Metrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Metrics")
-            .field("attempts", &self.inner.attempts.load(Ordering::Relaxed))
+            .field("attempts", &self.inner.attempts.get())
             .finish_non_exhaustive()
     }
 }
 
-fn header(out: &mut String, name: &str, kind: &str, help: &str) -> fmt::Result {
-    writeln!(out, "# HELP {name} {help}")?;
-    writeln!(out, "# TYPE {name} {kind}")
+fn seconds(value: Duration) -> f64 {
+    value.as_secs_f64()
 }
 
-/// A label value with `\`, `"` and newlines escaped.
-struct Escaped<'a>(&'a str);
-
-impl fmt::Display for Escaped<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for c in self.0.chars() {
-            match c {
-                '\\' => f.write_str("\\\\")?,
-                '"' => f.write_str("\\\"")?,
-                '\n' => f.write_str("\\n")?,
-                c => f.write_char(c)?,
-            }
-        }
-        Ok(())
-    }
+fn gauge(value: usize) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
 }
 
-/// A lock-free histogram over [`BUCKETS`].
-struct Histogram {
-    buckets: [AtomicU64; BUCKETS.len()],
-    count: AtomicU64,
-    sum_nanos: AtomicU64,
-}
-
-impl Default for Histogram {
-    fn default() -> Histogram {
-        Histogram {
-            buckets: Default::default(),
-            count: AtomicU64::new(0),
-            sum_nanos: AtomicU64::new(0),
+/// A label value with `\`, `"` and newlines escaped, as the exposition format asks.
+fn escaped(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
         }
     }
-}
-
-impl Histogram {
-    fn observe(&self, value: Duration) {
-        let seconds = value.as_secs_f64();
-        if let Some(index) = BUCKETS.iter().position(|bound| seconds <= *bound) {
-            self.buckets[index].fetch_add(1, Ordering::Relaxed);
-        }
-        self.count.fetch_add(1, Ordering::Relaxed);
-        let nanos = u64::try_from(value.as_nanos()).unwrap_or(u64::MAX);
-        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
-    }
-
-    fn write(&self, out: &mut String, name: &str, labels: &str) -> fmt::Result {
-        let separator = if labels.is_empty() { "" } else { "," };
-        let mut cumulative = 0;
-        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
-            cumulative += bucket.load(Ordering::Relaxed);
-            writeln!(
-                out,
-                "{name}_bucket{{{labels}{separator}le=\"{bound}\"}} {cumulative}"
-            )?;
-        }
-        let count = self.count.load(Ordering::Relaxed);
-        writeln!(
-            out,
-            "{name}_bucket{{{labels}{separator}le=\"+Inf\"}} {count}"
-        )?;
-        let sum = self.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
-        let braces = |labels: &str| {
-            if labels.is_empty() {
-                String::new()
-            } else {
-                format!("{{{labels}}}")
-            }
-        };
-        writeln!(out, "{name}_sum{} {sum}", braces(labels))?;
-        writeln!(out, "{name}_count{} {count}", braces(labels))
-    }
+    out
 }
 
 #[cfg(test)]
@@ -494,10 +409,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(
-            "jevjudge_review_duration_seconds_bucket{definition=\"refund \\\"v1\\\"\",le=\"0.025\"} 0"
+            "jevjudge_review_duration_seconds_bucket{le=\"0.025\",definition=\"refund \\\"v1\\\"\"} 0"
         ));
         assert!(text.contains(
-            "jevjudge_review_duration_seconds_bucket{definition=\"refund \\\"v1\\\"\",le=\"0.05\"} 2"
+            "jevjudge_review_duration_seconds_bucket{le=\"0.05\",definition=\"refund \\\"v1\\\"\"} 2"
         ));
         assert!(text.contains(
             "jevjudge_review_duration_seconds_count{definition=\"refund \\\"v1\\\"\"} 2"
@@ -520,14 +435,30 @@ mod tests {
                 let name = line.split(['{', ' ']).next().unwrap_or_default();
                 assert!(
                     declared.iter().any(|family| name == family
-                        || name
-                            .strip_prefix(family.as_str())
-                            .is_some_and(|suffix| ["_bucket", "_sum", "_count"].contains(&suffix))),
+                        || name.strip_prefix(family.as_str()).is_some_and(|suffix| {
+                            ["_total", "_bucket", "_sum", "_count"].contains(&suffix)
+                        })),
                     "{line}"
                 );
                 let value = line.rsplit(' ').next().unwrap_or_default();
                 assert!(value.parse::<f64>().is_ok(), "{line}");
             }
+        }
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    #[test]
+    fn zero_valued_label_sets_are_shown() {
+        let text = Metrics::new().render(gauges());
+        for sample in [
+            "jevjudge_queue_rejections_total{reason=\"full\"} 0",
+            "jevjudge_queue_rejections_total{reason=\"timeout\"} 0",
+            "jevjudge_backend_attempt_failures_total{reason=\"deadline\"} 0",
+            "jevjudge_connections_closed_total{reason=\"refused\"} 0",
+            "jevjudge_backend_attempts_total 0",
+            "jevjudge_backend_attempt_duration_seconds_count 0",
+        ] {
+            assert!(text.lines().any(|line| line == sample), "{sample}\n{text}");
         }
     }
 }

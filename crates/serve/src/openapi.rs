@@ -143,7 +143,7 @@ pub fn openapi(config: &Config) -> Value {
                     "responses": {
                         "200": {
                             "description": "The metrics.",
-                            "content": {"text/plain; version=0.0.4": {"schema": {"type": "string"}}}
+                            "content": {"application/openmetrics-text; version=1.0.0": {"schema": {"type": "string"}}}
                         },
                         "401": unauthorized
                     }

@@ -23,6 +23,12 @@ use crate::{
 /// The longest field name echoed back in an error message, in characters.
 const MAX_ECHOED_FIELD_CHARS: usize = 64;
 
+/// The most JSON values (strings, numbers, objects, arrays… each counting one) a state may
+/// hold. As a tree every value takes 72 bytes or more (an object entry about 100) whatever its
+/// text, so a 1 MiB body of `[0,0,…]` would take some 36 MiB; with the cap a tree costs at
+/// most about 10 MiB beyond its text.
+pub const MAX_STATE_VALUES: usize = 100_000;
+
 /// The body of `POST /v1/reviews/{version}`:
 /// `{"state": <json>, "budget_millis": <ms>, "reference": "<ticket id>"}`.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +89,12 @@ impl ReviewRequest {
                 jevjudge_wire::json_kind(&state)
             )));
         }
+        if !within_values(&state, MAX_STATE_VALUES) {
+            return Err(invalid(format!(
+                "`state` holds more than {MAX_STATE_VALUES} JSON values; send fewer, larger \
+                 values (text is fine)"
+            )));
+        }
         Ok(ReviewRequest {
             state,
             budget,
@@ -115,6 +127,24 @@ fn reference(fields: &mut Map<String, Value>) -> Result<Option<String>, ServeErr
             jevjudge_wire::json_kind(&other)
         ))),
     }
+}
+
+/// Whether `value` holds at most `limit` JSON values (itself included); stops counting early.
+fn within_values(value: &Value, limit: usize) -> bool {
+    let mut pending = vec![value];
+    let mut seen = 0usize;
+    while let Some(value) = pending.pop() {
+        seen += 1;
+        if seen > limit {
+            return false;
+        }
+        match value {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(fields) => pending.extend(fields.values()),
+            _ => {}
+        }
+    }
+    true
 }
 
 fn invalid(message: String) -> ServeError {
@@ -412,6 +442,31 @@ mod tests {
         ] {
             assert_eq!(code_and_message(body), ("invalid_body", message.to_owned()));
         }
+    }
+
+    #[test]
+    fn a_state_of_too_many_values_is_422_naming_the_cap() {
+        let at_cap = format!(
+            r#"{{"state": [{}]}}"#,
+            vec!["0"; MAX_STATE_VALUES - 1].join(",")
+        );
+        assert_eq!(code_and_message(&at_cap).0, "ok");
+        let over = format!(
+            r#"{{"state": [{}]}}"#,
+            vec!["0"; MAX_STATE_VALUES].join(",")
+        );
+        let (code, message) = code_and_message(&over);
+        assert_eq!(code, "invalid_body");
+        assert!(
+            message.contains("more than 100000 JSON values"),
+            "{message}"
+        );
+        // Nested values count too.
+        let nested = format!(
+            r#"{{"state": {{"a": [{}]}}}}"#,
+            vec!["{}"; MAX_STATE_VALUES].join(",")
+        );
+        assert_eq!(code_and_message(&nested).0, "invalid_body");
     }
 
     #[test]

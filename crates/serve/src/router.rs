@@ -11,7 +11,8 @@ use axum::{
 };
 
 use crate::{
-    ServeError, ServeState, auth::require_token, request_id::request_context, review, reviews_api,
+    ServeError, ServeState, auth::require_token, request_middleware::request_context, review,
+    reviews_api,
 };
 
 /// Every route as (method, path template), as the OpenAPI document lists them.
@@ -74,7 +75,7 @@ async fn metrics(State(state): State<ServeState>) -> Response {
     (
         [(
             CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
         )],
         state.render_metrics(),
     )

@@ -32,7 +32,7 @@ const CLOSE_GRACE: Duration = Duration::from_millis(100);
 
 /// The answer to a connection over the cap when every open connection is busy.
 const REFUSED: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
-content-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: 88\r\n\r\n\
+content-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: 86\r\n\r\n\
 {\"error\":{\"code\":\"too_many_connections\",\"message\":\"too many open connections; retry\"}}";
 
 /// The per-connection settings taken from [`crate::Config`].
@@ -213,4 +213,24 @@ async fn connection(
         }
     }
     registry.leave(&activity);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refusal_is_a_complete_response_with_a_json_error() {
+        let text = std::str::from_utf8(REFUSED).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        let length: usize = head
+            .lines()
+            .find_map(|line| line.strip_prefix("content-length: "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(length, body.len());
+        let error: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(error["error"]["code"], "too_many_connections");
+    }
 }

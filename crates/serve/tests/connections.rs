@@ -130,6 +130,7 @@ async fn at_the_cap_with_every_connection_busy_a_new_one_gets_503() {
         "{received}"
     );
     assert!(received.contains("retry-after: 1"), "{received}");
+    assert!(received.contains("content-length: 86\r\n"), "{received}");
     let body = received.split_once("\r\n\r\n").map(|(_, body)| body);
     let body: serde_json::Value = serde_json::from_str(body.unwrap_or_default()).unwrap();
     assert_eq!(body["error"]["code"], "too_many_connections");

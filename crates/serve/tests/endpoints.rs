@@ -208,7 +208,7 @@ async fn metrics_count_reviews_attempts_statuses_and_requests() {
     assert_eq!(reply.status, 200);
     assert_eq!(
         reply.header("content-type"),
-        Some("text/plain; version=0.0.4; charset=utf-8")
+        Some("application/openmetrics-text; version=1.0.0; charset=utf-8")
     );
     let text = reply.text();
     for sample in [

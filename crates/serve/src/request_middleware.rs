@@ -1,6 +1,6 @@
-//! Request ids, and the per-request context every response goes through: a tracing span
-//! carrying the id, one log line per request, the HTTP counters and the `x-request-id`
-//! response header.
+//! The per-request middleware every request goes through (matched or not): its request id, a
+//! tracing span carrying the id and the route template, one log line per request, the HTTP
+//! counters and the `x-request-id` response header.
 
 use std::{
     fmt,
@@ -12,7 +12,7 @@ use std::{
 };
 
 use axum::{
-    extract::{Request, State},
+    extract::{MatchedPath, Request, State},
     http::{HeaderValue, Method},
     middleware::Next,
     response::Response,
@@ -97,18 +97,16 @@ fn method_label(method: &Method) -> &'static str {
     }
 }
 
-/// The route template a path belongs to (`unmatched` for none of [`crate::ROUTES`]).
-fn route_template(path: &str) -> &'static str {
-    if let Some(version) = path.strip_prefix("/v1/reviews/") {
-        if !version.is_empty() && !version.contains('/') {
-            return crate::ROUTES[0].1;
-        }
-        return "unmatched";
-    }
-    crate::ROUTES
-        .iter()
-        .map(|(_, template)| *template)
-        .find(|template| *template == path)
+/// The route template the router matched (`unmatched` for none): axum's [`MatchedPath`], as
+/// one of the static templates of [`crate::ROUTES`] so that labels stay a closed set.
+fn route_template(matched: Option<&MatchedPath>) -> &'static str {
+    matched
+        .and_then(|matched| {
+            crate::ROUTES
+                .iter()
+                .map(|(_, template)| *template)
+                .find(|template| *template == matched.as_str())
+        })
         .unwrap_or("unmatched")
 }
 
@@ -127,7 +125,7 @@ pub(crate) async fn request_context(
     );
     let method = method_label(request.method());
     // The route template, never the raw path (which may hold anything a caller typed).
-    let route = route_template(request.uri().path());
+    let route = route_template(request.extensions().get::<MatchedPath>());
     request.extensions_mut().insert(id.clone());
     // The review handler fills in the verdict fields, so one line per request says it all.
     let span = tracing::info_span!(
@@ -196,16 +194,66 @@ mod tests {
         assert_eq!(generated.as_str().len(), 4 + 32);
     }
 
-    #[test]
-    fn paths_map_to_route_templates() {
-        assert_eq!(
-            route_template("/v1/reviews/refund-v1"),
-            "/v1/reviews/{version}"
-        );
-        assert_eq!(route_template("/v1/reviews/"), "unmatched");
-        assert_eq!(route_template("/v1/reviews/a/b"), "unmatched");
-        assert_eq!(route_template("/metrics"), "/metrics");
-        assert_eq!(route_template("/SECRET"), "unmatched");
+    #[tokio::test]
+    async fn route_labels_are_the_templates_the_router_matched() {
+        use axum::body::Body;
+        use tower::ServiceExt as _;
+
+        let definition = jevjudge_judge::Definition::new(
+            "refund-v1",
+            vec![
+                jevjudge_judge::Criterion::new(
+                    "supported",
+                    jevjudge_wire::NoulQuestion::new("Is it supported?"),
+                    true,
+                    0.2,
+                    0.8,
+                )
+                .unwrap(),
+            ],
+        )
+        .unwrap();
+        let backend = jevjudge_judge::backend_fn(|_request| async {
+            Ok(jevjudge_wire::Response::from_slice(
+                br#"{"model":"jev-1.13.0","answers":{"supported":{"type":"noul","noul":0.9}}}"#,
+            )
+            .unwrap())
+        });
+        let state = ServeState::new(
+            backend,
+            crate::Definitions::new([definition]).unwrap(),
+            crate::Config::default(),
+            crate::Metrics::new(),
+        )
+        .unwrap();
+        for (method, path) in [
+            ("POST", "/v1/reviews/refund-v1"),
+            ("POST", "/v1/reviews/unknown"),
+            ("POST", "/v1/reviews/"),
+            ("POST", "/v1/reviews/a/b"),
+            ("GET", "/SECRET"),
+            ("DELETE", "/metrics"),
+            ("GET", "/healthz"),
+        ] {
+            let request = axum::http::Request::builder()
+                .method(method)
+                .uri(path)
+                .body(Body::from(r#"{"state": "x"}"#))
+                .unwrap();
+            crate::app(state.clone()).oneshot(request).await.unwrap();
+        }
+        let text = state.render_metrics();
+        for sample in [
+            r#"jevjudge_http_requests_total{route="/v1/reviews/{version}",method="POST",status="200"} 1"#,
+            r#"jevjudge_http_requests_total{route="/v1/reviews/{version}",method="POST",status="404"} 1"#,
+            r#"jevjudge_http_requests_total{route="unmatched",method="POST",status="404"} 2"#,
+            r#"jevjudge_http_requests_total{route="unmatched",method="GET",status="404"} 1"#,
+            r#"jevjudge_http_requests_total{route="/metrics",method="DELETE",status="405"} 1"#,
+            r#"jevjudge_http_requests_total{route="/healthz",method="GET",status="200"} 1"#,
+        ] {
+            assert!(text.lines().any(|line| line == sample), "{sample}\n{text}");
+        }
+        assert!(!text.contains("SECRET"));
     }
 
     #[test]
