@@ -387,7 +387,9 @@ impl Store {
     }
 
     /// Replayable `.jevl` records of the reviews whose state and answers are kept, oldest
-    /// first, in batches: `each` gets every record; returns how many there were.
+    /// first, in batches: `each` gets every record; returns how many there were. Records of
+    /// answers that did not come from a model (backend `fake`, `fixture`, `injected`) carry
+    /// `meta.fixture = true`, so their replays say `fixture`.
     pub async fn export_records(
         &self,
         mut each: impl FnMut(Record) -> Result<(), StoreError>,
@@ -399,7 +401,7 @@ impl Store {
                 "SELECT r.id AS id, r.received_at AS received_at, r.model AS model, \
                  r.requested_model AS requested_model, r.state AS state, r.answers AS answers, \
                  r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, \
-                 d.questions AS questions FROM reviews r JOIN definitions d \
+                 r.backend AS backend, d.questions AS questions FROM reviews r JOIN definitions d \
                  ON d.digest = r.definition_digest \
                  WHERE r.state IS NOT NULL AND r.answers IS NOT NULL AND r.model IS NOT NULL \
                  AND r.id > $1 ORDER BY r.id LIMIT $2",
@@ -559,7 +561,7 @@ fn record_of(row: &AnyRow) -> Result<Record, StoreError> {
         std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(received).unwrap_or(0)),
     )
     .to_string();
-    Record::new(
+    let mut record = Record::new(
         &model,
         requested.as_deref().unwrap_or(&model),
         json("state")?,
@@ -568,5 +570,14 @@ fn record_of(row: &AnyRow) -> Result<Record, StoreError> {
         usage_of(row)?.map(Usage::to_json),
         ts,
     )
-    .map_err(|_| corrupt("state"))
+    .map_err(|_| corrupt("state"))?;
+    // Answers that did not come from a model (the fake, fixtures, injected backends) replay
+    // as `fixture`, never as a model's.
+    let backend: String = row.try_get("backend")?;
+    if !matches!(backend.as_str(), "systemone" | "replay") {
+        if let Some(meta) = record.meta.as_mut() {
+            meta.insert("fixture".to_owned(), Value::Bool(true));
+        }
+    }
+    Ok(record)
 }
