@@ -81,6 +81,12 @@ fn parse_status(text: &str) -> Result<String, String> {
 }
 
 async fn open(url: &StoreUrl) -> anyhow::Result<Store> {
+    // Reading never creates a database.
+    if let StoreUrl::Sqlite(path) = url {
+        if !path.is_file() {
+            return Err(InputError(format!("--store {url}: no such file")).into());
+        }
+    }
     let store = Store::connect(url)
         .await
         .map_err(|e| InputError(format!("--store {url}: {e}")))?;
@@ -156,9 +162,9 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
 }
 
 async fn export(args: ExportArgs) -> anyhow::Result<u8> {
+    let store = open(&args.store.store).await?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| InputError(format!("--out {}: {e}", args.out.display())))?;
-    let store = open(&args.store.store).await?;
     let path = args.out.join(RECORDINGS);
     // Written whole, then renamed: never a partial file under the final name.
     let partial = args.out.join(format!(".{RECORDINGS}.partial"));

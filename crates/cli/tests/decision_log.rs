@@ -213,6 +213,17 @@ async fn bad_store_urls_are_exit_2_and_passwords_never_shown() {
         "{}",
         String::from_utf8_lossy(&bad.stderr)
     );
+    let missing = output(jevjudge().args([
+        "reviews",
+        "export",
+        "--store",
+        "sqlite:/nonexistent-jevjudge/reviews.db",
+        "--out",
+        "/tmp",
+    ]))
+    .await;
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no such file"));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);
