@@ -15,7 +15,9 @@ mod limits;
 mod output;
 mod report_cmd;
 mod risk_output;
+mod reviews_cmd;
 mod serve_cmd;
+mod store_cmd;
 
 use std::process::ExitCode;
 
@@ -48,6 +50,10 @@ enum Command {
     Report(report_cmd::Args),
     /// Serve reviews over HTTP: POST a state, get a verdict.
     Serve(serve_cmd::Args),
+    /// Manage the decision log's database: apply migrations.
+    Store(store_cmd::Args),
+    /// Read the decision log: list reviews, export replayable records.
+    Reviews(reviews_cmd::Args),
 }
 
 /// Invalid input or configuration: nothing was sent (exit status 2).
@@ -84,6 +90,8 @@ fn main() -> ExitCode {
             Command::Compare(args) => compare_cmd::run(args).await,
             Command::Report(args) => report_cmd::run(args).await,
             Command::Serve(args) => serve_cmd::run(args).await,
+            Command::Store(args) => store_cmd::run(args).await,
+            Command::Reviews(args) => reviews_cmd::run(args).await,
         }
     });
     match outcome {

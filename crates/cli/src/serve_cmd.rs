@@ -29,7 +29,8 @@ const DRAIN_GRACE: Duration = Duration::from_secs(5);
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Endpoints: POST /v1/reviews/{version} with {\"state\": ..., \
-    \"budget_millis\": ...}; GET /v1/definitions, /healthz, /metrics, /openapi.json.\n\
+    \"budget_millis\": ..., \"reference\": ...}; GET /v1/definitions, /healthz, /readyz, /metrics, \
+    /openapi.json; with --store, GET /v1/reviews and /v1/reviews/{id}.\n\
     Logs: standard error; RUST_LOG sets the level (default info).\n\
     Exit status: 0 stopped by SIGINT/SIGTERM after finishing in-flight reviews; \
     2 invalid input or configuration (nothing was served)."
@@ -97,6 +98,9 @@ pub struct Args {
 
     #[command(flatten)]
     pub backend: BackendArgs,
+
+    #[command(flatten)]
+    pub store: crate::store_cmd::ServeStoreArgs,
 }
 
 /// How log lines are written.
@@ -143,8 +147,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .backend
         .resolve_with_hook(Some(metrics.attempt_hook()))?;
     let kind = resolved.kind;
+    let model = resolved.model.clone();
     let state = ServeState::new(resolved.backend, definitions, config, metrics)
         .map_err(|e| InputError(e.to_string()))?;
+    let state = args.store.attach(state, &model).await?;
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("cannot listen on {}", args.addr))?;

@@ -17,7 +17,12 @@
 //!     budget, 503 with `Retry-After` when the queue is full;
 //!   - `GET /v1/definitions` → versions, criteria ids, expected flags, thresholds (no text);
 //!   - `GET /healthz`, `GET /metrics` (OpenMetrics text, by `prometheus-client`),
-//!     `GET /openapi.json` (OpenAPI 3.1).
+//!     `GET /openapi.json` (OpenAPI 3.1);
+//!   - `GET /readyz` (readiness), and with a [`DecisionLog`] (`--store`)
+//!     `GET /v1/reviews/{id}` and `GET /v1/reviews?reference=&version=&status=&since=&limit=&cursor=`.
+//! - [`ServeState::with_decision_log`] writes every review to a decision log before its
+//!   answer (which then carries `review_id`); when the log cannot take it the caller gets 503
+//!   `store_unavailable` and `/readyz` is not ready until the store answers again.
 //! - [`ServeState::new`] takes any [`Backend`](jevjudge_judge::Backend), the [`Definitions`]
 //!   (loaded from a directory with [`Definitions::load_dir`]), a [`Config`] (body limit,
 //!   budgets, `max_concurrent`, `queue`, [`AuthTokens`]) and the [`Metrics`], whose

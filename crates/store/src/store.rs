@@ -152,18 +152,44 @@ impl Store {
         self.kind
     }
 
-    /// The schema version of the database (0 when it has none yet).
-    pub async fn schema_version(&self) -> Result<i64, StoreError> {
-        self.pool
+    /// A transaction that holds the migration lock (PostgreSQL: an advisory lock; SQLite: the
+    /// write lock, `BEGIN IMMEDIATE`) with the schema table in place, so replicas starting
+    /// together never race on DDL.
+    async fn locked(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
+        let mut transaction = match self.kind {
+            StoreKind::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            StoreKind::Postgres => self.pool.begin().await?,
+        };
+        if self.kind == StoreKind::Postgres {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(MIGRATION_LOCK)
+                .execute(&mut *transaction)
+                .await?;
+        }
+        transaction
             .execute(
                 "CREATE TABLE IF NOT EXISTS jevjudge_schema \
                  (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
             )
             .await?;
+        Ok(transaction)
+    }
+
+    async fn version_in(
+        transaction: &mut sqlx::Transaction<'static, sqlx::Any>,
+    ) -> Result<i64, StoreError> {
         let row = sqlx::query("SELECT MAX(version) AS version FROM jevjudge_schema")
-            .fetch_one(&self.pool)
+            .fetch_one(&mut **transaction)
             .await?;
         Ok(row.try_get::<Option<i64>, _>("version")?.unwrap_or(0))
+    }
+
+    /// The schema version of the database (0 when it has none yet).
+    pub async fn schema_version(&self) -> Result<i64, StoreError> {
+        let mut transaction = self.locked().await?;
+        let version = Store::version_in(&mut transaction).await?;
+        transaction.commit().await?;
+        Ok(version)
     }
 
     /// Refuses a schema that is not exactly the one this binary knows.
@@ -182,11 +208,13 @@ impl Store {
         }
     }
 
-    /// Applies every migration the database lacks, each in one transaction (on PostgreSQL
-    /// under an advisory lock, so replicas starting together migrate once). A database whose
-    /// schema is newer than this binary knows is refused and left untouched.
+    /// Applies every migration the database lacks, all in one transaction under the
+    /// migration lock (so replicas starting together migrate once, and a failed migration
+    /// leaves nothing half done). A database whose schema is newer than this binary knows is
+    /// refused and left untouched.
     pub async fn migrate(&self) -> Result<Migrated, StoreError> {
-        let from = self.schema_version().await?;
+        let mut transaction = self.locked().await?;
+        let from = Store::version_in(&mut transaction).await?;
         if from > SCHEMA_VERSION {
             return Err(StoreError::SchemaTooNew {
                 found: from,
@@ -198,39 +226,19 @@ impl Store {
             if version <= from {
                 continue;
             }
-            // SQLite: take the write lock at once, so two openers queue instead of deadlocking.
-            let mut transaction = match self.kind {
-                StoreKind::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-                StoreKind::Postgres => self.pool.begin().await?,
-            };
-            if self.kind == StoreKind::Postgres {
-                sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                    .bind(MIGRATION_LOCK)
-                    .execute(&mut *transaction)
-                    .await?;
+            for statement in *statements {
+                transaction.execute(*statement).await?;
             }
-            // Another replica may have applied it while this one waited for the lock.
-            let applied =
-                sqlx::query("SELECT COUNT(*) AS n FROM jevjudge_schema WHERE version = $1")
-                    .bind(version)
-                    .fetch_one(&mut *transaction)
-                    .await?
-                    .try_get::<i64, _>("n")?;
-            if applied == 0 {
-                for statement in *statements {
-                    transaction.execute(*statement).await?;
-                }
-                sqlx::query(
-                    "INSERT INTO jevjudge_schema (version, name, applied_at) VALUES ($1, $2, $3)",
-                )
-                .bind(version)
-                .bind(*name)
-                .bind(unix_millis(SystemTime::now()))
-                .execute(&mut *transaction)
-                .await?;
-            }
-            transaction.commit().await?;
+            sqlx::query(
+                "INSERT INTO jevjudge_schema (version, name, applied_at) VALUES ($1, $2, $3)",
+            )
+            .bind(version)
+            .bind(*name)
+            .bind(unix_millis(SystemTime::now()))
+            .execute(&mut *transaction)
+            .await?;
         }
+        transaction.commit().await?;
         Ok(Migrated {
             from,
             to: SCHEMA_VERSION,
@@ -387,7 +395,9 @@ impl Store {
     }
 
     /// Replayable `.jevl` records of the reviews whose state and answers are kept, oldest
-    /// first, in batches: `each` gets every record; returns how many there were.
+    /// first, in batches: `each` gets every record; returns how many there were. Records of
+    /// answers that did not come from a model (backend `fake`, `fixture`, `injected`) carry
+    /// `meta.fixture = true`, so their replays say `fixture`.
     pub async fn export_records(
         &self,
         mut each: impl FnMut(Record) -> Result<(), StoreError>,
@@ -399,7 +409,7 @@ impl Store {
                 "SELECT r.id AS id, r.received_at AS received_at, r.model AS model, \
                  r.requested_model AS requested_model, r.state AS state, r.answers AS answers, \
                  r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, \
-                 d.questions AS questions FROM reviews r JOIN definitions d \
+                 r.backend AS backend, d.questions AS questions FROM reviews r JOIN definitions d \
                  ON d.digest = r.definition_digest \
                  WHERE r.state IS NOT NULL AND r.answers IS NOT NULL AND r.model IS NOT NULL \
                  AND r.id > $1 ORDER BY r.id LIMIT $2",
@@ -559,7 +569,7 @@ fn record_of(row: &AnyRow) -> Result<Record, StoreError> {
         std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(received).unwrap_or(0)),
     )
     .to_string();
-    Record::new(
+    let mut record = Record::new(
         &model,
         requested.as_deref().unwrap_or(&model),
         json("state")?,
@@ -568,5 +578,14 @@ fn record_of(row: &AnyRow) -> Result<Record, StoreError> {
         usage_of(row)?.map(Usage::to_json),
         ts,
     )
-    .map_err(|_| corrupt("state"))
+    .map_err(|_| corrupt("state"))?;
+    // Answers that did not come from a model (the fake, fixtures, injected backends) replay
+    // as `fixture`, never as a model's.
+    let backend: String = row.try_get("backend")?;
+    if !matches!(backend.as_str(), "systemone" | "replay") {
+        if let Some(meta) = record.meta.as_mut() {
+            meta.insert("fixture".to_owned(), Value::Bool(true));
+        }
+    }
+    Ok(record)
 }

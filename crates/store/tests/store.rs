@@ -331,6 +331,7 @@ async fn kept_state_exports_as_replayable_records(url: StoreUrl) {
     let record = parse_line(lines.trim_end()).expect("a valid .jevl line");
     assert_eq!(record.model, "jev-1.13.0");
     assert_eq!(record.requested_model(), "jev-latest");
+    assert!(record.is_fixture(), "answers of the fake replay as fixture");
     assert_eq!(record.request.state, state);
     assert_eq!(Value::Object(record.answers.clone()), answers);
     assert_eq!(

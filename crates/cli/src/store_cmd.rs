@@ -1,0 +1,127 @@
+//! The decision log on the command line: `jevjudge serve --store URL` options, and
+//! `jevjudge store migrate --store URL` (issue #12).
+
+use std::{sync::Arc, time::Duration};
+
+use jevjudge_serve::{DecisionLog, ServeState};
+use jevjudge_store::{Store, StoreUrl};
+
+use crate::{InputError, backend::parse_positive_duration, exit};
+
+/// Parses a store URL for clap.
+pub fn parse_store_url(text: &str) -> Result<StoreUrl, String> {
+    text.parse()
+        .map_err(|e: jevjudge_store::StoreUrlError| e.to_string())
+}
+
+/// The decision-log options of `jevjudge serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeStoreArgs {
+    /// Keep every review in a decision log: `sqlite:PATH` (one process; created with mode
+    /// 0600) or `postgresql://USER@HOST:PORT/DB` (replicas share it). Each review is written
+    /// before its answer; when the store cannot take it the caller gets 503
+    /// store_unavailable and /readyz says not ready. Migrations are applied at start. Prefer
+    /// the JEVJUDGE_STORE variable for a URL with a password.
+    #[arg(long, value_name = "URL", env = "JEVJUDGE_STORE", hide_env_values = true,
+          value_parser = parse_store_url)]
+    pub store: Option<StoreUrl>,
+
+    /// Also keep each review's state text (and the answers), so `jevjudge reviews export`
+    /// can write replayable records. Without it no state text reaches the database.
+    #[arg(long, requires = "store")]
+    pub store_state: bool,
+
+    /// Erase kept state text older than this (verdicts stay), like `30d` or `12h`; swept at
+    /// start and every minute.
+    #[arg(long, value_name = "DURATION", requires = "store_state",
+          value_parser = parse_positive_duration)]
+    pub retain_state: Option<Duration>,
+}
+
+impl ServeStoreArgs {
+    /// Opens the store (migrating it), keeps the definitions, and attaches the log to
+    /// `state`; spawns the retention sweep. A store that cannot be opened is exit 2.
+    pub async fn attach(
+        &self,
+        state: ServeState,
+        requested_model: &str,
+    ) -> anyhow::Result<ServeState> {
+        let Some(url) = &self.store else {
+            return Ok(state);
+        };
+        let store = Store::open(url)
+            .await
+            .map_err(|e| InputError(format!("--store {url}: {e}")))?;
+        let log = DecisionLog::open(
+            store,
+            state.definitions(),
+            self.store_state,
+            requested_model,
+        )
+        .await
+        .map_err(|e| InputError(format!("--store {url}: {e}")))?;
+        let log = Arc::new(log);
+        if let Some(retain) = self.retain_state {
+            tokio::spawn(log.clone().run_retention(retain));
+        }
+        tracing::info!(
+            store = %url,
+            state = self.store_state,
+            retain_state_secs = self.retain_state.map(|d| d.as_secs()),
+            "decision log open"
+        );
+        state
+            .with_decision_log(log)
+            .map_err(|_| anyhow::anyhow!("a decision log was attached twice"))
+    }
+}
+
+/// Options of `jevjudge store`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: StoreCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum StoreCommand {
+    /// Apply the migrations this jevjudge knows (a newer schema is refused).
+    Migrate(MigrateArgs),
+}
+
+/// Options of `jevjudge store migrate`.
+#[derive(Debug, clap::Args)]
+struct MigrateArgs {
+    /// The store: `sqlite:PATH` or `postgresql://…` (or the JEVJUDGE_STORE variable).
+    #[arg(long, value_name = "URL", env = "JEVJUDGE_STORE", hide_env_values = true,
+          value_parser = parse_store_url)]
+    store: StoreUrl,
+}
+
+/// Runs `jevjudge store …`.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    match args.command {
+        StoreCommand::Migrate(args) => {
+            let store = Store::connect(&args.store)
+                .await
+                .map_err(|e| InputError(format!("--store {}: {e}", args.store)))?;
+            let migrated = store
+                .migrate()
+                .await
+                .map_err(|e| InputError(format!("--store {}: {e}", args.store)))?;
+            if migrated.from == migrated.to {
+                println!(
+                    "{}: schema version {} is current; nothing to do",
+                    args.store, migrated.to
+                );
+            } else {
+                println!(
+                    "{}: migrated schema version {} → {}",
+                    args.store, migrated.from, migrated.to
+                );
+            }
+            store.close().await;
+            Ok(exit::SUCCESS)
+        }
+    }
+}

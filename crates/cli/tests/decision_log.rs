@@ -1,0 +1,241 @@
+//! The real binary with a decision log: `serve --store sqlite:… --store-state` answers with a
+//! `review_id`, `reviews list` finds it by reference, `reviews export` writes records that
+//! `judge --replay` reproduces offline, `store migrate` is idempotent; bad store URLs are exit 2.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::Duration,
+};
+
+use jevjudge_fake::{Config, FakeServer};
+use serde_json::Value;
+use tokio::{
+    io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader},
+    process::Command,
+};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("jevjudge-dlog-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn jevjudge() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_jevjudge"));
+    command
+        .env_remove("JEVJUDGE_STORE")
+        .env_remove("RUST_LOG")
+        .env("TYPESAFE_API_KEY", "test-key-not-secret")
+        .kill_on_drop(true);
+    command
+}
+
+async fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        stream.read_to_string(&mut response),
+    )
+    .await
+    .expect("an answer within 20 s")
+    .unwrap();
+    let status = response.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = response.split_once("\r\n\r\n").unwrap().1.to_owned();
+    (status, body)
+}
+
+async fn output(command: &mut Command) -> std::process::Output {
+    tokio::time::timeout(Duration::from_secs(60), command.output())
+        .await
+        .expect("finishes within 60 s")
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn served_reviews_are_listed_and_export_as_replayable_records() {
+    let fake = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let dir = temp_dir("export");
+    let definition = root().join("examples/refund/definition.toml");
+    let state_file = root().join("examples/refund/state.json");
+    std::fs::copy(&definition, dir.join("refund.toml")).unwrap();
+    let store = format!("sqlite:{}", dir.join("reviews.db").display());
+
+    let migrated = output(jevjudge().args(["store", "migrate", "--store", &store])).await;
+    assert!(migrated.status.success());
+    assert!(
+        String::from_utf8_lossy(&migrated.stdout).contains("migrated schema version 0 → 1"),
+        "{}",
+        String::from_utf8_lossy(&migrated.stdout)
+    );
+
+    let mut child = jevjudge()
+        .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
+        .arg(&dir)
+        .args([
+            "--base-url",
+            &fake.url(),
+            "--store",
+            &store,
+            "--store-state",
+        ])
+        .args(["--retain-state", "30d"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
+        .await
+        .expect("the first line within 20 s")
+        .unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
+        .to_owned();
+    let state = std::fs::read_to_string(&state_file).unwrap();
+    let (status, served) = post(
+        &addr,
+        "/v1/reviews/refund-answer-v1",
+        &format!(r#"{{"state": {state}, "reference": "ticket-4711"}}"#),
+    )
+    .await;
+    assert_eq!(status, 200, "{served}");
+    let pid = child.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the server exits")
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+    let mut served: Value = serde_json::from_str(&served).unwrap();
+    let review_id = served["review_id"]
+        .as_str()
+        .expect("a review_id")
+        .to_owned();
+
+    let listed = output(jevjudge().args([
+        "reviews",
+        "list",
+        "--store",
+        &store,
+        "--reference",
+        "ticket-4711",
+        "--json",
+    ]))
+    .await;
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let page: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(page["reviews"].as_array().unwrap().len(), 1);
+    assert_eq!(page["reviews"][0]["review_id"], review_id.as_str());
+    assert_eq!(page["reviews"][0]["status"], served["status"]);
+    assert_eq!(page["reviews"][0]["state_kept"], true);
+    let text = output(jevjudge().args(["reviews", "list", "--store", &store])).await;
+    assert!(String::from_utf8_lossy(&text.stdout).contains(&review_id));
+    assert!(String::from_utf8_lossy(&text.stderr).contains("1 reviews; no more"));
+
+    let out = dir.join("export");
+    let exported = output(
+        jevjudge()
+            .args(["reviews", "export", "--store", &store, "--out"])
+            .arg(&out),
+    )
+    .await;
+    assert!(
+        exported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    assert!(String::from_utf8_lossy(&exported.stdout).ends_with(": 1 records\n"));
+    let record = out.join("recordings.jevl");
+
+    let replayed = output(
+        jevjudge()
+            .arg("judge")
+            .arg("--definition")
+            .arg(&definition)
+            .arg("--state")
+            .arg(&state_file)
+            .arg("--replay")
+            .arg(&record),
+    )
+    .await;
+    let mut replayed: Value = serde_json::from_slice(&replayed.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&replayed.stderr)));
+    assert_eq!(replayed["backend"], "replay");
+    for verdict in [&mut served, &mut replayed] {
+        verdict["elapsed_millis"] = Value::Null;
+        verdict["backend"] = Value::Null;
+        if let Some(fields) = verdict.as_object_mut() {
+            fields.remove("review_id");
+        }
+    }
+    assert_eq!(replayed, served);
+    assert_eq!(fake.request_count(), 1, "the replay sent nothing");
+
+    let again = output(jevjudge().args(["store", "migrate", "--store", &store])).await;
+    assert!(String::from_utf8_lossy(&again.stdout).contains("is current; nothing to do"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn bad_store_urls_are_exit_2_and_passwords_never_shown() {
+    let bad = output(jevjudge().args(["reviews", "list", "--store", "mysql://x"])).await;
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("sqlite:PATH or postgresql://"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+    let missing = output(jevjudge().args([
+        "reviews",
+        "export",
+        "--store",
+        "sqlite:/nonexistent-jevjudge/reviews.db",
+        "--out",
+        "/tmp",
+    ]))
+    .await;
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no such file"));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let dead = output(jevjudge().args([
+        "store",
+        "migrate",
+        "--store",
+        &format!("postgresql://app:s3cret-pw@127.0.0.1:{port}/j"),
+    ]))
+    .await;
+    assert_eq!(dead.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&dead.stderr);
+    assert!(stderr.contains("the store is unavailable"), "{stderr}");
+    assert!(!stderr.contains("s3cret-pw"), "{stderr}");
+}
