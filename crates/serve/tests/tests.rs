@@ -8,6 +8,7 @@ mod definitions;
 mod endpoints;
 mod errors;
 mod limits;
+mod rate_limits;
 mod record;
 mod shutdown;
 mod util;
