@@ -7,14 +7,19 @@
 #   3. a wrong key against --key: requests sent after the first 401, adaptive and fixed;
 #   4. --max-input-tokens on the sms-spam cases: input tokens spent vs the cap.
 # The fake's answers are deterministic fakes, not a model: these figures measure the client.
-# Usage: scripts/bench-limits.sh [1|2|3|4 ...]   (default: all; writes target/bench-limits/)
+# Usage: scripts/bench-limits.sh [1|2|3|4 ...]   (default: all; writes target/bench-limits/;
+#        JEVJUDGE_BIN=path skips the release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 out="${CARGO_TARGET_DIR:-$root/target}/bench-limits"
 mkdir -p "$out"
-cargo build --release --quiet -p jevjudge
-bin="${CARGO_TARGET_DIR:-$root/target}/release/jevjudge"
+if [[ -n "${JEVJUDGE_BIN:-}" ]]; then
+    bin="$JEVJUDGE_BIN" # an already-built release binary
+else
+    cargo build --release --quiet -p jevjudge
+    bin="${CARGO_TARGET_DIR:-$root/target}/release/jevjudge"
+fi
 parts=("${@:-1 2 3 4}")
 parts=(${parts[*]})
 
@@ -109,14 +114,14 @@ r = json.load(open(sys.argv[1]))
 a = r["overall"]["attempts"]
 line = [l for l in open(sys.argv[4]) if l.startswith("jevjudge: stopped:")]
 print(f"wrong key, 2000 cases, --concurrency 32, {sys.argv[2]}: exit {sys.argv[3]}; requests sent {a['total']} "
-      f"(all 401: {a['by_status'].get('401', 0)}), so {a['total'] - 1} after the first 401; rows {r['overall']['total']}, "
-      f"not run {2000 - r['overall']['total']}; stderr: {line[0].strip() if line else '(none)'}")
+      f"(401s: {a['by_status'].get('401', 0)}): the first plus {a['total'] - 1} already in flight beside it; "
+      f"rows {r['overall']['total']}, not run {2000 - r['overall']['total']}; stderr: {line[0].strip() if line else '(none)'}")
 PY
         done
         ;;
     4)
         start_server
-        for cap in 20000 100000; do
+        for cap in 2000 5000 20000; do
             set +e
             TYPESAFE_API_KEY=bench-not-a-secret timeout 180 "$bin" eval --definition examples/sms-spam/definition.toml \
                 --cases examples/sms-spam/cases.jsonl --base-url "$url" --concurrency 16 \
