@@ -143,13 +143,23 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let definitions = Definitions::load_dir(&args.definitions)
         .map_err(|e| InputError(format!("--definitions: {e}")))?;
     let metrics = Metrics::new();
+    // One adaptive limiter for every review of the service (issue 11), within --max-concurrent.
+    let limiter = jevjudge_client::limit::Limiter::new(jevjudge_client::limit::LimitConfig::new(
+        config.max_concurrent,
+    ));
     let resolved = args
         .backend
-        .resolve_with_hook(Some(metrics.attempt_hook()))?;
+        .resolve_limited(Some(metrics.attempt_hook()), Some(limiter.clone()))?;
     let kind = resolved.kind;
     let model = resolved.model.clone();
-    let state = ServeState::new(resolved.backend, definitions, config, metrics)
-        .map_err(|e| InputError(e.to_string()))?;
+    let state = ServeState::with_limiter(
+        resolved.backend,
+        definitions,
+        config,
+        metrics,
+        Some(limiter),
+    )
+    .map_err(|e| InputError(e.to_string()))?;
     let state = args.store.attach(state, &model).await?;
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await

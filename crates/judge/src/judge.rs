@@ -1,7 +1,8 @@
 //! The Judge: one review is one request, within a budget, aggregated into a verdict.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
+use jevjudge_client::limit::{Limiter, Stop, estimate_tokens};
 use jevjudge_wire::{Detail, Request, check_answers};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -18,6 +19,7 @@ use crate::{Backend, Criterion, Definition, ErrorCode, Finding, Findings, Status
 pub struct Judge<B> {
     backend: B,
     budget: Duration,
+    limiter: Option<Arc<Limiter>>,
 }
 
 /// The budget was zero (rule 7).
@@ -31,7 +33,26 @@ impl<B: Backend> Judge<B> {
         if budget.is_zero() {
             return Err(BudgetNotPositive);
         }
-        Ok(Judge { backend, budget })
+        Ok(Judge {
+            backend,
+            budget,
+            limiter: None,
+        })
+    }
+
+    /// Admits every review through `limiter` first (issue 11): the review waits for a slot,
+    /// the server's `Retry-After` and the pacers, and its budget starts only then. Once the
+    /// limiter has stopped (a refused key), reviews answer at once with ERROR/BACKEND and the
+    /// status that stopped it, sending nothing; a stopped cap answers `backend_error`. Give the
+    /// same limiter to the backend's client so it learns from every attempt.
+    pub fn with_limiter(mut self, limiter: Arc<Limiter>) -> Judge<B> {
+        self.limiter = Some(limiter);
+        self
+    }
+
+    /// The shared limiter, when the judge has one.
+    pub fn limiter(&self) -> Option<&Arc<Limiter>> {
+        self.limiter.as_ref()
     }
 
     /// The budget of each review.
@@ -61,9 +82,29 @@ impl<B: Backend> Judge<B> {
         definition: &Definition,
         budget: Duration,
     ) -> Verdict {
+        let request = Request::new(state, definition.questions().clone());
+        let _permit = match &self.limiter {
+            None => None,
+            Some(limiter) => {
+                let estimate = request
+                    .to_body(jevjudge_wire::DEFAULT_MODEL)
+                    .map_or(0, |body| estimate_tokens(body.len()));
+                match limiter.acquire(estimate).await {
+                    Ok(permit) => Some(permit),
+                    Err(stop) => {
+                        let detail = match stop {
+                            Stop::KeyRefused { status } => Detail::HttpStatus(status),
+                            Stop::InputTokenCap { .. } => Detail::BackendError,
+                        };
+                        let code = ErrorCode::for_detail(detail);
+                        return Verdict::error(definition.version(), code, detail, Duration::ZERO);
+                    }
+                }
+            }
+        };
+        // The budget starts when the request may go out (after the limiter, issue 11).
         let start = Instant::now();
         let deadline = start + budget;
-        let request = Request::new(state, definition.questions().clone());
         let outcome =
             tokio::time::timeout_at(deadline, self.backend.answer(&request, deadline)).await;
         let version = definition.version();
@@ -157,4 +198,89 @@ pub fn aggregate(statuses: impl IntoIterator<Item = Status>) -> Status {
         }
     }
     overall
+}
+
+#[cfg(test)]
+mod limiter_tests {
+    use std::sync::Arc;
+
+    use jevjudge_client::{
+        AttemptOutcome,
+        limit::{LimitConfig, Limiter},
+    };
+    use jevjudge_wire::{Answer, NoulAnswer, NoulQuestion, Response};
+    use serde_json::json;
+
+    use super::*;
+    use crate::backend_fn;
+
+    fn definition() -> Definition {
+        Definition::new(
+            "limited-v1",
+            vec![Criterion::new("ok", NoulQuestion::new("Ok?"), true, 0.2, 0.8).unwrap()],
+        )
+        .unwrap()
+    }
+
+    fn answer() -> Response {
+        Response {
+            model: Some("fixture".into()),
+            answers: vec![("ok".into(), Answer::Noul(NoulAnswer { noul: Some(0.9) }))],
+            usage: None,
+            raw_answers: None,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_judge_with_a_limiter_starts_the_budget_after_admission() {
+        let backend = backend_fn(|_request: Request| async move {
+            tokio::time::sleep(Duration::from_millis(80)).await;
+            Ok(answer())
+        });
+        let limiter = Limiter::new(LimitConfig {
+            adaptive: false,
+            ..LimitConfig::new(1)
+        });
+        let judge = Arc::new(
+            Judge::new(backend, Duration::from_millis(100))
+                .unwrap()
+                .with_limiter(limiter),
+        );
+        let definition = definition();
+        let start = Instant::now();
+        // Three reviews, one slot: the third waits 160 ms, yet none times out.
+        let (a, b, c) = tokio::join!(
+            judge.review(json!({"n": 1}), &definition),
+            judge.review(json!({"n": 2}), &definition),
+            judge.review(json!({"n": 3}), &definition),
+        );
+        let verdicts = [a, b, c];
+        assert_eq!(start.elapsed(), Duration::from_millis(240));
+        for verdict in verdicts {
+            assert_eq!(verdict.status, Status::Pass);
+            assert_eq!(verdict.elapsed, Duration::from_millis(80));
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn after_a_refused_key_reviews_answer_the_status_without_sending() {
+        let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let backend = {
+            let sent = sent.clone();
+            backend_fn(move |_request: Request| {
+                sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move { Ok(answer()) }
+            })
+        };
+        let limiter = Limiter::new(LimitConfig::new(4));
+        limiter.record_attempt(AttemptOutcome::Status(403), 1, Instant::now(), None);
+        let judge = Judge::new(backend, Duration::from_secs(1))
+            .unwrap()
+            .with_limiter(limiter);
+        let verdict = judge.review(json!({}), &definition()).await;
+        assert_eq!(verdict.status, Status::Error);
+        assert_eq!(verdict.error, ErrorCode::Backend);
+        assert_eq!(verdict.detail, Some(Detail::HttpStatus(403)));
+        assert_eq!(sent.load(std::sync::atomic::Ordering::SeqCst), 0);
+    }
 }

@@ -3,9 +3,11 @@
 
 use std::{
     fmt,
+    fmt::Write as _,
     sync::{Arc, OnceLock},
 };
 
+use jevjudge_client::limit::Limiter;
 use jevjudge_judge::{Backend, BackendKind, Judge};
 
 use crate::{
@@ -30,6 +32,7 @@ struct Inner {
     admission: Arc<Admission>,
     openapi: String,
     decision_log: OnceLock<Arc<DecisionLog>>,
+    limiter: Option<Arc<Limiter>>,
 }
 
 impl ServeState {
@@ -42,12 +45,29 @@ impl ServeState {
         config: Config,
         metrics: Metrics,
     ) -> Result<ServeState, ConfigError> {
+        ServeState::with_limiter(backend, definitions, config, metrics, None)
+    }
+
+    /// Like [`ServeState::new`], with every review admitted through a shared [`Limiter`]
+    /// (issue 11): adaptive concurrency against the backend, `Retry-After` floors, and a
+    /// refused key answering every later review with its ERROR at once and flagging the
+    /// service not ready ([`ServeState::ready`]). Give the same limiter to the backend's client.
+    pub fn with_limiter<B: Backend + 'static>(
+        backend: B,
+        definitions: Definitions,
+        config: Config,
+        metrics: Metrics,
+        limiter: Option<Arc<Limiter>>,
+    ) -> Result<ServeState, ConfigError> {
         config.validate()?;
         let backend: Arc<dyn Backend> = Arc::new(Capturing(backend));
-        let judge =
+        let mut judge =
             Judge::new(backend, config.default_budget).map_err(|_| ConfigError::ZeroBudget {
                 setting: "default_budget",
             })?;
+        if let Some(limiter) = &limiter {
+            judge = judge.with_limiter(limiter.clone());
+        }
         let openapi = openapi(&config).to_string();
         Ok(ServeState {
             inner: Arc::new(Inner {
@@ -58,6 +78,7 @@ impl ServeState {
                 metrics,
                 openapi,
                 decision_log: OnceLock::new(),
+                limiter,
             }),
         })
     }
@@ -82,15 +103,37 @@ impl ServeState {
         self.inner.judge.backend().kind()
     }
 
+    /// False once the backend refused the key (401/403): every review would fail, so a load
+    /// balancer should stop sending traffic. True without a limiter.
+    pub fn ready(&self) -> bool {
+        self.inner
+            .limiter
+            .as_ref()
+            .is_none_or(|limiter| limiter.stop().is_none())
+    }
+
+    /// The shared limiter, when there is one.
+    pub fn limiter(&self) -> Option<&Arc<Limiter>> {
+        self.inner.limiter.as_ref()
+    }
+
     /// The Prometheus text exposition of the metrics, with live gauges.
     pub fn render_metrics(&self) -> String {
         let admission = &self.inner.admission;
-        self.inner.metrics.render(Gauges {
+        let mut out = self.inner.metrics.render(Gauges {
             in_flight: admission.running(),
             waiting: admission.waiting(),
             max_concurrent: self.inner.config.max_concurrent,
             queue: self.inner.config.queue,
-        })
+        });
+        if let Some(limiter) = &self.inner.limiter {
+            // OpenMetrics ends with `# EOF`: the limiter's families go before it.
+            let eof = out.rfind("# EOF").unwrap_or(out.len());
+            let tail = out.split_off(eof);
+            let _ = write_limiter_metrics(&mut out, &limiter.snapshot(), self.ready());
+            out.push_str(&tail);
+        }
+        out
     }
 
     /// Writes every review to `log` before answering it (`--store`); set once, before
@@ -116,6 +159,54 @@ impl ServeState {
     pub(crate) fn openapi_json(&self) -> &str {
         &self.inner.openapi
     }
+}
+
+/// The limiter's gauges and counters (issue 11), appended to the exposition.
+fn write_limiter_metrics(
+    out: &mut String,
+    snapshot: &jevjudge_client::limit::Snapshot,
+    ready: bool,
+) -> fmt::Result {
+    let overloaded = snapshot.attempts.overloaded();
+    for (name, kind, help, value) in [
+        (
+            "jevjudge_backend_concurrency_limit",
+            "gauge",
+            "Reviews the adaptive limiter lets run against the backend now.",
+            snapshot.limit as u64,
+        ),
+        (
+            "jevjudge_backend_concurrency_ceiling",
+            "gauge",
+            "The most the adaptive limit may reach.",
+            snapshot.ceiling as u64,
+        ),
+        (
+            "jevjudge_backend_overloaded_total",
+            "counter",
+            "Backend attempts answered 429 or 529.",
+            overloaded,
+        ),
+        (
+            "jevjudge_backend_limit_cuts_total",
+            "counter",
+            "Times the adaptive limit was cut.",
+            snapshot.cuts,
+        ),
+        (
+            "jevjudge_ready",
+            "gauge",
+            "1 while the service can review; 0 once the backend refused the key (401/403).",
+            u64::from(ready),
+        ),
+    ] {
+        // OpenMetrics names a counter's family without its `_total` sample suffix.
+        let family = name.strip_suffix("_total").unwrap_or(name);
+        writeln!(out, "# HELP {family} {help}")?;
+        writeln!(out, "# TYPE {family} {kind}")?;
+        writeln!(out, "{name} {value}")?;
+    }
+    Ok(())
 }
 
 impl fmt::Debug for ServeState {

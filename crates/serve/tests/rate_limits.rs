@@ -1,0 +1,70 @@
+//! Issue 11 in the service: one shared limiter; after a refused key every review answers the
+//! ERROR at once without sending, the service flags itself not ready, and /metrics shows the
+//! limit, the 429s and readiness.
+
+use jevjudge_client::{
+    ApiKey, Client,
+    limit::{LimitConfig, Limiter},
+};
+use jevjudge_judge::SystemOneBackend;
+use jevjudge_serve::{Config, Metrics, ServeState};
+use serde_json::json;
+
+use crate::util::{Service, definitions, fake, has_sample, refund_state};
+
+#[tokio::test]
+async fn a_refused_key_answers_every_later_review_without_sending_and_flags_not_ready() {
+    let fake = fake(jevjudge_fake::Config {
+        key: Some("the-right-key".into()),
+        ..jevjudge_fake::Config::default()
+    })
+    .await;
+    let metrics = Metrics::new();
+    let limiter = Limiter::new(LimitConfig::new(8));
+    let client = Client::builder()
+        .base_url(fake.url())
+        .api_key(ApiKey::new("a-wrong-key").unwrap())
+        .retries(0)
+        .on_attempt(metrics.attempt_hook())
+        .limiter(limiter.clone())
+        .build()
+        .unwrap();
+    let state = ServeState::with_limiter(
+        SystemOneBackend::new(client),
+        definitions(),
+        Config::default(),
+        metrics,
+        Some(limiter),
+    )
+    .unwrap();
+    let service = Service::start_state(state.clone()).await;
+    assert!(state.ready());
+    assert!(has_sample(&service.metrics_text(), "jevjudge_ready 1"));
+
+    for _ in 0..3 {
+        let reply = service
+            .review("refund-answer-v1", &json!({"state": refund_state()}))
+            .await;
+        let verdict = reply.json();
+        assert_eq!(verdict["status"], "ERROR", "{verdict}");
+        assert_eq!(verdict["error"], "BACKEND");
+        assert_eq!(verdict["detail"], "http_status_401");
+    }
+    assert_eq!(fake.request_count(), 1, "only the first review was sent");
+    assert!(!state.ready());
+    let text = service.metrics_text();
+    assert!(has_sample(&text, "jevjudge_ready 0"), "{text}");
+    assert!(
+        has_sample(&text, "jevjudge_backend_concurrency_limit 1"),
+        "{text}"
+    );
+    assert!(
+        has_sample(&text, "jevjudge_backend_concurrency_ceiling 8"),
+        "{text}"
+    );
+    assert!(
+        has_sample(&text, "jevjudge_backend_overloaded_total 0"),
+        "{text}"
+    );
+    service.stop().await.unwrap();
+}
