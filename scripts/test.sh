@@ -6,7 +6,10 @@
 #      HTTP servers on 127.0.0.1)
 #   4. the third-party System One conformance suite jevcompat against our fake server
 #   5. our client against jevcompat's reference mock with injected faults
-# Needs only Rust and Python 3; jevcompat is installed from PyPI into .venv-jevcompat.
+#   6. `jevjudge serve` against its own /openapi.json with schemathesis (scripts/api-conformance.sh)
+#   7. a short coverage-guided fuzzing run of every parser (scripts/fuzz.sh, FUZZ_SECONDS=20 each)
+# Needs only Rust (stable) and Python 3; jevcompat and schemathesis are installed from PyPI into
+# .venv-jevcompat and .venv-schemathesis. See docs/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +20,7 @@ python3 scripts/check-citations.py
 
 step "cargo fmt --check"
 cargo fmt --all --check
+rustfmt --edition 2024 --check fuzz/fuzz_targets/*.rs
 
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
@@ -29,5 +33,11 @@ bash scripts/conformance.sh
 
 step "jevjudge client against jevcompat mock faults"
 bash scripts/peer-mock.sh
+
+step "serve against its OpenAPI document (schemathesis)"
+bash scripts/api-conformance.sh
+
+step "fuzzing: ${FUZZ_SECONDS:-20} s per target"
+bash scripts/fuzz.sh
 
 step "all checks passed"
