@@ -8,6 +8,8 @@
 #   5. our client against jevcompat's reference mock with injected faults
 #   6. `jevjudge serve` against its own /openapi.json with schemathesis (scripts/api-conformance.sh)
 #   7. a short coverage-guided fuzzing run of every parser (scripts/fuzz.sh, FUZZ_SECONDS=20 each)
+#   8. the HTML report in headless Chromium at 1280 and 800 px (scripts/html-check.sh); Debian's
+#      chromium is installed with apt-get when /usr/bin/chromium is missing (CI runs as root)
 # Needs only Rust (stable) and Python 3; jevcompat and schemathesis are installed from PyPI into
 # .venv-jevcompat and .venv-schemathesis. See docs/testing.md.
 set -euo pipefail
@@ -39,5 +41,14 @@ bash scripts/api-conformance.sh
 
 step "fuzzing: ${FUZZ_SECONDS:-20} s per target"
 bash scripts/fuzz.sh
+
+step "HTML report in headless Chromium (1280 and 800 px)"
+if [ ! -x /usr/bin/chromium ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium
+fi
+bash scripts/html-check.sh
 
 step "all checks passed"
