@@ -85,6 +85,23 @@ status=$?
 set -e
 # The summary: operations, test cases, and each check's passed/total.
 sed -n '/^API Operations:/,$p' "$out/schemathesis.txt" | grep -v '^$' | head -40 || true
+# Checks run, from the NDJSON events: name, passed / run.
+python3 - "$out/events.ndjson" <<'PY' || true
+import collections, json, sys
+runs, passed = collections.Counter(), collections.Counter()
+for line in open(sys.argv[1], encoding="utf-8"):
+    event = json.loads(line)
+    (kind, body), = event.items()
+    if kind != "ScenarioFinished":
+        continue
+    for checks in ((body.get("recorder") or {}).get("checks") or {}).values():
+        for check in checks:
+            runs[check["name"]] += 1
+            passed[check["name"]] += check.get("status") == "success"
+print(f"checks: {sum(passed.values())} of {sum(runs.values())} passed ({len(runs)} kinds)")
+for name in sorted(runs):
+    print(f"  {name:30} {passed[name]}/{runs[name]}")
+PY
 if [[ $status -ne 0 ]]; then
     echo "schemathesis failed (exit $status); full output: $out/schemathesis.txt" >&2
     sed -n '/FAILURES/,/SUMMARY/p' "$out/schemathesis.txt" | head -80 >&2
