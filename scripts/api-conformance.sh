@@ -70,6 +70,8 @@ serve_url=$url
 echo "serve at $serve_url (backend: fake-server at $fake_url)"
 
 set +e
+# From $out, so that schemathesis's own cache directory lands there, not in the worktree.
+cd "$out"
 timeout 900 "$venv/bin/schemathesis" run "$serve_url/openapi.json" \
     --checks all \
     --header "Authorization: Bearer $JEVJUDGE_API_CONFORMANCE_TOKENS" \
