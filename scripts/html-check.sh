@@ -5,8 +5,11 @@
 #   3. dumps the rendered DOM and checks the charts are there (<svg> per chart kind, the
 #      thresholds drawn, no external resource);
 #   4. checks the browser logged no console error;
-#   5. saves a screenshot (1280x2400) to target/html-check/sms-spam.png.
-# Not part of scripts/test.sh (it needs apt). Run: scripts/html-check.sh
+#   5. lays the page out at 1280 and 800 px wide and checks, in a probe copy of the page (the
+#      report itself has no script): no horizontal scrollbar, no panel that scrolls sideways,
+#      no chart label drawn over another label or over a dot;
+#   6. saves screenshots to target/html-check/sms-spam-{1280,800}.png.
+# Part of scripts/test.sh. Run: scripts/html-check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +33,7 @@ browser=""
 for candidate in chromium chromium-browser; do
   if command -v "$candidate" >/dev/null 2>&1; then browser=$(command -v "$candidate"); break; fi
 done
+if [ -z "$browser" ] && [ -x /usr/bin/chromium ]; then browser=/usr/bin/chromium; fi
 if [ -z "$browser" ]; then
   step "installing Debian's chromium (apt-get)"
   sudo=""
@@ -69,10 +73,70 @@ if grep -Ei 'CONSOLE\(|console.*(error|uncaught)|Uncaught' "$out/console.log" >"
   fail "the browser logged console errors (see $out/console.log)"
 fi
 
-step "screenshot: $out/sms-spam.png"
-timeout 120 "$browser" "${flags[@]}" --window-size=1280,2400 --screenshot="$(pwd)/$out/sms-spam.png" \
-  "$url" >/dev/null 2>>"$out/console.log" || fail "chromium could not take the screenshot"
-[ -s "$out/sms-spam.png" ] || fail "no screenshot written"
+# A copy of the page with a probe script that measures the laid-out page and writes what it
+# found into a <pre id="probe">, read back from --dump-dom.
+probe_page="$out/sms-spam.probe.html"
+python3 - "$page" "$probe_page" <<'PY'
+import sys
+page = open(sys.argv[1], encoding="utf-8").read()
+probe = r"""<script>
+(function () {
+  const root = document.documentElement, width = root.clientWidth, found = [];
+  if (root.scrollWidth > width) {
+    found.push("horizontal scrollbar: the page is " + root.scrollWidth + " px wide in a " + width + " px window");
+    for (const e of document.querySelectorAll("body *")) {
+      const b = e.getBoundingClientRect();
+      if (b.width > 0 && b.right > width + 0.5) found.push("  sticks out: <" + e.tagName.toLowerCase() + " class=" + e.className + "> to " + Math.round(b.right) + " px");
+    }
+  }
+  for (const e of document.querySelectorAll(".panel, table, svg")) {
+    if (e.scrollWidth > e.clientWidth && getComputedStyle(e).overflowX !== "visible") {
+      const h = e.querySelector("h2, h3");
+      found.push("scrolls sideways: <" + e.tagName.toLowerCase() + "> " + (h ? h.textContent.slice(0, 50) : "") + " (" + e.scrollWidth + " > " + e.clientWidth + ")");
+    }
+  }
+  const hit = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  for (const svg of document.querySelectorAll("svg")) {
+    const texts = [...svg.querySelectorAll("text")].map(t => [t.textContent, t.getBoundingClientRect()]);
+    const dots = [...svg.querySelectorAll("circle")].map(c => c.getBoundingClientRect());
+    for (let i = 0; i < texts.length; i++) {
+      for (let j = i + 1; j < texts.length; j++)
+        if (hit(texts[i][1], texts[j][1])) found.push("label over label in " + svg.dataset.chart + ": '" + texts[i][0] + "' / '" + texts[j][0] + "'");
+      for (const d of dots)
+        if (hit(texts[i][1], d)) found.push("label over a dot in " + svg.dataset.chart + ": '" + texts[i][0] + "'");
+    }
+  }
+  const pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = found.length ? found.join("\n") : "ok";
+  document.body.appendChild(pre);
+})();
+</script>"""
+open(sys.argv[2], "w", encoding="utf-8").write(page.replace("</body>", probe + "\n</body>"))
+PY
+probe_url="file://$(pwd)/$probe_page"
+problems=0
+for width in 1280 800; do
+  step "layout at $width px: no horizontal scrollbar, no label over another"
+  timeout 120 "$browser" "${flags[@]}" --window-size="$width,1000" --dump-dom "$probe_url" \
+    >"$out/probe-$width.html" 2>>"$out/console.log" || fail "chromium could not lay out the page at $width px"
+  python3 - "$out/probe-$width.html" >"$out/probe-$width.txt" <<'PY'
+import html, re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
+print(html.unescape(m.group(1)) if m else "probe did not run")
+PY
+  if [ "$(cat "$out/probe-$width.txt")" != "ok" ]; then
+    sed 's/^/  /' "$out/probe-$width.txt" >&2
+    problems=1
+  fi
+  step "screenshot: $out/sms-spam-$width.png"
+  timeout 120 "$browser" "${flags[@]}" --window-size="$width,$((width == 800 ? 5200 : 4000))" \
+    --screenshot="$(pwd)/$out/sms-spam-$width.png" "$url" >/dev/null 2>>"$out/console.log" \
+    || fail "chromium could not take the screenshot"
+  [ -s "$out/sms-spam-$width.png" ] || fail "no screenshot written"
+done
+[ "$problems" -eq 0 ] || fail "layout problems above (details: $out/probe-*.txt)"
 
-printf 'html-check: OK: %s <svg> charts rendered, no console errors; screenshot %s\n' \
-  "$svgs" "$out/sms-spam.png"
+printf 'html-check: OK: %s <svg> charts rendered, no console errors, no horizontal scrollbar or overlapping label at 1280 and 800 px; screenshots %s\n' \
+  "$svgs" "$out/sms-spam-{1280,800}.png"

@@ -8,7 +8,12 @@
 #   5. our client against jevcompat's reference mock with injected faults
 #   6. the store suites (crate, service over HTTP, PostgreSQL stopped mid-test) against a real,
 #      throwaway PostgreSQL (scripts/pg.sh); cargo test above ran them on SQLite
-# Needs Rust, Python 3 and PostgreSQL's server binaries (initdb, pg_ctl); jevcompat is installed from PyPI into .venv-jevcompat.
+#   7. `jevjudge serve` against its own /openapi.json with schemathesis (scripts/api-conformance.sh)
+#   8. a short coverage-guided fuzzing run of every parser (scripts/fuzz.sh, FUZZ_SECONDS=20 each)
+#   9. the HTML report in headless Chromium at 1280 and 800 px (scripts/html-check.sh); Debian's
+#      chromium is installed with apt-get when /usr/bin/chromium is missing (CI runs as root)
+# Needs Rust (stable), Python 3 and PostgreSQL 15's server binaries (initdb, pg_ctl); jevcompat and schemathesis are installed from PyPI into
+# .venv-jevcompat and .venv-schemathesis. See docs/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +24,7 @@ python3 scripts/check-citations.py
 
 step "cargo fmt --check"
 cargo fmt --all --check
+rustfmt --edition 2024 --check fuzz/fuzz_targets/*.rs
 
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
@@ -36,5 +42,20 @@ step "store suite against a throwaway PostgreSQL (scripts/pg.sh)"
 bash scripts/pg.sh -- sh -c 'cargo test --quiet -p jevjudge-store &&
     cargo test --quiet -p jevjudge-serve --test tests store:: &&
     cargo test --quiet -p jevjudge-serve --test store_down'
+
+step "serve against its OpenAPI document (schemathesis)"
+bash scripts/api-conformance.sh
+
+step "fuzzing: ${FUZZ_SECONDS:-20} s per target"
+bash scripts/fuzz.sh
+
+step "HTML report in headless Chromium (1280 and 800 px)"
+if [ ! -x /usr/bin/chromium ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium
+fi
+bash scripts/html-check.sh
 
 step "all checks passed"

@@ -13,7 +13,7 @@
 
 use std::{collections::HashMap, fmt::Write};
 
-use jevjudge_judge::Status;
+use jevjudge_judge::{BackendKind, Status};
 use jevjudge_stats::Thresholds;
 use serde_json::Value;
 
@@ -116,6 +116,9 @@ table { border-collapse: collapse; width: 100%; font-size: 14px; }
 th, td { padding: 5px 10px; border-bottom: 1px solid #e2e8f0; text-align: left; vertical-align: top; }
 th { background: #f7fafc; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th.num, td.tokens { white-space: normal; }
+@media (max-width: 900px) { main { padding: 20px 16px 40px; } th, td { padding: 4px 6px; }
+  .cards { grid-template-columns: repeat(2, minmax(0, 1fr)); } }
 tr.overall td { font-weight: 700; }
 .status { font-weight: 700; font-size: 12px; padding: 1px 6px; border-radius: 4px; color: #fff; }
 .s-PASS { background: #2f855a; } .s-FAIL { background: #c53030; }
@@ -199,7 +202,11 @@ pub fn to_html(report: &Report, options: &HtmlOptions<'_>) -> String {
 
     out.push_str("<h2>Review time</h2>\n<div class=\"panel\">\n");
     time_chart(&mut out, report);
-    out.push_str("<p class=\"note\">Review time is measured from the moment a case got a concurrency slot until its answers were mapped (judge-contract rule 57); it is not end-to-end agent latency. A replayed run measures jevjudge's own time, not the model's.</p>\n</div>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Review time is measured from the moment a case got a concurrency slot until its answers were mapped (judge-contract rule 57); it is not end-to-end agent latency. {}</p>\n</div>",
+        time_source(report.backend)
+    );
 
     rows_section(&mut out, report, options.texts);
 
@@ -244,7 +251,7 @@ fn header(out: &mut String, report: &Report) {
     );
     if report.backend.is_synthetic() {
         let what = match report.backend {
-            jevjudge_judge::BackendKind::Fake => {
+            BackendKind::Fake => {
                 "the in-process fake backend (probabilities are a hash of the request)"
             }
             _ => "hand-made fixture records",
@@ -343,7 +350,7 @@ fn summary_row(out: &mut String, scope: &str, s: &Summary, overall: bool) {
     let tokens = s.tokens_text();
     let _ = writeln!(
         out,
-        "<tr{}><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.4}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+        "<tr{}><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.4}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num tokens\">{}</td></tr>",
         if overall { " class=\"overall\"" } else { "" },
         escape(scope),
         s.total,
@@ -766,13 +773,6 @@ fn reliability_chart(out: &mut String, id: &str, m: &Metrics) {
             bin.mean_probability,
             bin.observed_rate
         );
-        let _ = writeln!(
-            out,
-            "<text class=\"halo\" x=\"{}\" y=\"{}\" font-size=\"10.5\" text-anchor=\"middle\" style=\"fill:#4a5568\">n={}</text>",
-            n((x0 + x1) / 2.0),
-            n(frame.y(0.0) - 5.0),
-            bin.count
-        );
     }
     let path: Vec<String> = m
         .reliability
@@ -800,6 +800,23 @@ fn reliability_chart(out: &mut String, id: &str, m: &Metrics) {
             n(frame.x(bin.mean_probability)),
             n(frame.y(bin.observed_rate)),
             n(radius)
+        );
+    }
+    // Each bin's row count next to its dot: above it, or below it when the dot is near the top.
+    for bin in &m.reliability {
+        let radius = 3.0 + 6.0 * (bin.count as f64 / largest).sqrt();
+        let dot_y = frame.y(bin.observed_rate);
+        let label_y = if dot_y - radius - 4.0 - 10.5 >= frame.top + 18.0 {
+            dot_y - radius - 4.0
+        } else {
+            dot_y + radius + 12.0
+        };
+        let _ = writeln!(
+            out,
+            "<text class=\"halo\" x=\"{}\" y=\"{}\" font-size=\"10.5\" text-anchor=\"middle\" style=\"fill:#4a5568\">n={}</text>",
+            n(frame.x(bin.mean_probability)),
+            n(label_y),
+            bin.count
         );
     }
     let _ = writeln!(
@@ -1000,9 +1017,23 @@ fn time_chart(out: &mut String, report: &Report) {
         .filter(|ms| ms.is_finite() && *ms >= 0.0)
         .collect();
     let largest = times.iter().copied().fold(0.0, f64::max);
-    let (span, time_values) = axis_ticks(largest.max(1e-3), 0.0);
+    // The axis fits the bulk of the data: a few slow outliers (a cold first request) would
+    // otherwise squeeze every other row into the first bucket. Beyond 3 × P95 the axis stops at
+    // 2 × P95 and the rows past it are counted in a note instead of drawn.
+    let p95 = report.overall.p95_millis;
+    let limit = if p95.is_finite() && p95 > 0.0 && largest > 3.0 * p95 {
+        2.0 * p95
+    } else {
+        largest
+    };
+    let (span, time_values) = axis_ticks(limit.max(1e-3), 0.0);
     let mut counts = [0u64; BUCKETS];
+    let mut beyond = 0u64;
     for ms in &times {
+        if *ms > span {
+            beyond += 1;
+            continue;
+        }
         let bucket = ((ms / span * BUCKETS as f64).floor() as usize).min(BUCKETS - 1);
         counts[bucket] += 1;
     }
@@ -1031,6 +1062,17 @@ fn time_chart(out: &mut String, report: &Report) {
             millis(span * (bucket + 1) as f64 / BUCKETS as f64)
         );
     }
+    if beyond > 0 {
+        let _ = writeln!(
+            out,
+            "<text class=\"halo\" x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{beyond} {} beyond {} ms, not drawn (longest {} ms) →</text>",
+            n(frame.x(1.0)),
+            n(frame.top + 14.0),
+            if beyond == 1 { "row" } else { "rows" },
+            millis(span),
+            millis(largest)
+        );
+    }
     if times.is_empty() {
         let _ = writeln!(
             out,
@@ -1039,25 +1081,68 @@ fn time_chart(out: &mut String, report: &Report) {
             n(frame.y(0.5))
         );
     } else {
-        for (label, value, row) in [
-            ("P50", report.overall.p50_millis, 0.0),
-            ("P95", report.overall.p95_millis, 1.0),
+        // P50 is labelled left of its line and P95 right of it, on two rows, so neither label
+        // crosses the other line or label; a label that would leave the plot turns inwards.
+        for (label, value, row, leftwards) in [
+            ("P50", report.overall.p50_millis, 0.0, true),
+            ("P95", report.overall.p95_millis, 1.0, false),
         ] {
-            let x = frame.x(value / span);
+            let x = frame.x((value / span).clamp(0.0, 1.0));
+            let text = format!("{label} {} ms", millis(value));
+            // Bold 12 px text: at most about 7.5 px per character.
+            let width = 7.5 * text.chars().count() as f64;
+            let leftwards = if leftwards {
+                x - 5.0 - width >= frame.x(0.0)
+            } else {
+                x + 5.0 + width > frame.x(1.0)
+            };
+            let (text_x, anchor) = if leftwards {
+                (x - 5.0, "end")
+            } else {
+                (x + 5.0, "start")
+            };
             let _ = writeln!(
                 out,
-                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#2d3748\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/><text class=\"halo\" x=\"{}\" y=\"{}\" font-size=\"12\" style=\"font-weight:600\">{label} {} ms</text>",
+                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#2d3748\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/><text class=\"halo\" x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"{anchor}\" style=\"font-weight:600\">{}</text>",
                 n(x),
                 n(frame.y(1.0)),
                 n(x),
                 n(frame.y(0.0)),
-                n(x + 5.0),
+                n(text_x),
                 n(frame.top + 14.0 + 16.0 * row),
-                millis(value)
+                escape(&text)
             );
         }
     }
     out.push_str("</svg>\n");
+}
+
+/// What the review times of a run measure, by where its answers came from.
+fn time_source(backend: BackendKind) -> &'static str {
+    match backend {
+        BackendKind::Systemone => {
+            "Answers came from the System One API, so these times include the network and the model's answer time."
+        }
+        BackendKind::Replay | BackendKind::Fixture => {
+            "Answers were replayed from recorded exchanges, so these times are jevjudge's own, not the model's."
+        }
+        BackendKind::Fake => {
+            "Answers came from the deterministic fake, so these times are jevjudge's and the fake's, not a model's."
+        }
+        BackendKind::Injected => {
+            "Answers came from a backend supplied in code; these times are that backend's and jevjudge's."
+        }
+    }
+}
+
+/// The order of the rows to look at: incorrect first, then errors, then abstentions.
+fn review_rank(outcome: Outcome) -> u8 {
+    match outcome {
+        Outcome::Incorrect => 0,
+        Outcome::Error => 1,
+        Outcome::Abstained => 2,
+        Outcome::Correct => 3,
+    }
 }
 
 fn outcome_class(outcome: Outcome) -> (&'static str, &'static str) {
@@ -1084,14 +1169,16 @@ fn rows_section(out: &mut String, report: &Report, texts: Option<&HashMap<String
         }
         ids
     };
-    let review: Vec<&Row> = report
+    let mut review: Vec<&Row> = report
         .rows
         .iter()
         .filter(|row| Outcome::of(row.verdict.status, row.expected_pass) != Outcome::Correct)
         .collect();
+    // Stable: within one outcome, input order.
+    review.sort_by_key(|row| review_rank(Outcome::of(row.verdict.status, row.expected_pass)));
     let _ = writeln!(
         out,
-        "<h2>Rows to look at ({} incorrect, abstained or errored)</h2>\n<div class=\"panel\">",
+        "<h2>Rows to look at ({} incorrect, errored or abstained, in that order)</h2>\n<div class=\"panel\">",
         review.len()
     );
     if review.is_empty() {
@@ -1274,6 +1361,74 @@ mod tests {
         assert!(!html.contains("banner synthetic"));
         // Without the definition the thresholds cannot be drawn, and the page says so.
         assert!(html.contains("thresholds unknown"));
+    }
+
+    #[test]
+    fn rows_to_look_at_list_incorrect_then_errors_then_abstentions() {
+        let mut report = report(BackendKind::Systemone);
+        for i in [1, 4] {
+            let verdict = &mut report.rows[i].verdict;
+            verdict.status = Status::Error;
+            verdict.error = ErrorCode::Backend;
+            verdict.detail = Some(jevjudge_wire::Detail::Transport);
+            verdict.findings = Findings::new(Vec::new());
+        }
+        let html = to_html(&report, &HtmlOptions::default());
+        let start = html.find("<h2>Rows to look at").unwrap();
+        let end = html.find("<summary>All 30 rows").unwrap();
+        let section = &html[start..end];
+        let outcomes: Vec<&str> = section
+            .match_indices("<td class=\"o-")
+            .map(|(at, _)| section[at + 13..].split('"').next().unwrap())
+            .collect();
+        let rank = |o: &str| {
+            ["incorrect", "error", "abstained"]
+                .iter()
+                .position(|k| *k == o)
+        };
+        assert!(outcomes.contains(&"incorrect") && outcomes.contains(&"error"));
+        assert!(outcomes.contains(&"abstained"), "{outcomes:?}");
+        assert!(
+            outcomes.windows(2).all(|w| rank(w[0]) <= rank(w[1])),
+            "{outcomes:?}"
+        );
+    }
+
+    #[test]
+    fn the_review_time_note_is_true_for_the_backend() {
+        let live = to_html(&report(BackendKind::Systemone), &HtmlOptions::default());
+        assert!(!live.contains("replayed"), "a live run is not replayed");
+        assert!(live.contains("include the network and the model's answer time"));
+        let replay = to_html(&report(BackendKind::Replay), &HtmlOptions::default());
+        assert!(replay.contains("Answers were replayed from recorded exchanges"));
+        let fake = to_html(&report(BackendKind::Fake), &HtmlOptions::default());
+        assert!(!fake.contains("replayed") && fake.contains("deterministic fake"));
+    }
+
+    #[test]
+    fn a_slow_outlier_does_not_stretch_the_review_time_axis() {
+        let mut report = report(BackendKind::Systemone);
+        report.rows[0].verdict.elapsed = Duration::from_secs(20);
+        let (overall, _) = summarize(&report.rows, None);
+        report.overall = overall;
+        let html = to_html(&report, &HtmlOptions::default());
+        let chart = &html[html.find("data-chart=\"review-time\"").unwrap()..];
+        let chart = &chart[..chart.find("</svg>").unwrap()];
+        assert!(
+            chart.contains("1 row beyond") && chart.contains("(longest 20000 ms)"),
+            "{chart}"
+        );
+        // The axis ends near the bulk (≤ 1.2 ms here), not at 20 s.
+        assert!(!chart.contains(">20000<") && !chart.contains(">15000<"));
+    }
+
+    #[test]
+    fn p50_is_labelled_left_of_its_line_and_p95_right() {
+        let html = to_html(&report(BackendKind::Systemone), &HtmlOptions::default());
+        let p50 = html.rfind(">P50 ").unwrap();
+        let p95 = html.rfind(">P95 ").unwrap();
+        assert!(html[..p50].ends_with("text-anchor=\"end\" style=\"font-weight:600\""));
+        assert!(html[..p95].ends_with("text-anchor=\"start\" style=\"font-weight:600\""));
     }
 
     #[test]

@@ -57,8 +57,10 @@ pub fn openapi(config: &Config) -> Value {
                         "schema": {"type": "string"}
                     }, {
                         "name": "x-request-id", "in": "header", "required": false,
-                        "schema": {"type": "string", "maxLength": 128,
-                                   "pattern": "^[A-Za-z0-9._:-]+$"}
+                        "description": "The caller's request id, kept when it is 1–128 characters \
+                                        of A–Z a–z 0–9 - _ . : and otherwise replaced by a \
+                                        generated one: never a reason to reject a request.",
+                        "schema": {"type": "string"}
                     }],
                     "requestBody": {
                         "required": true,
@@ -184,7 +186,8 @@ pub fn openapi(config: &Config) -> Value {
                                 config.max_budget.as_millis()
                             ),
                             "type": ["integer", "null"],
-                            "minimum": 1
+                            "minimum": 1,
+                            "maximum": u64::MAX
                         }
                     }
                 },

@@ -106,7 +106,8 @@ impl ReviewRequest {
 fn budget(fields: &mut Map<String, Value>) -> Result<Option<Duration>, ServeError> {
     match fields.remove("budget_millis") {
         None | Some(Value::Null) => Ok(None),
-        Some(value) => match value.as_u64() {
+        // `1500.0` is the integer 1500 to JSON Schema (and so to the OpenAPI document).
+        Some(value) => match value.as_u64().or_else(|| whole_number(&value)) {
             Some(millis) if millis > 0 => Ok(Some(Duration::from_millis(millis))),
             _ => Err(invalid(
                 "`budget_millis` must be a positive whole number of milliseconds".to_owned(),
@@ -145,6 +146,12 @@ fn within_values(value: &Value, limit: usize) -> bool {
         }
     }
     true
+}
+
+/// A JSON number with no fractional part that fits a `u64` (`1500.0`), as an integer.
+fn whole_number(value: &Value) -> Option<u64> {
+    let number = value.as_f64()?;
+    (number.fract() == 0.0 && (0.0..u64::MAX as f64).contains(&number)).then_some(number as u64)
 }
 
 fn invalid(message: String) -> ServeError {
@@ -494,5 +501,22 @@ mod tests {
             read_body(body, 10, None).await,
             Ok(Bytes::from_static(b"abcdef"))
         );
+    }
+
+    #[test]
+    fn a_whole_number_with_a_fraction_part_is_a_budget() {
+        // JSON Schema's "integer" (the OpenAPI document's type) includes 1500.0.
+        let request =
+            ReviewRequest::from_slice(br#"{"state": "x", "budget_millis": 1500.0}"#).unwrap();
+        assert_eq!(request.budget, Some(Duration::from_millis(1500)));
+        for body in [
+            r#"{"state": "x", "budget_millis": 1500.5}"#,
+            r#"{"state": "x", "budget_millis": 0.0}"#,
+            r#"{"state": "x", "budget_millis": -3.0}"#,
+            r#"{"state": "x", "budget_millis": 1e300}"#,
+            r#"{"state": "x", "budget_millis": 18446744073709551616}"#,
+        ] {
+            assert_eq!(code_and_message(body).0, "invalid_body", "{body}");
+        }
     }
 }
