@@ -34,7 +34,9 @@ export RUSTFLAGS="--cfg fuzzing -Cpasses=sancov-module \
  -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares \
  -Cdebug-assertions -Coverflow-checks"
 # --target keeps the instrumentation off build scripts and proc macros (they cannot link it).
-(cd fuzz && cargo build --quiet --locked --release --target "$host" --bins)
+# Not --locked: fuzz/Cargo.lock pins what it holds, and cargo adds what a workspace crate has
+# newly come to depend on (the lock is separate from the root one).
+(cd fuzz && cargo build --quiet --release --target "$host" --bins)
 bin="$root/fuzz/target/$host/release"
 if [[ -n "$replay" ]]; then
     exec "$bin/${targets[0]}" "$replay"
