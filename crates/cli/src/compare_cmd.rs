@@ -194,20 +194,24 @@ fn human(comparison: &Comparison, args: &Args) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let _ = writeln!(
-        out,
-        "regressions: {} (correct in base, not in candidate){}{}",
-        comparison.regressions,
-        if comparison.regressions > 0 { ": " } else { "" },
-        list(true)
-    );
-    let _ = writeln!(
-        out,
-        "fixes: {} (correct in candidate, not in base){}{}",
-        comparison.fixes,
-        if comparison.fixes > 0 { ": " } else { "" },
-        list(false)
-    );
+    if let Some(noise) = &comparison.noise {
+        out.push_str(&noise_lines(noise));
+    } else {
+        let _ = writeln!(
+            out,
+            "regressions: {} (correct in base, not in candidate){}{}",
+            comparison.regressions,
+            if comparison.regressions > 0 { ": " } else { "" },
+            list(true)
+        );
+        let _ = writeln!(
+            out,
+            "fixes: {} (correct in candidate, not in base){}{}",
+            comparison.fixes,
+            if comparison.fixes > 0 { ": " } else { "" },
+            list(false)
+        );
+    }
     let _ = writeln!(
         out,
         "McNemar exact two-sided p = {} ({} vs {}){}",
@@ -233,6 +237,52 @@ fn human(comparison: &Comparison, args: &Args) -> String {
             count(comparison.regressions, "regression")
         );
     }
+    out
+}
+
+/// The regressions and fixes of repeated runs, beside each run's flip rate (issue 14).
+fn noise_lines(noise: &jevjudge_eval::compare_noise::NoiseRule) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "noise: base {} repeats, flip rate {:.4} · candidate {} repeats, flip rate {:.4} · within-case variance {:.4}",
+        noise.base_repeats,
+        noise.base_flip_rate,
+        noise.candidate_repeats,
+        noise.candidate_flip_rate,
+        noise.within_case_variance
+    );
+    let changes = |list: &[jevjudge_eval::compare_noise::RateChange]| -> String {
+        list.iter()
+            .map(|c| {
+                format!(
+                    "{} ({:.2}->{:.2}, noise bound {:.2})",
+                    c.id, c.base_rate, c.candidate_rate, c.threshold
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let _ = writeln!(
+        out,
+        "regressions: {} (correct rate fell by more than the noise; base flip rate {:.4}, candidate flip rate {:.4}){}{}",
+        noise.regressions.len(),
+        noise.base_flip_rate,
+        noise.candidate_flip_rate,
+        if noise.regressions.is_empty() {
+            ""
+        } else {
+            ": "
+        },
+        changes(&noise.regressions)
+    );
+    let _ = writeln!(
+        out,
+        "fixes: {} (correct rate rose by more than the noise){}{}",
+        noise.fixes.len(),
+        if noise.fixes.is_empty() { "" } else { ": " },
+        changes(&noise.fixes)
+    );
     out
 }
 

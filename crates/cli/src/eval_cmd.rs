@@ -280,7 +280,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(records) = resolved.records_per_request.filter(|_| args.repeat > 1) {
         if records < args.repeat {
             eprintln!(
-                "jevjudge: note: --repeat {}: the recording holds at most {records} record(s) per request, so repeats beyond that replay the same answers again (cycling): the flip rate then shows the recording's variation, not the model's",
+                "jevjudge: note: --repeat {}: the recording holds at most {records} different answer(s) per request, so repeats replay answers already served (cycling): the flip rate shows the recording's variation, not the model's",
                 args.repeat
             );
         }

@@ -71,7 +71,13 @@ pub fn risk_table(report: &Report, width: usize) -> String {
             let _ = writeln!(out, "{scope:<width$}  {}", repeat_line(s));
         }
     }
-    out
+    // No padding after the last column.
+    let mut trimmed = String::with_capacity(out.len());
+    for line in out.lines() {
+        trimmed.push_str(line.trim_end());
+        trimmed.push('\n');
+    }
+    trimmed
 }
 
 fn repeat_line(s: &Summary) -> String {

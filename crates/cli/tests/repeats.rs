@@ -560,3 +560,56 @@ async fn noisy_fake_flip_rate_matches_the_noise_given() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// Issue 14 item 5 through the binary: repeated reports compare by the noise rule, and the
+// output shows each run's flip rate beside the regressions. BASE replays one answer per
+// request (no noise); CANDIDATE replays p, 1 − p, p, so most cases flip, and a case that
+// falls from 3/3 to 2/3 correct is within the candidate's own noise.
+#[test]
+fn compare_of_repeated_runs_shows_the_noise() {
+    let dir = temp_dir("compare");
+    let (recording, _) = doubled_recording(&dir);
+    let base = dir.join("base.json");
+    let candidate = dir.join("candidate.json");
+    let output = eval_sms(
+        &example("sms-spam/recordings.jevl"),
+        &base,
+        &["--repeat", "3"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = eval_sms(&recording, &candidate, &["--repeat", "3"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = jevjudge()
+        .arg("compare")
+        .arg(&base)
+        .arg(&candidate)
+        .output()
+        .unwrap();
+    let out = stdout(&output);
+    assert!(
+        out.contains(
+            "noise: base 3 repeats, flip rate 0.0000 · candidate 3 repeats, flip rate 0.8333"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("regressions: 0 (correct rate fell by more than the noise; base flip rate 0.0000, candidate flip rate 0.8333)"),
+        "{out}"
+    );
+    let output = jevjudge()
+        .arg("compare")
+        .arg(&base)
+        .arg(&candidate)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["noise"]["base_repeats"], 3);
+    assert!(close(
+        &document["noise"]["candidate_flip_rate"],
+        125.0 / 150.0
+    ));
+    assert_eq!(document["regressions"], 0);
+    assert_eq!(document["noise"]["regressions"], serde_json::json!([]));
+    let _ = std::fs::remove_dir_all(&dir);
+}

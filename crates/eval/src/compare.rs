@@ -7,6 +7,10 @@
 //! ([`jevjudge_stats::mcnemar_exact`]): the pairs correct in exactly one run are the only ones
 //! that carry information about which run is better.
 //!
+//! With repeated runs (`eval --repeat`), a regression is a case whose correct rate fell by
+//! more than the noise the runs show, and McNemar's test runs on those cases; see
+//! [`crate::compare_noise`].
+//!
 //! Why refuse reports of different case sets? Accuracy over different cases is not a
 //! comparison; `--intersect` ([`CompareOptions::intersect`]) restricts both to the cases they
 //! share, and every figure (summaries included) is then computed over the pairs only.
@@ -188,6 +192,9 @@ pub struct Comparison {
     pub only_in_base: Vec<String>,
     /// With `intersect`: ids only CANDIDATE holds (left out).
     pub only_in_candidate: Vec<String>,
+    /// With repeated runs: the noise-aware rule that decided `regressions`, `fixes` and
+    /// `mcnemar_p` (see [`crate::compare_noise`]); `None` for single runs.
+    pub noise: Option<crate::compare_noise::NoiseRule>,
 }
 
 fn index(report: &Report, side: Side) -> Result<HashMap<&str, &Row>, CompareError> {
@@ -313,7 +320,14 @@ pub fn compare(
     } else {
         (Vec::new(), Vec::new())
     };
+    // Repeated runs: a case regresses only beyond the noise the runs show (issue 14).
+    let noise = crate::compare_noise::noise_rule(&base_rows, &candidate_rows);
+    if let Some(rule) = &noise {
+        regressions = rule.regressions.len() as u64;
+        fixes = rule.fixes.len() as u64;
+    }
     Ok(Comparison {
+        noise,
         pairs: base_rows.len() as u64,
         base: figures(base, &base_rows),
         candidate: figures(candidate, &candidate_rows),
@@ -355,6 +369,9 @@ pub struct CompareDocument {
     pub fixes: u64,
     /// McNemar's exact two-sided p-value.
     pub mcnemar_p: f64,
+    /// With repeated runs: each run's flip rate, the noise and the cases beyond it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::compare_noise::NoiseRule>,
 }
 
 impl Comparison {
@@ -372,6 +389,7 @@ impl Comparison {
             regressions: self.regressions,
             fixes: self.fixes,
             mcnemar_p: self.mcnemar_p,
+            noise: self.noise.clone(),
         }
     }
 

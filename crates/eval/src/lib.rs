@@ -20,6 +20,7 @@
 pub mod calibration;
 mod case;
 pub mod compare;
+pub mod compare_noise;
 mod evaluator;
 pub mod html;
 pub mod import;

@@ -143,12 +143,21 @@ impl ReplayBackend {
         }
     }
 
-    /// The most records any one request has (1 when none is repeated, 0 when empty): with
-    /// `eval --repeat N`, repeats beyond this number replay answers already served.
+    /// The most *distinct* recorded responses any one request has (1 when no request has two
+    /// different records, 0 when empty): with `eval --repeat N` above this number, repeats
+    /// replay answers already served, so the flip rate measures the recording, not the model.
     pub fn max_records_per_request(&self) -> usize {
         self.series
             .values()
-            .map(Vec::len)
+            .map(|responses| {
+                let mut distinct: Vec<&Response> = Vec::new();
+                for response in responses {
+                    if !distinct.contains(&response) {
+                        distinct.push(response);
+                    }
+                }
+                distinct.len()
+            })
             .max()
             .unwrap_or(usize::from(!self.index.is_empty()))
     }
