@@ -172,7 +172,13 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 .map_err(|e| InputError(format!("--new-version: {e}")))?;
             let text = match DefinitionFormat::from_path(out) {
                 Some(DefinitionFormat::Toml) => {
-                    let body = calibrated.to_toml_string();
+                    let body = calibrated.to_toml_string().map_err(|_| {
+                        InputError(format!(
+                            "--write-definition {}: the definition holds a JSON null in its \
+                             question content, which TOML cannot carry: write a .json file instead",
+                            out.display()
+                        ))
+                    })?;
                     format!(
                         "# Calibrated by `jevjudge calibrate` from {} ({} rows of {}).\n{body}{}",
                         args.report.display(),

@@ -22,7 +22,8 @@ pub struct Args {
         long,
         value_name = "HOST:PORT",
         default_value = "127.0.0.1:8787",
-        hide_default_value = true
+        hide_default_value = true,
+        value_parser = crate::output::listen_addr
     )]
     addr: SocketAddr,
 

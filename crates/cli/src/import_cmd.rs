@@ -66,13 +66,20 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .unwrap_or_else(jevjudge_wire::record::now_rfc3339);
     let imported = import_jevassert(&pack, &cases, predictions.as_deref(), &recorded_at)
         .map_err(|e| InputError(format!("{}: {e}", args.pack.display())))?;
+    let definition_toml = imported.definition.to_toml_string().map_err(|_| {
+        InputError(format!(
+            "{}: the pack's question content holds a null (`~`), which a TOML definition cannot \
+             carry: remove it from the pack",
+            args.pack.display()
+        ))
+    })?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| InputError(format!("cannot create {}: {e}", args.out.display())))?;
     let definition_text = format!(
         "# Imported by `jevjudge import jevassert` from {}.\n# pass_at_or_above = the pack's \
          `true` floor; fail_at_or_below = 1 - its `false` floor.\n{}",
         args.pack.display(),
-        imported.definition.to_toml_string()
+        definition_toml
     );
     write_atomic(&args.out.join("definition.toml"), &definition_text)?;
     write_atomic(&args.out.join("cases.jsonl"), &imported.cases_jsonl)?;

@@ -14,8 +14,8 @@ mod judge_cmd;
 mod limits;
 mod output;
 mod report_cmd;
-mod risk_output;
 mod reviews_cmd;
+mod risk_output;
 mod serve_cmd;
 mod store_cmd;
 

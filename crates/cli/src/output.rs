@@ -349,3 +349,40 @@ pub fn scope_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
         .unwrap_or(7)
         .min(40)
 }
+
+/// Parses `--addr HOST:PORT`: an IP address, or a host name such as `localhost` resolved once
+/// (the first IPv4 address when there is one, so `localhost:0` listens on 127.0.0.1).
+pub fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let addrs: Vec<std::net::SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("`{text}` is not HOST:PORT ({e})"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .ok_or_else(|| format!("`{text}` resolves to no address"))
+}
+
+#[cfg(test)]
+mod listen_addr_tests {
+    use super::listen_addr;
+
+    #[test]
+    fn localhost_with_port_zero_is_accepted() {
+        let addr = listen_addr("localhost:0").expect("localhost resolves");
+        assert!(addr.ip().is_loopback(), "{addr}");
+        assert_eq!(addr.port(), 0);
+        assert_eq!(
+            listen_addr("127.0.0.1:8080").unwrap(),
+            "127.0.0.1:8080".parse().unwrap()
+        );
+        assert!(listen_addr("localhost").is_err());
+        assert!(listen_addr("not a host:80").is_err());
+    }
+}

@@ -41,9 +41,9 @@ struct ListArgs {
     /// Only reviews with this caller reference.
     #[arg(long)]
     reference: Option<String>,
-    /// Only reviews of this definition version.
-    #[arg(long)]
-    version: Option<String>,
+    /// Only reviews of this definition version (`--version` is the program's version).
+    #[arg(long, value_name = "VERSION")]
+    definition_version: Option<String>,
     /// Only reviews with this status (PASS, FAIL, INCONCLUSIVE, ERROR).
     #[arg(long, value_parser = parse_status)]
     status: Option<String>,
@@ -119,7 +119,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
     let store = open(&args.store.store).await?;
     let filter = Filter {
         reference: args.reference,
-        version: args.version,
+        version: args.definition_version,
         status: args.status,
         since: args.since,
     };

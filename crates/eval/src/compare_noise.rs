@@ -182,6 +182,7 @@ mod tests {
             backend: BackendKind::Injected,
             complete: true,
             wall_millis: None,
+            stopped: None,
             overall,
             scenarios,
             rows,

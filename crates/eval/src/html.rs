@@ -174,6 +174,7 @@ pub fn to_html(report: &Report, options: &HtmlOptions<'_>) -> String {
     summary_table(&mut out, report);
     out.push_str("<p class=\"note\">Accuracy = correct ÷ total; abstentions (INCONCLUSIVE) and errors stay in the denominator. P50/P95 are nearest-rank over every row's review time.</p>\n</div>\n");
     error_table(&mut out, &report.overall);
+    run_notes(&mut out, report);
     out.push_str(&crate::risk_render::html(report));
 
     out.push_str("<h2>Scenarios</h2>\n<div class=\"panel\">\n");
@@ -1284,6 +1285,25 @@ fn n4(value: f64) -> String {
     }
 }
 
+/// Why a run stopped early (a refused key, a spending cap) and its HTTP attempts (issue 11).
+fn run_notes(out: &mut String, report: &Report) {
+    if let Some(stop) = &report.stopped {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\"><strong>Stopped:</strong> {}. The cases not run have no rows; \
+             <code>--resume</code> runs them.</p>",
+            escape(&stop.to_string())
+        );
+    }
+    if let Some(attempts) = &report.overall.attempts {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">HTTP attempts: {}</p>",
+            escape(&attempts.text())
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1522,5 +1542,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(case_text(&case), "{\n  \"message\": \"hi\"\n}");
+    }
+
+    #[test]
+    fn a_stopped_run_and_its_attempts_are_shown() {
+        let mut stopped = report(BackendKind::Systemone);
+        stopped.stopped = Some(jevjudge_client::limit::Stop::KeyRefused { status: 401 });
+        let mut attempts = jevjudge_client::limit::AttemptCounts::default();
+        attempts.total = 3;
+        attempts.by_status.insert(401, 1);
+        attempts.by_status.insert(200, 2);
+        stopped.overall.attempts = Some(attempts);
+        let html = to_html(&stopped, &HtmlOptions::default());
+        assert!(html.contains("<strong>Stopped:</strong>"), "{html}");
+        assert!(html.contains("401"));
+        assert!(html.contains("HTTP attempts: "));
+        let plain = to_html(&report(BackendKind::Systemone), &HtmlOptions::default());
+        assert!(!plain.contains("Stopped:") && !plain.contains("HTTP attempts"));
     }
 }

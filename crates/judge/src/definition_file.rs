@@ -186,9 +186,11 @@ impl Definition {
         file.build()
     }
 
-    /// The TOML form of this definition (loads back to an equal definition).
-    pub fn to_toml_string(&self) -> String {
-        toml::to_string(&DefinitionFile::of(self)).unwrap_or_default()
+    /// The TOML form of this definition (loads back to an equal definition). TOML has no
+    /// null: a definition whose question content holds a JSON `null` has no TOML form, and this
+    /// is then an error (write the JSON form instead), never an empty text.
+    pub fn to_toml_string(&self) -> Result<String, toml::ser::Error> {
+        toml::to_string(&DefinitionFile::of(self))
     }
 
     /// The JSON form of this definition.
@@ -330,8 +332,27 @@ instructions = "Is assistant_answer supported by supporting_context without inve
         let from_json = Definition::from_str_as(&json, DefinitionFormat::Json).unwrap();
         assert_eq!(from_toml, from_json);
         let round =
-            Definition::from_str_as(&from_toml.to_toml_string(), DefinitionFormat::Toml).unwrap();
+            Definition::from_str_as(&from_toml.to_toml_string().unwrap(), DefinitionFormat::Toml)
+                .unwrap();
         assert_eq!(round, from_toml);
+    }
+
+    // Found by fuzzing (fuzz/artifacts/definition/toml-form-drops-null-content.json): a null in
+    // question content has no TOML form; that must be an error, not an empty file.
+    #[test]
+    fn a_definition_holding_a_null_has_no_toml_form() {
+        let json = r#"{"version": "content-v1", "criteria": [{"id": "c", "question":
+            {"instructions": {"text": "Is `a` ok?", "parts": [1, 2.5, null]},
+             "criteria": {"true": ["yes"], "false": "no"}},
+            "expected": false, "fail_at_or_below": 0, "pass_at_or_above": 1}]}"#;
+        let definition = Definition::from_str_as(json, DefinitionFormat::Json).unwrap();
+        assert!(definition.to_toml_string().is_err());
+        let again = Definition::from_str_as(
+            &definition.to_json_value().to_string(),
+            DefinitionFormat::Json,
+        )
+        .unwrap();
+        assert_eq!(again, definition);
     }
 
     #[test]

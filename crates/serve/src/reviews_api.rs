@@ -136,9 +136,18 @@ pub(crate) async fn list_reviews(
     }
 }
 
-/// `GET /readyz`: 200 when the service can answer reviews (its decision log, if any, takes
-/// statements now), else 503. `/healthz` stays liveness.
+/// `GET /readyz`: 200 when the service can answer reviews (its backend has not refused the key
+/// and its decision log, if any, takes statements now), else 503. `/healthz` stays liveness.
 pub(crate) async fn readyz(State(state): State<ServeState>) -> Response {
+    // A backend that refused the key (401/403) answers every review with an ERROR: not ready
+    // until the service restarts with a working key (issue 11).
+    if !state.ready() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(serde_json::json!({"status": "not_ready", "backend": "key_refused"})),
+        )
+            .into_response();
+    }
     match state.decision_log() {
         None => Json(serde_json::json!({"status": "ready", "store": "none"})).into_response(),
         Some(log) => {
@@ -285,18 +294,20 @@ pub(crate) fn describe(
     paths["/readyz"] = json!({"get": {
         "operationId": "ready",
         "summary": "Readiness: 200 when reviews can be answered and kept; 503 while the \
-                    decision log is unavailable. No token needed. /healthz stays liveness.",
+                    decision log is unavailable or after the backend refused the key. No token needed. /healthz stays liveness.",
         "security": [],
         "responses": {
             "200": {"description": "Ready.", "content": {"application/json": {"schema": {
                 "type": "object", "required": ["status", "store"],
                 "properties": {"status": {"const": "ready"},
                                "store": {"enum": ["ok", "none"]}}}}}},
-            "503": {"description": "Not ready: the decision log is unavailable.",
+            "503": {"description": "Not ready: the decision log is unavailable (`store`), or \
+                                    the backend refused the API key (`backend`: key_refused).",
                     "content": {"application/json": {"schema": {
-                "type": "object", "required": ["status", "store"],
+                "type": "object", "required": ["status"],
                 "properties": {"status": {"const": "not_ready"},
-                               "store": {"const": "unavailable"}}}}}}
+                               "store": {"const": "unavailable"},
+                               "backend": {"const": "key_refused"}}}}}}
         }
     }});
 }

@@ -39,6 +39,7 @@ async fn a_refused_key_answers_every_later_review_without_sending_and_flags_not_
     .unwrap();
     let service = Service::start_state(state.clone()).await;
     assert!(state.ready());
+    assert_eq!(service.get("/readyz").await.status, 200);
     assert!(has_sample(&service.metrics_text(), "jevjudge_ready 1"));
 
     for _ in 0..3 {
@@ -52,6 +53,10 @@ async fn a_refused_key_answers_every_later_review_without_sending_and_flags_not_
     }
     assert_eq!(fake.request_count(), 1, "only the first review was sent");
     assert!(!state.ready());
+    let readyz = service.get("/readyz").await;
+    assert_eq!(readyz.status, 503);
+    assert_eq!(readyz.json()["backend"], "key_refused");
+    assert_eq!(service.get("/healthz").await.status, 200, "liveness stays");
     let text = service.metrics_text();
     assert!(has_sample(&text, "jevjudge_ready 0"), "{text}");
     assert!(

@@ -396,8 +396,8 @@ impl Store {
 
     /// Replayable `.jevl` records of the reviews whose state and answers are kept, oldest
     /// first, in batches: `each` gets every record; returns how many there were. Records of
-    /// answers that did not come from a model (backend `fake`, `fixture`, `injected`) carry
-    /// `meta.fixture = true`, so their replays say `fixture`.
+    /// answers that did not come from a model carry `meta.fake = true` (backend `fake`) or
+    /// `meta.fixture = true` (`fixture`, `injected`), so their replays say so.
     pub async fn export_records(
         &self,
         mut each: impl FnMut(Record) -> Result<(), StoreError>,
@@ -579,10 +579,12 @@ fn record_of(row: &AnyRow) -> Result<Record, StoreError> {
         ts,
     )
     .map_err(|_| corrupt("state"))?;
-    // Answers that did not come from a model (the fake, fixtures, injected backends) replay
-    // as `fixture`, never as a model's.
+    // Answers that did not come from a model never replay as a model's: the fake server's
+    // as `fake` (`meta.fake`), fixtures and injected backends as `fixture`.
     let backend: String = row.try_get("backend")?;
-    if !matches!(backend.as_str(), "systemone" | "replay") {
+    if backend == "fake" {
+        record.mark_fake();
+    } else if !matches!(backend.as_str(), "systemone" | "replay") {
         if let Some(meta) = record.meta.as_mut() {
             meta.insert("fixture".to_owned(), Value::Bool(true));
         }
