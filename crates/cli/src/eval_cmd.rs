@@ -287,6 +287,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     }
     let backend_kind = resolved.kind;
     let header = RowsHeader::from_digest(&definition, digest)
+        .with_repeats(args.repeat)
         .with_backend(backend_kind.to_string(), resolved.model.clone());
     let judge =
         Judge::new(resolved.backend.clone(), args.budget).map_err(|e| InputError(e.to_string()))?;

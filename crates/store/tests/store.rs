@@ -331,7 +331,8 @@ async fn kept_state_exports_as_replayable_records(url: StoreUrl) {
     let record = parse_line(lines.trim_end()).expect("a valid .jevl line");
     assert_eq!(record.model, "jev-1.13.0");
     assert_eq!(record.requested_model(), "jev-latest");
-    assert!(record.is_fixture(), "answers of the fake replay as fixture");
+    assert!(record.is_fake(), "answers of the fake replay as fake");
+    assert!(!record.is_fixture());
     assert_eq!(record.request.state, state);
     assert_eq!(Value::Object(record.answers.clone()), answers);
     assert_eq!(
