@@ -28,6 +28,7 @@ pub mod markdown;
 mod ordered_map;
 pub mod repeats;
 mod report;
+mod report_error;
 pub mod risk;
 mod risk_render;
 pub mod rows_file;
@@ -45,6 +46,7 @@ pub use evaluator::{
 };
 pub use repeats::{MAX_REPEATS, Repeated, RepeatedBuilder, Repeats};
 pub use report::{REPORT_FORMAT, Report};
+pub use report_error::ReportError;
 pub use risk::{Risk, RiskBuilder};
 pub use runner::{CONCURRENCY, MAX_CASES, Row, Run, RunObserver, Runner, RunnerError};
 pub use summary::{Outcome, SummariesBuilder, Summary, SummaryBuilder, error_key, summarize};
