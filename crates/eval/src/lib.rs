@@ -35,6 +35,8 @@ pub mod rows_file;
 mod runner;
 mod strict_json;
 mod summary;
+#[cfg(test)]
+mod test_support;
 
 pub use case::{
     Case, CaseInput, CasesError, CasesErrorKind, EvaluatorRequest, check_expected_findings,

@@ -23,24 +23,15 @@ pub enum ReportError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Report, summarize};
-    use jevjudge_judge::BackendKind;
+    use crate::Report;
 
     #[test]
     fn a_report_of_another_format_is_refused_by_name() {
         let error = Report::from_json(r#"{"format":"other"}"#).unwrap_err();
         assert!(matches!(error, ReportError::Json(_)), "{error:?}");
-        let (overall, scenarios) = summarize(&[], None);
         let report = Report {
             format: "jevjudge.report.v0".into(),
-            definition_version: "v1".into(),
-            backend: BackendKind::Replay,
-            complete: true,
-            wall_millis: None,
-            stopped: None,
-            overall,
-            scenarios,
-            rows: Vec::new(),
+            ..crate::test_support::report("v1", Vec::new())
         };
         let text = serde_json::to_string(&report).unwrap();
         let error = Report::from_json(&text).unwrap_err();

@@ -2,10 +2,8 @@
 //! document.
 
 use super::*;
-use crate::{Report, Row, summarize};
-use jevjudge_judge::{
-    BackendKind, Criterion, Definition, ErrorCode, Finding, Findings, Status, Verdict,
-};
+use crate::{Report, Row};
+use jevjudge_judge::{Criterion, Definition, ErrorCode, Finding, Findings, Status, Verdict};
 use jevjudge_stats::{Point, Thresholds};
 use std::time::Duration;
 
@@ -47,18 +45,7 @@ fn row(id: &str, expected_pass: bool, findings: &[(&str, f64, bool)]) -> Row {
 }
 
 fn report(rows: Vec<Row>) -> Report {
-    let (overall, scenarios) = summarize(&rows, None);
-    Report {
-        format: crate::REPORT_FORMAT.into(),
-        definition_version: "v1".into(),
-        backend: BackendKind::Replay,
-        complete: true,
-        wall_millis: None,
-        stopped: None,
-        overall,
-        scenarios,
-        rows,
-    }
+    crate::test_support::report("v1", rows)
 }
 
 #[test]
@@ -223,14 +210,8 @@ fn the_document_writes_the_metrics_fields_in_the_spec_order_and_reads_them_back(
     let calibration = calibrate(&report, &specs, &CalibrationSettings::default());
     let document = calibration.to_document();
     let json = serde_json::to_value(&document).unwrap();
-    let keys: Vec<&str> = json["criteria"]["x"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
     assert_eq!(
-        keys,
+        crate::test_support::keys(&json["criteria"]["x"]),
         [
             "n",
             "positives",
