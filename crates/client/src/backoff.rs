@@ -64,25 +64,48 @@ impl Default for Backoff {
 impl Backoff {
     /// The official SDK's schedule: `min(0.5 · 2^(k−1), 5.0)` s × `(1 − 0.25·U)`, whole ms.
     pub fn sdk() -> Backoff {
-        Backoff::exponential(SDK_INITIAL, SDK_MAX, SDK_JITTER)
+        Backoff {
+            schedule: Schedule::Exponential {
+                initial: SDK_INITIAL,
+                max: SDK_MAX,
+                jitter: SDK_JITTER,
+            },
+            seed: None,
+        }
     }
 
     /// An exponential schedule `min(initial · 2^(k−1), max) · (1 − jitter·U)`, U uniform in
-    /// [0, 1), rounded to whole milliseconds. `jitter` is clamped to [0, 1]; NaN means 0.
-    pub fn exponential(initial: Duration, max: Duration, jitter: f64) -> Backoff {
-        let jitter = if jitter.is_nan() {
-            0.0
-        } else {
-            jitter.clamp(0.0, 1.0)
-        };
-        Backoff {
+    /// [0, 1), rounded to whole milliseconds.
+    ///
+    /// `jitter` is the largest fraction of the wait taken off, so it must be a number in
+    /// [0, 1]; anything else (NaN, a negative number, more than 1, infinity) is refused with
+    /// [`InvalidJitter`] rather than quietly replaced by a value the caller did not ask for.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use jevjudge_client::Backoff;
+    ///
+    /// let second = Duration::from_secs(1);
+    /// assert!(Backoff::exponential(second, 10 * second, 0.1).is_ok());
+    /// let refused = Backoff::exponential(second, 10 * second, f64::NAN).unwrap_err();
+    /// assert_eq!(refused.to_string(), "backoff jitter must be a number in [0, 1], not NaN");
+    /// ```
+    pub fn exponential(
+        initial: Duration,
+        max: Duration,
+        jitter: f64,
+    ) -> Result<Backoff, InvalidJitter> {
+        if !(0.0..=1.0).contains(&jitter) {
+            return Err(InvalidJitter(jitter));
+        }
+        Ok(Backoff {
             schedule: Schedule::Exponential {
                 initial,
                 max,
                 jitter,
             },
             seed: None,
-        }
+        })
     }
 
     /// The same wait before every retry, without jitter (tests, or a known upstream).
@@ -145,6 +168,11 @@ impl Backoff {
     }
 }
 
+/// A jitter given to [`Backoff::exponential`] that is not a number in [0, 1].
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("backoff jitter must be a number in [0, 1], not {0}")]
+pub struct InvalidJitter(pub f64);
+
 /// The random draws of one call's backoff (see [`Backoff::jitter`]).
 #[derive(Debug, Clone)]
 pub struct Jitter(SmallRng);
@@ -190,15 +218,33 @@ mod tests {
     }
 
     #[test]
-    fn odd_draws_and_jitter_are_clamped() {
+    fn odd_draws_are_clamped() {
         let sdk = Backoff::sdk();
         assert_eq!(sdk.delay(1, f64::NAN), ms(500));
         assert_eq!(sdk.delay(1, -3.0), ms(500));
         assert_eq!(sdk.delay(1, 7.0), ms(375));
-        let wild = Backoff::exponential(ms(100), ms(100), f64::INFINITY);
-        assert_eq!(wild.delay(1, 1.0), Duration::ZERO);
-        let none = Backoff::exponential(ms(100), ms(1000), f64::NAN);
+        let full = Backoff::exponential(ms(100), ms(100), 1.0).unwrap();
+        assert_eq!(full.delay(1, 1.0), Duration::ZERO);
+        let none = Backoff::exponential(ms(100), ms(1000), 0.0).unwrap();
         assert_eq!(none.delay(2, 0.9), ms(200));
+    }
+
+    #[test]
+    fn a_jitter_outside_zero_to_one_is_refused_not_clamped() {
+        for jitter in [f64::NAN, -0.1, 1.000_001, f64::INFINITY, f64::NEG_INFINITY] {
+            let refused = Backoff::exponential(ms(100), ms(1000), jitter).unwrap_err();
+            assert!(
+                refused.0.to_bits() == jitter.to_bits(),
+                "{jitter}: {refused}"
+            );
+        }
+        assert_eq!(
+            Backoff::exponential(ms(100), ms(1000), -0.5)
+                .unwrap_err()
+                .to_string(),
+            "backoff jitter must be a number in [0, 1], not -0.5"
+        );
+        assert!(Backoff::exponential(ms(100), ms(1000), 0.25).is_ok());
     }
 
     #[test]
@@ -237,10 +283,16 @@ mod tests {
 
         #[test]
         fn delay_never_panics(retry in any::<u32>(), unit in any::<f64>(),
-                              initial in any::<u64>(), max in any::<u64>(), jitter in any::<f64>()) {
-            let backoff = Backoff::exponential(ms(initial), ms(max), jitter);
-            let wait = backoff.delay(retry, unit);
-            prop_assert!(wait <= ms(max));
+                              initial in any::<u64>(), max in any::<u64>(),
+                              jitter in prop_oneof![0.0f64..=1.0, any::<f64>()]) {
+            match Backoff::exponential(ms(initial), ms(max), jitter) {
+                Ok(backoff) => {
+                    prop_assert!((0.0..=1.0).contains(&jitter));
+                    let wait = backoff.delay(retry, unit);
+                    prop_assert!(wait <= ms(max));
+                }
+                Err(refused) => prop_assert!(!(0.0..=1.0).contains(&refused.0)),
+            }
         }
     }
 }

@@ -344,15 +344,11 @@ impl Clone for Error {
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.inner.kind {
-            ErrorKind::InvalidAnswers(error) => Some(error),
-            ErrorKind::RequestRefused(error) => Some(error),
-            _ => None,
-        }
-    }
-}
+/// No `source()`: the Display text already ends with the cause (`invalid response: …`,
+/// `request not sent: …`), and an error that also returned it would show it twice in a
+/// report that walks the chain (anyhow's `{:#}`). The cause stays reachable through
+/// [`Error::kind`] ([`ErrorKind::InvalidAnswers`], [`ErrorKind::RequestRefused`]).
+impl std::error::Error for Error {}
 
 #[cfg(test)]
 mod tests {
@@ -497,5 +493,29 @@ mod tests {
             error.to_string(),
             "authentication failed (http status 401): invalid key"
         );
+    }
+
+    /// Every message of an error and its sources, joined as anyhow's `{:#}` joins them.
+    fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+        let mut parts = vec![error.to_string()];
+        let mut next = error.source();
+        while let Some(source) = next {
+            parts.push(source.to_string());
+            next = source.source();
+        }
+        parts.join(": ")
+    }
+
+    #[test]
+    fn the_cause_is_shown_once_when_the_chain_is_walked() {
+        let refused = Error::new(ErrorKind::RequestRefused(RequestError::QuestionsEmpty), 0);
+        assert_eq!(
+            chain(&refused),
+            "request not sent: questions must not be empty"
+        );
+        let invalid = Error::new(ErrorKind::InvalidAnswers(AnswerError::BodyUnreadable), 1);
+        let cause = AnswerError::BodyUnreadable.to_string();
+        assert_eq!(chain(&invalid), format!("invalid response: {cause}"));
+        assert_eq!(chain(&invalid).matches(&cause).count(), 1);
     }
 }

@@ -95,7 +95,7 @@ mod retry_after;
 mod transport;
 mod url;
 
-pub use backoff::{Backoff, Jitter};
+pub use backoff::{Backoff, InvalidJitter, Jitter};
 pub use client::{
     CallOptions, Client, Exchange, FALLBACK_REQUEST_ID_HEADER, REQUEST_ID_HEADER,
     RETRY_COUNT_HEADER, USER_AGENT,

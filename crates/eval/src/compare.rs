@@ -452,18 +452,7 @@ mod tests {
     }
 
     fn report(rows: Vec<Row>) -> Report {
-        let (overall, scenarios) = summarize(&rows, None);
-        Report {
-            format: crate::REPORT_FORMAT.into(),
-            definition_version: "v".into(),
-            backend: BackendKind::Replay,
-            complete: true,
-            wall_millis: None,
-            stopped: None,
-            overall,
-            scenarios,
-            rows,
-        }
+        crate::test_support::report("v", rows)
     }
 
     use Status::{Error as E, Fail as F, Inconclusive as I, Pass as P};
@@ -513,14 +502,8 @@ mod tests {
         assert_eq!(comparison.base.summary.correct, 4);
         assert_eq!(comparison.candidate.summary.correct, 3);
         let document = serde_json::to_value(comparison.to_document()).unwrap();
-        let keys: Vec<&str> = document
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
         assert_eq!(
-            keys,
+            crate::test_support::keys(&document),
             [
                 "pairs",
                 "base",

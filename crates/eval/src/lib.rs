@@ -29,12 +29,15 @@ pub mod markdown;
 mod ordered_map;
 pub mod repeats;
 mod report;
+mod report_error;
 pub mod risk;
 mod risk_render;
 pub mod rows_file;
 mod runner;
 mod strict_json;
 mod summary;
+#[cfg(test)]
+mod test_support;
 
 pub use case::{
     Case, CaseInput, CasesError, CasesErrorKind, EvaluatorRequest, check_expected_findings,
@@ -46,6 +49,7 @@ pub use evaluator::{
 };
 pub use repeats::{MAX_REPEATS, Repeated, RepeatedBuilder, Repeats};
 pub use report::{REPORT_FORMAT, Report};
+pub use report_error::ReportError;
 pub use risk::{Risk, RiskBuilder};
 pub use runner::{CONCURRENCY, MAX_CASES, Row, Run, RunObserver, Runner, RunnerError};
 pub use summary::{Outcome, SummariesBuilder, Summary, SummaryBuilder, error_key, summarize};

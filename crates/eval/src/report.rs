@@ -53,10 +53,12 @@ impl Report {
     }
 
     /// Reads a report, refusing other formats.
-    pub fn from_json(text: &str) -> Result<Report, String> {
-        let report: Report = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_json(text: &str) -> Result<Report, crate::ReportError> {
+        let report: Report = serde_json::from_str(text).map_err(crate::ReportError::Json)?;
         if report.format != REPORT_FORMAT {
-            return Err(format!("format `{}` is not {REPORT_FORMAT}", report.format));
+            return Err(crate::ReportError::Format {
+                found: report.format,
+            });
         }
         Ok(report)
     }

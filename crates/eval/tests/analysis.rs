@@ -183,8 +183,8 @@ async fn recommended_thresholds_decide_the_replayed_findings_as_promised() {
     assert_eq!(document.definition_version, "support-draft-v1");
     assert_eq!(document.criteria.len(), 2);
     for (id, criterion) in &document.criteria {
-        assert_eq!(criterion.n, 120, "{id}");
-        assert!(criterion.auroc.unwrap() > 0.8, "{id}");
+        assert_eq!(criterion.metrics.n, 120, "{id}");
+        assert!(criterion.metrics.auroc.unwrap() > 0.8, "{id}");
         assert!(
             criterion.recommendation.is_some(),
             "{id}: {:?}",

@@ -60,19 +60,19 @@
 
 mod binomial;
 mod bootstrap;
-mod calibration;
 mod clustered;
 mod percentile;
+mod scoring;
 mod thresholds;
 
 pub use binomial::{mcnemar_exact, wilson, wilson_lower};
 pub use bootstrap::{SplitMix64, resample_indices};
-pub use calibration::{
+pub use clustered::{clustered_wilson, effective_trials, wilson_effective};
+pub use percentile::{nearest_rank, nearest_rank_index, p50_p95};
+pub use scoring::{
     Bin, LOG_LOSS_EPSILON, Point, auroc, brier, ece, log_loss, mce, reliability_equal_mass,
     reliability_equal_width,
 };
-pub use clustered::{clustered_wilson, effective_trials, wilson_effective};
-pub use percentile::{nearest_rank, nearest_rank_index, p50_p95};
 pub use thresholds::{
     Choice, Decision, NoChoice, OutOfBag, Tally, Targets, Thresholds, choose, out_of_bag, tally,
 };

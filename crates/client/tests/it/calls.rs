@@ -66,10 +66,7 @@ async fn the_configured_model_is_sent_and_reported() {
         .model("jev-preview")
         .build()
         .unwrap();
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.requested_model, "jev-preview");
     assert_eq!(exchange.response.model.as_deref(), Some("jev-1.13.0"));
     assert_eq!(
@@ -135,10 +132,7 @@ async fn a_200_with_bad_answers_is_never_retried_and_keeps_model_and_usage() {
     let body = r#"{"model":"jev-1.13.0","answers":{"supported":{"type":"noul","noul":1.5}},"usage":{"input_tokens":300,"output_tokens":20}}"#;
     let script = Scripted::always(respond(200, body));
     let client = builder(script.clone()).build().unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(
         error.kind(),
         &ErrorKind::InvalidAnswers(AnswerError::ProbabilityOutOfRange {
@@ -171,10 +165,7 @@ async fn unreadable_200_bodies_are_body_unreadable() {
     for body in cases {
         let script = Scripted::always(respond(200, body));
         let client = builder(script.clone()).build().unwrap();
-        let error = client
-            .system_one(&noul_request(), CallOptions::default())
-            .await
-            .unwrap_err();
+        let error = call(&client).await.unwrap_err();
         assert_eq!(error.detail(), Detail::BodyUnreadable, "{body:?}");
         assert_eq!(error.model(), None);
         assert_eq!(script.sent().len(), 1);
@@ -185,10 +176,7 @@ async fn unreadable_200_bodies_are_body_unreadable() {
         r#"{"model":"jev-1.13.0","usage":{"input_tokens":1,"output_tokens":2}}"#,
     ));
     let client = builder(script).build().unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.detail(), Detail::BodyUnreadable);
     assert_eq!(error.model(), Some("jev-1.13.0"));
     assert_eq!(error.usage().map(|u| u.output_tokens), Some(2));
@@ -211,10 +199,7 @@ async fn missing_and_extra_answers_are_reported() {
         let client = builder(Scripted::always(respond(200, body)))
             .build()
             .unwrap();
-        let error = client
-            .system_one(&noul_request(), CallOptions::default())
-            .await
-            .unwrap_err();
+        let error = call(&client).await.unwrap_err();
         assert_eq!(error.detail(), detail);
     }
 }
@@ -225,10 +210,7 @@ async fn usage_that_is_not_integer_counts_is_unknown() {
     let client = builder(Scripted::always(respond(200, body)))
         .build()
         .unwrap();
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.response.usage, None);
 }
 
@@ -239,10 +221,7 @@ async fn the_request_id_falls_back_to_x_request_id() {
         .retries(0)
         .build()
         .unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.request_id(), Some("gw_42"));
     // An absurd id is dropped rather than logged.
     let response = jevjudge_client::HttpResponse::new(503, "")
@@ -251,10 +230,7 @@ async fn the_request_id_falls_back_to_x_request_id() {
         .retries(0)
         .build()
         .unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.request_id(), None);
 }
 
@@ -268,10 +244,7 @@ async fn no_key_means_no_authorization_header() {
         .transport(script.clone())
         .build()
         .unwrap();
-    client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    call(&client).await.unwrap();
     assert_eq!(script.sent()[0].request.header("authorization"), None);
 }
 

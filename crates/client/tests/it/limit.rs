@@ -3,10 +3,7 @@
 
 use std::time::Duration;
 
-use jevjudge_client::{
-    CallOptions,
-    limit::{LimitConfig, Limiter, Stop},
-};
+use jevjudge_client::limit::{LimitConfig, Limiter, Stop};
 use tokio::time::Instant;
 
 use crate::support::*;
@@ -25,10 +22,7 @@ async fn attempts_reach_the_limiter_and_retry_after_holds_back_the_next_call() {
         .unwrap();
     let start = Instant::now();
     let permit = limiter.acquire(10).await.unwrap();
-    client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    call(&client).await.unwrap();
     drop(permit);
     assert_eq!(script.attempt_times()[1], Duration::from_secs(3));
     // The floor (3 s from the 429) has passed: the next review starts at once.
@@ -55,12 +49,7 @@ async fn a_401_stops_every_later_admission() {
         .build()
         .unwrap();
     let permit = limiter.acquire(10).await.unwrap();
-    assert!(
-        client
-            .system_one(&noul_request(), CallOptions::default())
-            .await
-            .is_err()
-    );
+    assert!(call(&client).await.is_err());
     drop(permit);
     assert_eq!(
         limiter.acquire(10).await.unwrap_err(),

@@ -40,10 +40,7 @@ async fn errors_never_show_the_key_the_request_or_raw_bodies() {
             .await
             .unwrap_err();
         assert_clean(&renderings(&error));
-        let error = client
-            .system_one(&noul_request(), CallOptions::default())
-            .await
-            .unwrap_err();
+        let error = call(&client).await.unwrap_err();
         assert_clean(&renderings(&error));
     }
 }
@@ -54,10 +51,7 @@ async fn a_422_keeps_only_loc_and_msg() {
     let client = builder(Scripted::always(respond(422, body)))
         .build()
         .unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(
         error.message(),
         Some("questions: Dictionary should have at least 1 item after validation, not 0")
@@ -72,10 +66,7 @@ async fn client_key_and_exchange_debug_are_clean() {
     assert_clean(&format!("{client:?} {client:#?}"));
     let key = ApiKey::new(KEY).unwrap();
     assert_clean(&format!("{key:?} {key}"));
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_clean(&format!("{exchange:?}"));
     assert_clean(&format!("{:?}", script.sent()));
 }

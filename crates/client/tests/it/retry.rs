@@ -18,10 +18,7 @@ fn budget(duration: Duration) -> CallOptions {
 async fn table_429_then_200_is_two_attempts_and_success() {
     let script = Scripted::new([respond(429, "{}"), ok()]);
     let client = builder(script.clone()).build().unwrap();
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.attempts, 2);
     assert_eq!(script.sent().len(), 2);
     assert_eq!(exchange.request_id.as_deref(), Some("req_200"));
@@ -37,10 +34,7 @@ async fn table_529_three_times_is_three_attempts_then_overloaded() {
         r#"{"detail":{"error_type":"overloaded_error","message":"Overloaded"}}"#,
     ));
     let client = builder(script.clone()).build().unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.kind(), &ErrorKind::Overloaded);
     assert_eq!(error.detail(), Detail::HttpStatus(529));
     assert_eq!(error.detail().to_string(), "http_status_529");
@@ -62,10 +56,7 @@ async fn table_529_three_times_is_three_attempts_then_overloaded() {
 async fn table_401_is_one_attempt_and_never_retried() {
     let script = Scripted::always(respond(401, r#"{"message":"invalid key"}"#));
     let client = builder(script.clone()).build().unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.kind(), &ErrorKind::Auth);
     assert_eq!(error.detail().to_string(), "http_status_401");
     assert_eq!(error.attempts(), 1);
@@ -84,10 +75,7 @@ async fn table_retry_after_ms_replaces_the_backoff() {
         .backoff(Backoff::fixed(secs(2)))
         .build()
         .unwrap();
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.attempts, 2);
     assert_eq!(script.attempt_times(), vec![Duration::ZERO, ms(250)]);
 }
@@ -161,10 +149,7 @@ async fn table_stalled_server_with_long_attempt_timeout_hits_the_budget() {
 async fn table_second_attempt_carries_retry_count_1() {
     let script = Scripted::new([respond(503, "{}"), respond(503, "{}"), ok()]);
     let client = builder(script.clone()).build().unwrap();
-    client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    call(&client).await.unwrap();
     let counts: Vec<Option<String>> = script
         .sent()
         .iter()
@@ -186,10 +171,7 @@ async fn retry_after_one_second_puts_attempts_exactly_one_second_apart() {
         ok(),
     ]);
     let client = builder(script.clone()).build().unwrap();
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.attempts, 2);
     assert_eq!(script.attempt_times(), vec![Duration::ZERO, secs(1)]);
 }
@@ -230,10 +212,7 @@ async fn a_plain_call_whose_retry_does_not_fit_returns_the_last_error() {
         .build()
         .unwrap();
     let start = Instant::now();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(start.elapsed(), secs(1));
     assert_eq!(error.kind(), &ErrorKind::Server);
     assert_eq!(error.detail(), Detail::HttpStatus(500));
@@ -250,10 +229,7 @@ async fn a_plain_call_stalled_past_the_call_timeout_is_a_deadline_error() {
         .build()
         .unwrap();
     let start = Instant::now();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(start.elapsed(), secs(3));
     assert_eq!(error.detail(), Detail::BudgetElapsed);
 }
@@ -288,10 +264,7 @@ async fn a_timeout_then_a_success_is_a_success() {
         .backoff(Backoff::fixed(Duration::ZERO))
         .build()
         .unwrap();
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.attempts, 2);
 }
 
@@ -332,10 +305,7 @@ async fn a_deadline_already_passed_sends_nothing() {
 async fn a_slow_response_within_the_attempt_timeout_succeeds() {
     let script = Scripted::always(Step::RespondAfter(ms(4900), json(200, NOUL_OK)));
     let client = builder(script.clone()).build().unwrap();
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.attempts, 1);
 }
 
@@ -351,10 +321,7 @@ async fn a_server_wait_over_60_s_is_ignored_for_the_backoff() {
         .backoff(Backoff::fixed(ms(700)))
         .build()
         .unwrap();
-    client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    call(&client).await.unwrap();
     assert_eq!(script.attempt_times(), vec![Duration::ZERO, ms(700)]);
 }
 
@@ -372,10 +339,7 @@ async fn an_unparsable_server_wait_is_ignored() {
         .backoff(Backoff::fixed(ms(700)))
         .build()
         .unwrap();
-    client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    call(&client).await.unwrap();
     assert_eq!(script.attempt_times(), vec![Duration::ZERO, ms(700)]);
 }
 
@@ -390,10 +354,7 @@ async fn a_retry_after_date_is_honoured() {
         .backoff(Backoff::fixed(ms(10)))
         .build()
         .unwrap();
-    client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    call(&client).await.unwrap();
     let second = script.attempt_times()[1];
     // HTTP dates have whole seconds, so the wait is 2–3 s.
     assert!(secs(2) <= second && second <= secs(3), "{second:?}");
@@ -406,10 +367,7 @@ async fn retry_after_zero_retries_immediately() {
         ok(),
     ]);
     let client = builder(script.clone()).build().unwrap();
-    client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    call(&client).await.unwrap();
     assert_eq!(script.attempt_times(), vec![Duration::ZERO, Duration::ZERO]);
 }
 
@@ -423,10 +381,7 @@ async fn a_server_wait_on_a_final_response_changes_nothing() {
         .with_header("Retry-After", "1"),
     ));
     let client = builder(script.clone()).build().unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.kind(), &ErrorKind::InvalidRequest);
     assert_eq!(error.attempts(), 1);
     assert_eq!(error.message(), Some("Unknown model: jev-typo"));
@@ -448,10 +403,7 @@ async fn retryable_statuses_and_connection_failures_are_retried_then_succeed() {
     ] {
         let script = Scripted::new([first, ok()]);
         let client = builder(script.clone()).build().unwrap();
-        let exchange = client
-            .system_one(&noul_request(), CallOptions::default())
-            .await
-            .unwrap();
+        let exchange = call(&client).await.unwrap();
         assert_eq!(exchange.attempts, 2);
     }
 }
@@ -503,10 +455,7 @@ async fn final_statuses_are_not_retried() {
     for (status, body, kind, detail) in cases {
         let script = Scripted::always(respond(*status, body));
         let client = builder(script.clone()).build().unwrap();
-        let error = client
-            .system_one(&noul_request(), CallOptions::default())
-            .await
-            .unwrap_err();
+        let error = call(&client).await.unwrap_err();
         assert_eq!(error.kind(), kind, "{status}");
         assert_eq!(error.detail().to_string(), *detail, "{status}");
         assert_eq!(script.sent().len(), 1, "{status} must not be retried");
@@ -517,10 +466,7 @@ async fn final_statuses_are_not_retried() {
 async fn connection_failures_end_as_transport_after_retries() {
     let script = Scripted::always(Step::Fail(TransportErrorKind::Closed));
     let client = builder(script.clone()).build().unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.kind(), &ErrorKind::Transport);
     assert_eq!(error.detail(), Detail::Transport);
     assert_eq!(error.attempts(), 3);
@@ -531,10 +477,7 @@ async fn connection_failures_end_as_transport_after_retries() {
 async fn zero_retries_means_one_attempt() {
     let script = Scripted::always(respond(503, "{}"));
     let client = builder(script.clone()).retries(0).build().unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.kind(), &ErrorKind::Server);
     assert_eq!(script.sent().len(), 1);
 }
@@ -549,10 +492,7 @@ async fn a_429_after_retries_is_rate_limited_with_its_wait() {
         .with_header("retry-after-ms", "5"),
     ));
     let client = builder(script.clone()).build().unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.kind(), &ErrorKind::RateLimited);
     assert_eq!(error.retry_after(), Some(ms(5)));
     assert_eq!(script.attempt_times(), vec![Duration::ZERO, ms(5), ms(10)]);
@@ -576,10 +516,7 @@ async fn the_hook_sees_every_attempt() {
         .on_attempt(events.hook())
         .build()
         .unwrap();
-    client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    call(&client).await.unwrap();
     let seen: Vec<(u32, u32, AttemptOutcome, Duration)> = events
         .all()
         .iter()

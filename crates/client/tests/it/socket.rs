@@ -12,7 +12,7 @@ use jevjudge_wire::{DEFAULT_MODEL, Detail};
 use serde_json::json;
 use tokio::time::Instant;
 
-use crate::support::{KEY, mixed_request, ms, noul_request};
+use crate::support::{KEY, call, mixed_request, ms, noul_request};
 
 async fn fake(config: Config) -> FakeServer {
     let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
@@ -98,10 +98,7 @@ async fn the_second_attempt_carries_retry_count_1() {
             .then(Fault::Html(503)),
     );
     let client = client_for(&server).build().unwrap();
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.attempts, 3);
     let counts: Vec<Option<String>> = server
         .journal()
@@ -119,10 +116,7 @@ async fn server_waits_are_honoured() {
     server.script(FaultPlan::new().then(Fault::RetryAfterMs(120)));
     let client = client_for(&server).build().unwrap();
     let start = Instant::now();
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.attempts, 2);
     assert!(start.elapsed() >= ms(120), "{:?}", start.elapsed());
 
@@ -214,10 +208,7 @@ async fn status_faults_map_to_kinds_and_details() {
     for (fault, kind, detail, attempts) in cases {
         server.script(FaultPlan::always(fault.clone()));
         let before = server.request_count();
-        let error = client
-            .system_one(&noul_request(), CallOptions::default())
-            .await
-            .unwrap_err();
+        let error = call(&client).await.unwrap_err();
         assert_eq!(error.kind(), &kind, "{fault:?}");
         assert_eq!(error.detail(), detail, "{fault:?}");
         assert_eq!(error.attempts() as usize, attempts, "{fault:?}");
@@ -240,10 +231,7 @@ async fn a_redirect_is_not_followed() {
         body: Vec::new(),
     }));
     let client = client_for(&server).build().unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.kind(), &ErrorKind::Status);
     assert_eq!(error.detail(), Detail::HttpStatus(302));
     assert_eq!(error.attempts(), 1);
@@ -263,10 +251,7 @@ async fn connection_faults_end_as_transport_after_retries() {
     for fault in [Fault::Close, Fault::CloseMidBody] {
         server.script(FaultPlan::always(fault.clone()));
         let before = server.request_count();
-        let error = client
-            .system_one(&noul_request(), CallOptions::default())
-            .await
-            .unwrap_err();
+        let error = call(&client).await.unwrap_err();
         assert_eq!(error.kind(), &ErrorKind::Transport, "{fault:?}");
         assert_eq!(error.detail(), Detail::Transport, "{fault:?}");
         assert_eq!(error.attempts(), 3, "{fault:?}");
@@ -274,10 +259,7 @@ async fn connection_faults_end_as_transport_after_retries() {
     }
     // A close, then an answer: the retry succeeds.
     server.script(FaultPlan::new().then(Fault::Close));
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.attempts, 2);
     server.shutdown().await;
 }
@@ -294,10 +276,7 @@ async fn a_refused_connection_is_transport_connect() {
         .backoff(Backoff::fixed(ms(5)))
         .build()
         .unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.kind(), &ErrorKind::Transport);
     assert_eq!(error.transport_kind(), Some(TransportErrorKind::Connect));
     assert_eq!(error.attempts(), 3);
@@ -338,10 +317,7 @@ async fn slow_and_stalled_servers_time_out() {
     );
 
     server.script(FaultPlan::always(Fault::Delay(ms(20))));
-    let exchange = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap();
+    let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.attempts, 1);
     server.shutdown().await;
 }
@@ -478,10 +454,7 @@ async fn auth_failures_are_not_retried() {
 async fn an_unknown_model_and_a_wrong_route_are_final() {
     let server = fake(Config::default()).await;
     let client = client_for(&server).model("jev-typo").build().unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.kind(), &ErrorKind::InvalidRequest);
     assert_eq!(error.detail(), Detail::HttpStatus(400));
     assert_eq!(error.message(), Some("Unknown model: jev-typo"));
@@ -490,10 +463,7 @@ async fn an_unknown_model_and_a_wrong_route_are_final() {
         .base_url(format!("{}/gateway", server.url()))
         .build()
         .unwrap();
-    let error = client
-        .system_one(&noul_request(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let error = call(&client).await.unwrap_err();
     assert_eq!(error.detail(), Detail::HttpStatus(404));
     assert_eq!(error.attempts(), 1);
     assert_eq!(error.message(), Some("Not Found"));

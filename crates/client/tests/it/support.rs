@@ -10,8 +10,8 @@ use std::{
 };
 
 use jevjudge_client::{
-    ApiKey, AttemptEvent, Backoff, Client, ClientBuilder, HttpRequest, HttpResponse, Transport,
-    TransportError, TransportErrorKind,
+    ApiKey, AttemptEvent, Backoff, CallOptions, Client, ClientBuilder, Exchange, HttpRequest,
+    HttpResponse, Transport, TransportError, TransportErrorKind,
 };
 use jevjudge_wire::{ChoiceOption, ChoiceQuestion, Content, NoulQuestion, Questions, Request};
 use serde_json::json;
@@ -217,6 +217,13 @@ pub fn builder<T: Transport>(transport: T) -> ClientBuilder<T> {
         .base_url("https://api.typesafe.ai")
         .backoff(Backoff::sdk().with_seed(7))
         .transport(transport)
+}
+
+/// One call of [`noul_request`] with the default options.
+pub async fn call<T: Transport>(client: &Client<T>) -> Result<Exchange, jevjudge_client::Error> {
+    client
+        .system_one(&noul_request(), CallOptions::default())
+        .await
 }
 
 /// Collects the attempt events of a client.

@@ -1,0 +1,58 @@
+//! Calibration of a report's per-criterion probabilities, and threshold advice (the
+//! `calibrate` command; cli-and-formats.md §1.5).
+//!
+//! A report keeps every finding's yes-probability p and p′, so calibration needs no backend
+//! call: [`extract`] pairs each row's p with the criterion's *label* — whether the condition
+//! really holds — and [`calibrate`] computes, per criterion:
+//!
+//! - on the raw p against that label: count, positives (base rate), Brier, log loss, AUROC,
+//!   ECE over [`BINS`] equal-width bins and over [`BINS`] equal-mass bins, MCE and the
+//!   reliability table (both over the equal-width bins);
+//! - on p′ against "the expectation holds" (the label when a yes is expected, its negation
+//!   otherwise): a joint recommendation of `(fail_at_or_below, pass_at_or_above)` from
+//!   [`jevjudge_stats::choose`] — the pair that abstains least while the Wilson lower bounds
+//!   (z = [`Z`]) of the PASS and FAIL precisions reach the targets — checked by an out-of-bag
+//!   bootstrap ([`jevjudge_stats::out_of_bag`], [`RESAMPLES`] seeded resamples).
+//!
+//! Why refuse instead of always printing a number? Advice fitted to a handful of cases, or to
+//! probabilities that do not rank the classes, would look as precise as good advice. So a
+//! criterion gets a [`Refusal`] with its reason when a class has fewer than [`MIN_CLASS`]
+//! cases, when AUROC is below [`MIN_AUROC`], when no pair meets the targets, or when the
+//! out-of-bag check meets them in fewer than [`MIN_OUT_OF_BAG_RATE`] of the resamples.
+//!
+//! # Labels
+//!
+//! A row's label for a criterion is its `expected_findings` entry. For a one-criterion
+//! definition a row without one takes it from `expected_pass`, with `expected` taken into
+//! account: the condition holds when `expected_pass == expected`. Rows without a finding
+//! (ERROR verdicts) or without a label are counted and left out.
+//!
+//! # Layout
+//!
+//! One job per file: `settings` (the documented constants and [`CalibrationSettings`]),
+//! `labels` (criteria and each row's label, [`extract`]),
+//! `metrics` ([`CriterionMetrics`]), `advice` (recommendations, refusals, [`Calibration`]),
+//! `document` (the `--json` document) and `version` ([`calibrated_version`]).
+
+mod advice;
+mod document;
+mod labels;
+mod metrics;
+mod settings;
+#[cfg(test)]
+mod tests;
+mod version;
+
+pub use advice::{Calibration, CriterionCalibration, Recommendation, Refusal, calibrate};
+pub use document::{
+    CalibrationDocument, CriterionDocument, RecommendationDocument, ReliabilityBin,
+};
+pub use labels::{
+    CalibrationError, CriterionPoints, CriterionSpec, LabelledPoint, check_criteria, extract,
+    infer_criteria,
+};
+pub use metrics::{CriterionMetrics, Metrics, metrics};
+pub use settings::{
+    BINS, CalibrationSettings, MIN_AUROC, MIN_CLASS, MIN_OUT_OF_BAG_RATE, RESAMPLES, SEED, Z,
+};
+pub use version::calibrated_version;

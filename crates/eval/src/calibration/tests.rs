@@ -1,0 +1,252 @@
+//! Unit tests of the calibration module: labels, refusals, recommendations, versions and the
+//! document.
+
+use super::*;
+use crate::{Report, Row};
+use jevjudge_judge::{Criterion, Definition, ErrorCode, Finding, Findings, Status, Verdict};
+use jevjudge_stats::{Point, Thresholds};
+use std::time::Duration;
+
+fn row(id: &str, expected_pass: bool, findings: &[(&str, f64, bool)]) -> Row {
+    let findings = Findings::new(
+        findings
+            .iter()
+            .map(|(criterion, p, expected)| {
+                (
+                    (*criterion).to_owned(),
+                    Finding {
+                        status: Status::Inconclusive,
+                        yes_probability: *p,
+                        expected_probability: if *expected { *p } else { 1.0 - *p },
+                    },
+                )
+            })
+            .collect(),
+    );
+    Row {
+        repeats: None,
+        scenario: "s".into(),
+        id: id.into(),
+        expected_pass,
+        pass: false,
+        score: 0.0,
+        verdict: Verdict {
+            definition_version: "v1".into(),
+            status: Status::Inconclusive,
+            error: ErrorCode::None,
+            detail: None,
+            findings,
+            model: None,
+            usage: None,
+            elapsed: Duration::from_millis(1),
+        },
+        expected_findings: None,
+    }
+}
+
+fn report(rows: Vec<Row>) -> Report {
+    crate::test_support::report("v1", rows)
+}
+
+#[test]
+fn one_criterion_labels_come_from_expected_pass_with_expected_taken_into_account() {
+    let rows = vec![
+        row("a", true, &[("risk", 0.1, false)]),
+        row("b", false, &[("risk", 0.9, false)]),
+    ];
+    let specs = infer_criteria(&report(rows.clone())).unwrap();
+    assert_eq!(specs.len(), 1);
+    assert!(!specs[0].expected);
+    let points = extract(&report(rows), &specs);
+    // expected = false: a draft that should pass is one where the risk does NOT hold.
+    let holds: Vec<bool> = points[0].points.iter().map(|p| p.holds).collect();
+    assert_eq!(holds, [false, true]);
+    assert_eq!(points[0].from_expected_pass, 2);
+    // p′ = 1 − p and the expectation label flips back.
+    let expectation = points[0].expectation_points();
+    assert_eq!(expectation[0], Point::new(1.0 - 0.1, true));
+}
+
+#[test]
+fn expected_findings_win_and_multi_criterion_rows_without_labels_are_left_out() {
+    let mut labelled = row("a", true, &[("x", 0.8, true), ("y", 0.3, true)]);
+    labelled.expected_findings = Some(vec![("x".into(), false)]);
+    let mut error = row("e", true, &[]);
+    error.verdict.status = Status::Error;
+    let report = report(vec![labelled, error]);
+    let specs = infer_criteria(&report).unwrap();
+    let points = extract(&report, &specs);
+    assert_eq!(points[0].points.len(), 1);
+    assert!(!points[0].points[0].holds);
+    assert_eq!(points[0].from_expected_findings, 1);
+    assert_eq!(points[0].without_finding, 1);
+    assert_eq!(points[1].points.len(), 0);
+    assert_eq!(points[1].unlabelled, 1);
+}
+
+#[test]
+fn inferring_expected_needs_a_telling_probability() {
+    let all_half = report(vec![row("a", true, &[("x", 0.5, true)])]);
+    assert!(matches!(
+        infer_criteria(&all_half),
+        Err(CalibrationError::ExpectedUnknown { .. })
+    ));
+    let mixed = report(vec![
+        row("a", true, &[("x", 0.2, true)]),
+        row("b", true, &[("x", 0.2, false)]),
+    ]);
+    assert!(infer_criteria(&mixed).is_err());
+}
+
+#[test]
+fn check_criteria_names_the_row_and_the_criterion() {
+    let report = report(vec![row("a", true, &[("x", 0.2, false)])]);
+    let spec = CriterionSpec {
+        id: "x".into(),
+        expected: true,
+        thresholds: None,
+    };
+    let error = check_criteria(&report, std::slice::from_ref(&spec)).unwrap_err();
+    assert!(
+        error.to_string().contains("row `a`, criterion `x`"),
+        "{error}"
+    );
+    let other = CriterionSpec {
+        id: "z".into(),
+        ..spec
+    };
+    let error = check_criteria(&report, &[other]).unwrap_err();
+    assert!(error.to_string().contains("criterion `x`"), "{error}");
+}
+
+#[test]
+fn thin_evidence_is_refused_with_a_reason() {
+    // 5 positives: too few.
+    let mut rows: Vec<Row> = (0..5)
+        .map(|i| row(&format!("y{i}"), true, &[("x", 0.9, true)]))
+        .collect();
+    rows.extend((0..30).map(|i| row(&format!("n{i}"), false, &[("x", 0.1, true)])));
+    let report_ = report(rows);
+    let specs = infer_criteria(&report_).unwrap();
+    let calibration = calibrate(&report_, &specs, &CalibrationSettings::default());
+    let refusal = calibration.criteria[0].outcome.unwrap_err();
+    assert_eq!(
+        refusal.to_string(),
+        "too few cases where the condition holds: 5 (at least 10 of each class are needed)"
+    );
+    let document = calibration.to_document();
+    assert!(document.criteria[0].1.recommendation.is_none());
+    // Probabilities that do not rank: AUROC 0.5.
+    let rows: Vec<Row> = (0..40)
+        .map(|i| row(&format!("r{i}"), i % 2 == 0, &[("x", 0.7, true)]))
+        .collect();
+    let report_ = report(rows);
+    let calibration = calibrate(
+        &report_,
+        &infer_criteria(&report_).unwrap(),
+        &CalibrationSettings::default(),
+    );
+    assert!(matches!(
+        calibration.criteria[0].outcome,
+        Err(Refusal::WeakRanking { auroc: Some(a), .. }) if a == 0.5
+    ));
+}
+
+#[test]
+fn a_clear_signal_gets_a_recommendation_that_applies_to_the_definition() {
+    let mut rows: Vec<Row> = (0..60)
+        .map(|i| row(&format!("y{i}"), true, &[("x", 0.95, true)]))
+        .collect();
+    rows.extend((0..60).map(|i| row(&format!("n{i}"), false, &[("x", 0.05, true)])));
+    rows.extend((0..4).map(|i| row(&format!("m{i}"), i % 2 == 0, &[("x", 0.5, true)])));
+    let report = report(rows);
+    let specs = infer_criteria(&report).unwrap();
+    let calibration = calibrate(&report, &specs, &CalibrationSettings::default());
+    let recommendation = calibration.criteria[0].outcome.unwrap();
+    assert_eq!(
+        recommendation.choice.thresholds,
+        Thresholds::new(0.05, 0.95).unwrap()
+    );
+    // A resample whose in-bag muddle is all yes may pass at 0.5 and meet a no out of bag.
+    assert!(recommendation.out_of_bag.met >= RESAMPLES * 9 / 10);
+    assert_eq!(recommendation.out_of_bag.resamples, RESAMPLES);
+    let definition = Definition::new(
+        "v1",
+        vec![
+            Criterion::new(
+                "x",
+                jevjudge_wire::NoulQuestion::new("Is it so?"),
+                true,
+                0.2,
+                0.8,
+            )
+            .unwrap(),
+        ],
+    )
+    .unwrap();
+    let calibrated = calibration.apply(&definition, "v1+cal.1").unwrap();
+    assert_eq!(calibrated.version(), "v1+cal.1");
+    assert_eq!(calibrated.criteria()[0].fail_at_or_below(), 0.05);
+    assert_eq!(calibrated.criteria()[0].pass_at_or_above(), 0.95);
+}
+
+#[test]
+fn versions() {
+    assert_eq!(calibrated_version("v", Some("v+cal.1")), "v+cal.2");
+    assert_eq!(calibrated_version("v+cal.x", None), "v+cal.x+cal.1");
+    assert_eq!(calibrated_version("v+cal.2", Some("v+cal.1")), "v+cal.3");
+}
+
+// cli-and-formats.md §1.5: one metrics type serves the calibration and the document; the
+// document's criterion keys stay those of the spec, in its order, without the equal-mass table.
+#[test]
+fn the_document_writes_the_metrics_fields_in_the_spec_order_and_reads_them_back() {
+    let mut rows: Vec<Row> = (0..12)
+        .map(|i| row(&format!("y{i}"), true, &[("x", 0.8, true)]))
+        .collect();
+    rows.extend((0..12).map(|i| row(&format!("n{i}"), false, &[("x", 0.3, true)])));
+    let report = report(rows);
+    let specs = infer_criteria(&report).unwrap();
+    let calibration = calibrate(&report, &specs, &CalibrationSettings::default());
+    let document = calibration.to_document();
+    let json = serde_json::to_value(&document).unwrap();
+    assert_eq!(
+        crate::test_support::keys(&json["criteria"]["x"]),
+        [
+            "n",
+            "positives",
+            "brier",
+            "log_loss",
+            "auroc",
+            "ece_equal_width",
+            "ece_equal_mass",
+            "mce",
+            "reliability",
+            "recommendation",
+            "refusal"
+        ]
+    );
+    assert_eq!(
+        json["criteria"]["x"]["reliability"][0],
+        serde_json::json!({
+            "lower": 0.3,
+            "upper": 0.4,
+            "count": 12,
+            "mean_probability": 0.3,
+            "observed_rate": 0.0
+        })
+    );
+    let text = serde_json::to_string_pretty(&document).unwrap();
+    let parsed: CalibrationDocument = serde_json::from_str(&text).unwrap();
+    let metrics = &calibration.criteria[0].metrics;
+    assert!(!metrics.reliability_equal_mass.is_empty());
+    // Everything but the equal-mass table, which the document does not carry, reads back.
+    assert_eq!(
+        parsed.criteria[0].1.metrics,
+        CriterionMetrics {
+            reliability_equal_mass: Vec::new(),
+            ..metrics.clone()
+        }
+    );
+    assert_eq!(serde_json::to_string_pretty(&parsed).unwrap(), text);
+}
