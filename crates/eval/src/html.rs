@@ -117,6 +117,7 @@ th, td { padding: 5px 10px; border-bottom: 1px solid #e2e8f0; text-align: left; 
 th { background: #f7fafc; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th.num, td.tokens { white-space: normal; }
+table.risk th, table.risk td { padding: 4px 6px; } .ci { font-size: 12px; color: #4a5568; }
 @media (max-width: 900px) { main { padding: 20px 16px 40px; } th, td { padding: 4px 6px; }
   .cards { grid-template-columns: repeat(2, minmax(0, 1fr)); } }
 tr.overall td { font-weight: 700; }
@@ -1548,10 +1549,11 @@ mod tests {
     fn a_stopped_run_and_its_attempts_are_shown() {
         let mut stopped = report(BackendKind::Systemone);
         stopped.stopped = Some(jevjudge_client::limit::Stop::KeyRefused { status: 401 });
-        let mut attempts = jevjudge_client::limit::AttemptCounts::default();
-        attempts.total = 3;
-        attempts.by_status.insert(401, 1);
-        attempts.by_status.insert(200, 2);
+        let attempts = jevjudge_client::limit::AttemptCounts {
+            total: 3,
+            by_status: [(401, 1), (200, 2)].into_iter().collect(),
+            ..Default::default()
+        };
         stopped.overall.attempts = Some(attempts);
         let html = to_html(&stopped, &HtmlOptions::default());
         assert!(html.contains("<strong>Stopped:</strong>"), "{html}");

@@ -127,7 +127,7 @@ pub fn markdown(report: &Report) -> String {
 /// whose verdict flipped between repeats.
 pub fn html(report: &Report) -> String {
     let mut out = String::new();
-    out.push_str("<h2>Risk and coverage</h2>\n<div class=\"panel\">\n<table>\n<thead><tr><th>scope</th><th class=\"num\">accuracy [95% CI]</th><th class=\"num\">coverage (decided/total) [95% CI]</th><th class=\"num\">decided accuracy [95% CI]</th><th class=\"num\">false PASS (rate [95% CI])</th><th class=\"num\">false FAIL (rate [95% CI])</th></tr></thead>\n<tbody>\n");
+    out.push_str("<h2>Risk and coverage</h2>\n<div class=\"panel\">\n<table class=\"risk\">\n<thead><tr><th>scope</th><th class=\"num\">accuracy [95% CI]</th><th class=\"num\">coverage: decided / total [95% CI]</th><th class=\"num\">decided accuracy [95% CI]</th><th class=\"num\">false PASS: n, rate [95% CI]</th><th class=\"num\">false FAIL: n, rate [95% CI]</th></tr></thead>\n<tbody>\n");
     for (scope, s, overall) in scopes(report) {
         let _ = write!(
             out,
@@ -136,7 +136,15 @@ pub fn html(report: &Report) -> String {
             escape(scope)
         );
         for cell in risk_cells(s) {
-            let _ = write!(out, "<td class=\"num\">{}</td>", escape(&cell));
+            // Count, rate and interval on lines of their own, so that six columns fit an
+            // 800 px page.
+            let cell = escape(&cell)
+                .replacen(" = ", "<br>", 1)
+                .replacen(" (", "<br>", 1)
+                .replacen("])", "]", 1)
+                .replacen(" [", "<br><span class=\"ci\">[", 1)
+                + if cell.contains('[') { "</span>" } else { "" };
+            let _ = write!(out, "<td class=\"num\">{cell}</td>");
         }
         out.push_str("</tr>\n");
     }
@@ -158,7 +166,8 @@ pub fn html(report: &Report) -> String {
         );
         let cells = repeat_cells(s);
         for (i, cell) in cells.iter().enumerate() {
-            let class = if i < 4 { " class=\"num\"" } else { "" };
+            // Accuracy by repeat (up to ten figures) may wrap.
+            let class = if i < 3 { " class=\"num\"" } else { "" };
             let _ = write!(out, "<td{class}>{}</td>", escape(cell));
         }
         out.push_str("</tr>\n");
