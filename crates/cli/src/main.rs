@@ -95,6 +95,8 @@ fn main() -> ExitCode {
         }
     });
     match outcome {
+        // Output that could not be written is no result: never exit 0 for it.
+        Ok(exit::SUCCESS) if output::stdout_failed() => exit::code(exit::INVALID_INPUT),
         Ok(code) => exit::code(code),
         Err(error) => {
             eprintln!("jevjudge: error: {error:#}");

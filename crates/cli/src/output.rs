@@ -83,9 +83,26 @@ pub fn stream_cases(
 /// quietly instead of panicking; the command still exits with its own status.
 pub fn print_stdout(text: &str) {
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout
+    if let Err(error) = stdout
         .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
+        .and_then(|()| stdout.flush())
+    {
+        // A closed pipe (`| head`) ends quietly; any other failure (a full disk, /dev/full)
+        // is said once and makes the exit status non-zero: nothing written is no result.
+        if error.kind() != std::io::ErrorKind::BrokenPipe
+            && !STDOUT_FAILED.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            eprintln!("jevjudge: error: cannot write to standard output: {error}");
+        }
+    }
+}
+
+/// Set when standard output could not take what a command printed (not a closed pipe).
+pub static STDOUT_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether standard output failed (other than a closed pipe) during the command.
+pub fn stdout_failed() -> bool {
+    STDOUT_FAILED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// One gate's outcome.

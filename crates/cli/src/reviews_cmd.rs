@@ -196,7 +196,7 @@ async fn export(args: ExportArgs) -> anyhow::Result<u8> {
         .sync_all()
         .with_context(|| format!("cannot write {}", partial.display()))?;
     std::fs::rename(&partial, &path).with_context(|| format!("cannot write {}", path.display()))?;
-    println!("{}: {count} records", path.display());
+    crate::output::print_stdout(&(format!("{}: {count} records", path.display()) + "\n"));
     if count == 0 {
         eprintln!(
             "jevjudge: no review kept its state: serve with --store-state to keep replayable records"

@@ -110,14 +110,18 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 .await
                 .map_err(|e| InputError(format!("--store {}: {e}", args.store)))?;
             if migrated.from == migrated.to {
-                println!(
-                    "{}: schema version {} is current; nothing to do",
-                    args.store, migrated.to
+                crate::output::print_stdout(
+                    &(format!(
+                        "{}: schema version {} is current; nothing to do",
+                        args.store, migrated.to
+                    ) + "\n"),
                 );
             } else {
-                println!(
-                    "{}: migrated schema version {} → {}",
-                    args.store, migrated.from, migrated.to
+                crate::output::print_stdout(
+                    &(format!(
+                        "{}: migrated schema version {} → {}",
+                        args.store, migrated.from, migrated.to
+                    ) + "\n"),
                 );
             }
             store.close().await;

@@ -882,6 +882,36 @@ async fn a_closed_pipe_ends_every_command_quietly() {
     }
 }
 
+// Not a closed pipe but a full device: what was printed is lost, so the command must not exit 0.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_standard_output_is_not_success() {
+    let dir = temp_dir("stdout-full");
+    let cases = cases(&dir, 4);
+    let report = dir.join("r.json");
+    let output = run(&mut eval_fake(&cases, &report)).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for command in [
+        format!("report {}", report.display()),
+        format!("calibrate --json --report {}", report.display()),
+    ] {
+        let mut shell = Command::new("bash");
+        clean(&mut shell);
+        shell.args([
+            "-c",
+            &format!("\"$0\" {command} > /dev/full; echo \"exit $?\" >&2"),
+            binary(),
+        ]);
+        let output = run(&mut shell).await;
+        let message = stderr(&output);
+        assert!(!message.contains("panicked"), "{command}: {message}");
+        assert!(
+            message.contains("cannot write to standard output"),
+            "{message}"
+        );
+        assert!(message.contains("exit 2"), "{command}: {message}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_key_pasted_into_api_key_env_is_not_echoed() {
     let mut command = jevjudge();
