@@ -1,4 +1,3 @@
-
 use super::{
     charts::{axis_ticks, count_ticks},
     format::{n4, tick_label},
@@ -260,4 +259,83 @@ fn a_stopped_run_and_its_attempts_are_shown() {
     assert!(html.contains("HTTP attempts: "));
     let plain = to_html(&report(BackendKind::Systemone), &HtmlOptions::default());
     assert!(!plain.contains("Stopped:") && !plain.contains("HTTP attempts"));
+}
+
+const XSS: [(&str, &str); 3] = [
+    (
+        "<script>alert(1)</script>",
+        "&lt;script&gt;alert(1)&lt;/script&gt;",
+    ),
+    (
+        "<img src=x onerror=alert(1)>",
+        "&lt;img src=x onerror=alert(1)&gt;",
+    ),
+    (
+        "\"><svg onload=alert(1)>",
+        "&quot;&gt;&lt;svg onload=alert(1)&gt;",
+    ),
+];
+
+#[test]
+fn markup_in_ids_scenarios_and_case_text_appears_only_escaped() {
+    let mut report = report(BackendKind::Systemone);
+    let mut texts = HashMap::new();
+    for (i, row) in report.rows.iter_mut().enumerate() {
+        let (payload, _) = XSS[i % XSS.len()];
+        row.id = format!("id-{i}{payload}");
+        row.scenario = format!("scenario{payload}");
+        row.verdict.model = Some(format!("model{payload}"));
+        texts.insert(row.id.clone(), format!("text {payload}"));
+    }
+    let (overall, scenarios) = summarize(&report.rows, None);
+    report.overall = overall;
+    report.scenarios = scenarios;
+    report.definition_version = format!("v{}", XSS[0].0);
+    let html = to_html(
+        &report,
+        &HtmlOptions {
+            criteria: None,
+            texts: Some(&texts),
+        },
+    );
+    for (payload, escaped) in XSS {
+        assert!(!html.contains(payload), "raw {payload} in the page");
+        assert!(html.contains(&format!("text {escaped}")), "{escaped}");
+        assert!(html.contains(&format!("scenario{escaped}")), "{escaped}");
+        assert!(html.contains(&format!("model{escaped}")), "{escaped}");
+    }
+    assert!(html.contains(&format!("<code>id-0{}</code>", XSS[0].1)));
+    assert!(html.contains(&format!("<title>jevjudge report · v{}</title>", XSS[0].1)));
+    assert!(!html.contains("<script") && !html.contains("<img"));
+    // The only elements are the page's own: every <svg is a chart.
+    assert_eq!(
+        html.matches("<svg").count(),
+        html.matches("<svg class=\"chart").count()
+    );
+}
+
+#[test]
+fn the_page_of_a_replayed_run_is_unchanged() {
+    let report = report(BackendKind::Replay);
+    let texts: HashMap<String, String> = report
+        .rows
+        .iter()
+        .take(3)
+        .map(|row| {
+            (
+                row.id.clone(),
+                format!("Question: {}?\nAnswer: yes.", row.id),
+            )
+        })
+        .collect();
+    let html = to_html(
+        &report,
+        &HtmlOptions {
+            criteria: None,
+            texts: Some(&texts),
+        },
+    )
+    .replace(env!("CARGO_PKG_VERSION"), "[version]")
+    .replace("><", ">\n<");
+    insta::assert_snapshot!("replayed_page", html);
 }
