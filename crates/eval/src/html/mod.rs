@@ -9,11 +9,10 @@
 //! Privacy (judge-contract rule 63): reports hold no raw text, and neither does this page
 //! unless the caller passes the cases' text explicitly ([`HtmlOptions::texts`], the CLI's
 //! `--include-text`); the page then says so at the top. Every string that reaches the page —
-//! ids, scenarios, versions, model names and text — is HTML-escaped ([`escape`]).
-//!
-//! The page and its tables are templated with maud ([`page`], [`tables`]), which escapes every
-//! string by default; the SVG charts are written by hand ([`charts`]); the number formatters
-//! live in [`format`].
+//! ids, scenarios, versions, model names and text — is HTML-escaped: the page and its tables
+//! are templated with maud (`page.rs`, `tables.rs`), which escapes every string it inserts;
+//! the SVG charts are written by hand (`charts.rs`) and pass every string through [`escape`];
+//! the number formatters live in `format.rs`.
 
 mod charts;
 mod format;
