@@ -1,0 +1,399 @@
+//! The page's tables, templated with maud (every string is escaped by the template): summary,
+//! errors, per-criterion metrics, risk and coverage, repeats, and the rows.
+
+use std::collections::HashMap;
+
+use maud::{Markup, html};
+
+use super::format::{millis, n4, opt, rate, ratio3};
+use crate::{Outcome, Report, Row, Summary, calibration::Metrics};
+
+/// The summary table's scopes: overall first, then each scenario.
+fn scopes(report: &Report) -> impl Iterator<Item = (&str, &Summary, bool)> {
+    std::iter::once(("overall", &report.overall, true)).chain(
+        report
+            .scenarios
+            .iter()
+            .map(|(name, summary)| (name.as_str(), summary, false)),
+    )
+}
+
+/// A colour legend: one swatch per `(label, colour)`.
+pub(super) fn legend(items: &[(&str, &str)]) -> Markup {
+    html! {
+        div.legend {
+            @for (label, color) in items {
+                span style={ "--c:" (color) } { (label) }
+            }
+        }
+    }
+}
+
+/// Counts, accuracy, P50/P95 and tokens, overall and per scenario.
+pub(super) fn summary_table(report: &Report) -> Markup {
+    html! {
+        table {
+            thead { tr {
+                th { "scope" } th.num { "total" } th.num { "correct" } th.num { "incorrect" }
+                th.num { "abstained" } th.num { "errors" } th.num { "accuracy" }
+                th.num { "P50 ms" } th.num { "P95 ms" } th.num { "tokens in/out" }
+            } }
+            tbody {
+                @for (scope, s, overall) in scopes(report) {
+                    tr class=[overall.then_some("overall")] {
+                        td { (scope) }
+                        td.num { (s.total) }
+                        td.num { (s.correct) }
+                        td.num { (s.incorrect) }
+                        td.num { (s.abstained) }
+                        td.num { (s.errors) }
+                        td.num { (format!("{:.4}", s.accuracy)) }
+                        td.num { (millis(s.p50_millis)) }
+                        td.num { (millis(s.p95_millis)) }
+                        td."num tokens" { (s.tokens_text()) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Errors by kind and detail code, when any row errored.
+pub(super) fn error_table(s: &Summary) -> Markup {
+    html! {
+        @if !s.error_kinds.is_empty() {
+            h2 { "Errors" }
+            div.panel {
+                table {
+                    thead { tr { th { "kind/detail" } th.num { "rows" } } }
+                    tbody {
+                        @for (kind, n) in &s.error_kinds {
+                            tr { td { (kind) } td.num { (n) } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One criterion's calibration metrics and finding statuses (PASS, FAIL, INCONCLUSIVE).
+pub(super) fn metrics_table(m: &Metrics, statuses: [u64; 3]) -> Markup {
+    html! {
+        table {
+            thead { tr {
+                th.num { "labelled" } th.num { "holds" } th.num { "base rate" } th.num { "Brier" }
+                th.num { "log loss" } th.num { "AUROC" } th.num { "ECE (equal-width)" }
+                th.num { "ECE (equal-mass)" } th.num { "MCE" }
+                th.num { "findings PASS / FAIL / INC." }
+            } }
+            tbody { tr {
+                td.num { (m.n) }
+                td.num { (m.positives) }
+                td.num { (ratio3(m.positives, m.n)) }
+                td.num { (opt(m.brier)) }
+                td.num { (opt(m.log_loss)) }
+                td.num { (opt(m.auroc)) }
+                td.num { (opt(m.ece_equal_width)) }
+                td.num { (opt(m.ece_equal_mass)) }
+                td.num { (opt(m.mce)) }
+                td.num { (statuses[0]) " / " (statuses[1]) " / " (statuses[2]) }
+            } }
+        }
+    }
+}
+
+/// The order of the rows to look at: incorrect first, then errors, then abstentions.
+fn review_rank(outcome: Outcome) -> u8 {
+    match outcome {
+        Outcome::Incorrect => 0,
+        Outcome::Error => 1,
+        Outcome::Abstained => 2,
+        Outcome::Correct => 3,
+    }
+}
+
+fn outcome_class(outcome: Outcome) -> (&'static str, &'static str) {
+    match outcome {
+        Outcome::Correct => ("o-correct", "correct"),
+        Outcome::Incorrect => ("o-incorrect", "incorrect"),
+        Outcome::Abstained => ("o-abstained", "abstained"),
+        Outcome::Error => ("o-error", "error"),
+    }
+}
+
+fn expected(row: &Row) -> &'static str {
+    if row.expected_pass { "PASS" } else { "FAIL" }
+}
+
+/// The rows to look at (incorrect, errored, abstained), then every row behind a disclosure.
+pub(super) fn rows_section(report: &Report, texts: Option<&HashMap<String, String>>) -> Markup {
+    if report.rows.is_empty() {
+        return html! {};
+    }
+    let mut criteria: Vec<String> = Vec::new();
+    for row in &report.rows {
+        for (id, _) in row.verdict.findings.iter() {
+            if !criteria.iter().any(|known| known == id) {
+                criteria.push(id.to_owned());
+            }
+        }
+    }
+    let mut review: Vec<&Row> = report
+        .rows
+        .iter()
+        .filter(|row| Outcome::of(row.verdict.status, row.expected_pass) != Outcome::Correct)
+        .collect();
+    // Stable: within one outcome, input order.
+    review.sort_by_key(|row| review_rank(Outcome::of(row.verdict.status, row.expected_pass)));
+    let all: Vec<&Row> = report.rows.iter().collect();
+    html! {
+        h2 { "Rows to look at (" (review.len()) " incorrect, errored or abstained, in that order)" }
+        div.panel {
+            @if review.is_empty() {
+                p { "Every row is correct." }
+            } @else {
+                (rows_table(&review, &criteria, texts))
+            }
+        }
+        div.panel { details {
+            summary { "All " (all.len()) " rows" }
+            (rows_table(&all, &criteria, texts))
+        } }
+    }
+}
+
+fn rows_table(
+    rows: &[&Row],
+    criteria: &[String],
+    texts: Option<&HashMap<String, String>>,
+) -> Markup {
+    html! {
+        table {
+            thead { tr {
+                th { "id" } th { "scenario" } th { "expected" } th { "verdict" } th { "outcome" }
+                @for id in criteria { th.num { "p(" (id) ")" } }
+                th.num { "ms" }
+                @if texts.is_some() { th { "case text" } }
+            } }
+            tbody {
+                @for row in rows {
+                    @let status = row.verdict.status;
+                    @let (class, outcome) = outcome_class(Outcome::of(status, row.expected_pass));
+                    tr {
+                        td { code { (row.id) } }
+                        td { (row.scenario) }
+                        td { (expected(row)) }
+                        td {
+                            span class={ "status s-" (status) } { (status) }
+                            @if let Some(detail) = row.verdict.detail {
+                                " " code { (row.verdict.error) "/" (detail) }
+                            }
+                        }
+                        td class=(class) { (outcome) }
+                        @for id in criteria {
+                            @match row.verdict.findings.get(id) {
+                                Some(finding) => {
+                                    td.num {
+                                        (n4(finding.yes_probability))
+                                        span.note { (label_of(row, id)) }
+                                    }
+                                }
+                                None => { td.num { "—" } }
+                            }
+                        }
+                        td.num { (millis(row.verdict.elapsed_millis())) }
+                        @if let Some(texts) = texts {
+                            @match texts.get(&row.id) {
+                                Some(text) => { td { pre.case { (text) } } }
+                                None => { td.note { "not in the cases file" } }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// ` · holds` or ` · does not hold` when the row labels the criterion, else nothing.
+fn label_of(row: &Row, id: &str) -> &'static str {
+    row.expected_findings
+        .iter()
+        .flatten()
+        .find(|(criterion, _)| criterion == id)
+        .map(|(_, holds)| {
+            if *holds {
+                " · holds"
+            } else {
+                " · does not hold"
+            }
+        })
+        .unwrap_or("")
+}
+
+/// The cells of one scope's risk row: accuracy, coverage, decided accuracy, false PASS,
+/// false FAIL (count, rate and interval).
+pub(crate) fn risk_cells(s: &Summary) -> [String; 5] {
+    let r = &s.risk;
+    [
+        rate(Some(s.accuracy).filter(|_| s.total > 0), r.accuracy_ci),
+        format!(
+            "{}/{} = {}",
+            r.decided,
+            s.total,
+            rate(r.coverage, r.coverage_ci)
+        ),
+        format!(
+            "{}/{} = {}",
+            s.correct,
+            r.decided,
+            rate(r.decided_accuracy, r.decided_accuracy_ci)
+        ),
+        format!(
+            "{} ({})",
+            r.false_pass,
+            rate(r.false_pass_rate, r.false_pass_rate_ci)
+        ),
+        format!(
+            "{} ({})",
+            r.false_fail,
+            rate(r.false_fail_rate, r.false_fail_rate_ci)
+        ),
+    ]
+}
+
+/// The cells of one scope's repeats row: repeats, flipped cases, flip rate, accuracy by
+/// repeat, probability SD.
+pub(crate) fn repeat_cells(s: &Summary) -> [String; 5] {
+    let r = &s.repeated;
+    let by_repeat: Vec<String> = r
+        .accuracy_by_repeat
+        .iter()
+        .flatten()
+        .map(|a| format!("{a:.4}"))
+        .collect();
+    let sd: Vec<String> = r
+        .probability_sd
+        .iter()
+        .flatten()
+        .map(|(criterion, sd)| format!("{criterion} {sd:.4}"))
+        .collect();
+    [
+        r.repeats.to_string(),
+        r.flipped.unwrap_or(0).to_string(),
+        format!("{:.4}", r.flip_rate.unwrap_or(0.0)),
+        by_repeat.join(" · "),
+        if sd.is_empty() {
+            "n/a".to_owned()
+        } else {
+            sd.join(", ")
+        },
+    ]
+}
+
+/// A risk cell with its count, rate and interval on lines of their own, so that six columns
+/// fit an 800 px page: `3/10 = 0.3 [0.1, 0.6]` → `3/10`, `0.3`, `[0.1, 0.6]`.
+fn risk_cell(cell: &str) -> Markup {
+    let (head, rest) = match cell.split_once(" = ") {
+        Some((head, rest)) => (Some(head), rest.to_owned()),
+        None => match cell.split_once(" (") {
+            Some((head, rest)) => (Some(head), rest.replacen("])", "]", 1)),
+            None => (None, cell.to_owned()),
+        },
+    };
+    let (value, interval) = match rest.split_once(" [") {
+        Some((value, interval)) => (value, Some(interval)),
+        None => (rest.as_str(), None),
+    };
+    html! {
+        @if let Some(head) = head { (head) br; }
+        (value)
+        @if let Some(interval) = interval { br; span.ci { "[" (interval) } }
+    }
+}
+
+/// The note under the risk table (and in Markdown): how the intervals are computed.
+pub(crate) const METHOD: &str = "95 % intervals: Wilson score with one review per case; with repeats, Wilson at the effective number of independent reviews (the case is the unit; docs/repeats-and-intervals.md). Rates of false PASS / false FAIL are per decided review.";
+
+/// The risk and coverage panel, then (with repeats) the repeat figures and the cases whose
+/// verdict flipped between repeats.
+pub(super) fn risk_tables(report: &Report) -> Markup {
+    let flipped: Vec<&Row> = report.rows.iter().filter(|row| row.flipped()).collect();
+    html! {
+        h2 { "Risk and coverage" }
+        div.panel {
+            table.risk {
+                thead { tr {
+                    th { "scope" } th.num { "accuracy [95% CI]" }
+                    th.num { "coverage: decided / total [95% CI]" }
+                    th.num { "decided accuracy [95% CI]" }
+                    th.num { "false PASS: n, rate [95% CI]" }
+                    th.num { "false FAIL: n, rate [95% CI]" }
+                } }
+                tbody {
+                    @for (scope, s, overall) in scopes(report) {
+                        tr class=[overall.then_some("overall")] {
+                            td { (scope) }
+                            @for cell in risk_cells(s) { td.num { (risk_cell(&cell)) } }
+                        }
+                    }
+                }
+            }
+            p.note {
+                "Coverage = PASS or FAIL verdicts ÷ reviews; decided accuracy = correct ÷ decided. A false PASS is a case expected to fail that got PASS (an unsupported draft published), a false FAIL the reverse. "
+                (METHOD)
+            }
+        }
+        @if report.overall.repeated.repeats > 1 {
+            h2 { "Repeats" }
+            div.panel {
+                table {
+                    thead { tr {
+                        th { "scope" } th.num { "repeats" } th.num { "flipped cases" }
+                        th.num { "flip rate" } th.num { "accuracy by repeat" }
+                        th { "probability SD (mean per case)" }
+                    } }
+                    tbody {
+                        @for (scope, s, overall) in scopes(report) {
+                            tr class=[overall.then_some("overall")] {
+                                td { (scope) }
+                                @for (i, cell) in repeat_cells(s).iter().enumerate() {
+                                    // Accuracy by repeat (up to ten figures) may wrap.
+                                    td class=[(i < 3).then_some("num")] { (cell) }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if !flipped.is_empty() {
+                    p.note { "Cases whose verdict differs between repeats (" (flipped.len()) "):" }
+                    table {
+                        thead { tr {
+                            th { "id" } th { "scenario" } th { "expected" }
+                            th { "verdicts by repeat" } th.num { "pass rate" }
+                        } }
+                        tbody {
+                            @for row in &flipped {
+                                tr {
+                                    td { code { (row.id) } }
+                                    td { (row.scenario) }
+                                    td { (expected(row)) }
+                                    td {
+                                        @for (i, v) in row.verdicts().iter().enumerate() {
+                                            @if i > 0 { " " }
+                                            span class={ "status s-" (v.status) } { (v.status) }
+                                        }
+                                    }
+                                    td.num {
+                                        (format!("{:.4}", row.repeats.as_ref().map_or(0.0, |r| r.pass_rate)))
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
