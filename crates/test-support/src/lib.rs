@@ -11,6 +11,8 @@
 //!   [`stderr`], [`stdout_json`] read that output.
 //! - [`temp_dir`]: a fresh directory per test name and process.
 //! - [`post`]: one raw HTTP/1.1 exchange; [`sigterm`]: ask a child to stop.
+//! - [`Reply`], [`read`]: a reqwest response read whole, for the fake's and
+//!   the service's tests.
 //!
 //! ```
 //! let definition = jevjudge_test_support::example("refund/definition.toml");
@@ -29,6 +31,10 @@ use tokio::{
     io::{AsyncReadExt as _, AsyncWriteExt as _},
     process::Command,
 };
+
+mod http;
+
+pub use http::{Reply, read};
 
 /// How long [`run`] and [`run_blocking`] wait for a program: 120 s.
 pub const RUN_LIMIT: Duration = Duration::from_secs(120);
