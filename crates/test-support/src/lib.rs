@@ -5,7 +5,8 @@
 //! # Brief overview
 //!
 //! - [`root`], [`example`]: paths in the repository (the shipped examples are the shared
-//!   definition, case and recording fixtures).
+//!   definition, case and recording fixtures); [`definition_file`]: the contract's shared
+//!   definitions (judge-contract.md §14), one file each, for every crate's tests.
 //! - [`command`]: a program under a clean environment that is killed when dropped; [`run`]
 //!   and [`run_blocking`] run it with a time limit and capture its output; [`stdout`],
 //!   [`stderr`], [`stdout_json`] read that output.
@@ -50,6 +51,13 @@ pub fn root() -> PathBuf {
 /// A path under `examples/`, e.g. `example("refund/definition.toml")`.
 pub fn example(path: &str) -> PathBuf {
     root().join("examples").join(path)
+}
+
+/// The file of a shared definition of judge-contract.md §14 (`refund-answer-v1`,
+/// `support-draft-v1`): `examples/definitions/VERSION.toml`. Tests load it rather than
+/// spelling the definition out again.
+pub fn definition_file(version: &str) -> PathBuf {
+    example(&format!("definitions/{version}.toml"))
 }
 
 /// `program` with a clean environment: no API key, base URL, store URL or log filter from
@@ -171,6 +179,10 @@ mod tests {
     fn root_is_the_workspace() {
         assert!(root().join("Cargo.toml").is_file());
         assert!(example("refund/definition.toml").is_file());
+        for version in ["refund-answer-v1", "support-draft-v1"] {
+            let text = std::fs::read_to_string(definition_file(version)).unwrap();
+            assert!(text.contains(&format!("version = \"{version}\"")), "{text}");
+        }
     }
 
     #[test]
