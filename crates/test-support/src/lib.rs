@@ -11,7 +11,8 @@
 //!   and [`run_blocking`] run it with a time limit and capture its output; [`stdout`],
 //!   [`stderr`], [`stdout_json`] read that output.
 //! - [`temp_dir`]: a fresh directory per test name and process.
-//! - [`post`]: one raw HTTP/1.1 exchange; [`sigterm`]: ask a child to stop.
+//! - [`post`]: one raw HTTP/1.1 exchange; [`listening_on`]: the address a server announces;
+//!   [`sigterm`]: ask a child to stop.
 //! - [`Reply`], [`read`]: a reqwest response read whole, for the fake's and
 //!   the service's tests.
 //!
@@ -29,7 +30,7 @@ use std::{
 
 use serde_json::Value;
 use tokio::{
-    io::{AsyncReadExt as _, AsyncWriteExt as _},
+    io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _},
     process::Command,
 };
 
@@ -160,6 +161,21 @@ pub async fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
         .map(|(_, body)| body.to_owned())
         .unwrap_or_default();
     (status, body)
+}
+
+/// Reads a server's first line, `listening on http://ADDR`, and returns `ADDR`; panics on
+/// any other line or when none arrives within 20 s.
+pub async fn listening_on(stdout: &mut (impl AsyncBufRead + Unpin)) -> String {
+    let mut first = String::new();
+    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
+        .await
+        .expect("the first line within 20 s")
+        .expect("reads");
+    first
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
+        .to_owned()
 }
 
 /// Sends SIGTERM to the process `pid` (with `kill`, as a user would).

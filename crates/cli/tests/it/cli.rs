@@ -12,7 +12,7 @@ use tokio::process::Command;
 
 use jevjudge_test_support::{example, run, stdout_json, temp_dir};
 
-use crate::jevjudge;
+use crate::{hardening::eval_live, jevjudge};
 
 async fn fake() -> FakeServer {
     FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
@@ -541,27 +541,6 @@ fn many_cases(dir: &Path) -> PathBuf {
     }
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn eval_live(server: &FakeServer, cases: &Path, report: &Path) -> Command {
-    let mut command = jevjudge();
-    command
-        .args([
-            "eval",
-            "--concurrency",
-            "2",
-            "--budget",
-            "5s",
-            "--definition",
-        ])
-        .arg(example("refund/definition.toml"))
-        .arg("--cases")
-        .arg(cases)
-        .arg("--report")
-        .arg(report)
-        .args(["--base-url", &server.url()])
-        .env("TYPESAFE_API_KEY", "test-key-not-secret");
-    command
 }
 
 fn comparable_rows(report: &Path) -> Vec<Value> {

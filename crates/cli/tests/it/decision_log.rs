@@ -6,9 +6,9 @@ use std::{process::Stdio, time::Duration};
 
 use jevjudge_fake::{Config, FakeServer};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::io::BufReader;
 
-use jevjudge_test_support::{post, root, run as output, sigterm, temp_dir};
+use jevjudge_test_support::{listening_on, post, root, run as output, sigterm, temp_dir};
 
 use crate::jevjudge_keyed as jevjudge;
 
@@ -47,16 +47,7 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
-        .await
-        .expect("the first line within 20 s")
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
-        .to_owned();
+    let addr = listening_on(&mut stdout).await;
     let state = std::fs::read_to_string(&state_file).unwrap();
     let (status, served) = post(
         &addr,

@@ -48,7 +48,7 @@ fn eval_args(command: &mut Command, cases: &Path, report: &Path) {
         .arg(report);
 }
 
-fn eval_live(server: &FakeServer, cases: &Path, report: &Path) -> Command {
+pub(crate) fn eval_live(server: &FakeServer, cases: &Path, report: &Path) -> Command {
     let mut command = jevjudge();
     eval_args(&mut command, cases, report);
     command

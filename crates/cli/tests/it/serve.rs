@@ -6,9 +6,9 @@ use std::{path::Path, process::Stdio, time::Duration};
 
 use jevjudge_fake::{Config, FakeServer, Fault, FaultPlan};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
-use jevjudge_test_support::{post, root, sigterm, temp_dir};
+use jevjudge_test_support::{listening_on, post, root, sigterm, temp_dir};
 
 use crate::jevjudge_keyed as jevjudge;
 
@@ -46,16 +46,7 @@ async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
-        .await
-        .expect("the first line within 20 s")
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
-        .to_owned();
+    let addr = listening_on(&mut stdout).await;
     assert!(
         addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
         "{addr}"
@@ -188,16 +179,7 @@ async fn start_serve(
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
-        .await
-        .expect("the first line within 20 s")
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
-        .to_owned();
+    let addr = listening_on(&mut stdout).await;
     (child, addr)
 }
 
