@@ -12,12 +12,10 @@ use tokio::process::Command;
 
 use jevjudge_test_support::{example, run, stdout_json, temp_dir};
 
-use crate::{hardening::eval_live, jevjudge};
+use crate::{fake_server, hardening::eval_live, jevjudge};
 
 async fn fake() -> FakeServer {
-    FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap()
+    fake_server(Config::default()).await
 }
 
 /// `jevjudge judge` on the refund example against the fake.
@@ -576,15 +574,11 @@ async fn wait_for_rows(path: &Path, at_least: usize) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
-    let server = FakeServer::start(
-        Config {
-            latency: Duration::from_millis(40),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = fake_server(Config {
+        latency: Duration::from_millis(40),
+        ..Config::default()
+    })
+    .await;
     let dir = temp_dir("cli-resume");
     let cases = many_cases(&dir);
 
@@ -677,15 +671,11 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_writes_an_incomplete_report_and_exits_5() {
-    let server = FakeServer::start(
-        Config {
-            latency: Duration::from_millis(40),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = fake_server(Config {
+        latency: Duration::from_millis(40),
+        ..Config::default()
+    })
+    .await;
     let dir = temp_dir("cli-sigint");
     let cases = many_cases(&dir);
     let report = dir.join("report.json");

@@ -4,19 +4,17 @@
 
 use std::{process::Stdio, time::Duration};
 
-use jevjudge_fake::{Config, FakeServer};
+use jevjudge_fake::Config;
 use serde_json::Value;
 use tokio::io::BufReader;
 
 use jevjudge_test_support::{listening_on, post, root, run as output, sigterm, temp_dir};
 
-use crate::jevjudge_keyed as jevjudge;
+use crate::{fake_server, jevjudge_keyed as jevjudge};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn served_reviews_are_listed_and_export_as_replayable_records() {
-    let fake = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
+    let fake = fake_server(Config::default()).await;
     let dir = temp_dir("dlog-export");
     let definition = root().join("examples/refund/definition.toml");
     let state_file = root().join("examples/refund/state.json");

@@ -14,7 +14,7 @@ use tokio::process::Command;
 
 use jevjudge_test_support::{command, example, run, stderr, stdout, temp_dir};
 
-use crate::{JEVJUDGE, jevjudge};
+use crate::{JEVJUDGE, fake_server, jevjudge};
 
 /// `n` cases in the state form.
 fn cases(dir: &Path, n: usize) -> PathBuf {
@@ -75,15 +75,11 @@ fn comparable_rows(report: &Path) -> Vec<Value> {
 }
 
 async fn slow_fake() -> FakeServer {
-    FakeServer::start(
-        Config {
-            latency: Duration::from_millis(20),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
+    fake_server(Config {
+        latency: Duration::from_millis(20),
+        ..Config::default()
+    })
     .await
-    .unwrap()
 }
 
 // ---- 1. A torn last line ----
@@ -696,15 +692,11 @@ async fn a_run_in_which_every_review_errored_is_not_exit_0_and_says_why() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn most_reviews_refused_by_the_key_names_the_key_variable() {
-    let server = FakeServer::start(
-        Config {
-            key: Some("the-right-key".into()),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = fake_server(Config {
+        key: Some("the-right-key".into()),
+        ..Config::default()
+    })
+    .await;
     let dir = temp_dir("harden-auth");
     let cases = cases(&dir, 3);
     let mut command = jevjudge();
@@ -922,15 +914,11 @@ async fn judge_on_a_terminal_without_state_says_so_instead_of_waiting() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streamed_file_that_changes_between_the_passes_fails_the_run() {
-    let server = FakeServer::start(
-        Config {
-            latency: Duration::from_millis(5),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = fake_server(Config {
+        latency: Duration::from_millis(5),
+        ..Config::default()
+    })
+    .await;
     let dir = temp_dir("harden-changed");
     let path = dir.join("cases.jsonl");
     let padding = "x".repeat(1000);

@@ -12,7 +12,7 @@ use tokio::process::Command;
 
 use jevjudge_test_support::{example, read_json as read, run, stderr, temp_dir};
 
-use crate::jevjudge;
+use crate::{fake_server, jevjudge};
 
 fn cases(dir: &Path, n: usize) -> PathBuf {
     let path = dir.join("cases.jsonl");
@@ -45,15 +45,11 @@ fn eval(server: &FakeServer, cases: &Path, report: &Path, key: &str, extra: &[&s
 
 #[tokio::test]
 async fn a_wrong_key_stops_the_run_and_resume_finishes_it_once_fixed() {
-    let server = FakeServer::start(
-        Config {
-            key: Some("the-right-key".into()),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = fake_server(Config {
+        key: Some("the-right-key".into()),
+        ..Config::default()
+    })
+    .await;
     let dir = temp_dir("limits-key");
     let cases = cases(&dir, 40);
     let report = dir.join("out.json");
@@ -104,9 +100,7 @@ async fn a_wrong_key_stops_the_run_and_resume_finishes_it_once_fixed() {
 
 #[tokio::test]
 async fn a_token_cap_stops_before_it_is_passed_and_resume_continues() {
-    let server = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
+    let server = fake_server(Config::default()).await;
     let dir = temp_dir("limits-cap");
     let cases = cases(&dir, 30);
     let report = dir.join("out.json");
@@ -156,16 +150,12 @@ async fn a_token_cap_stops_before_it_is_passed_and_resume_continues() {
 
 #[tokio::test]
 async fn pacing_under_the_servers_limit_meets_no_429() {
-    let server = FakeServer::start(
-        Config {
-            rate_limit: Some("50/s".parse().unwrap()),
-            burst: Some(2),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = fake_server(Config {
+        rate_limit: Some("50/s".parse().unwrap()),
+        burst: Some(2),
+        ..Config::default()
+    })
+    .await;
     let dir = temp_dir("limits-pace");
     let cases = cases(&dir, 30);
     let report = dir.join("out.json");
@@ -198,17 +188,13 @@ async fn pacing_under_the_servers_limit_meets_no_429() {
 
 #[tokio::test]
 async fn adaptive_concurrency_finishes_a_rate_limited_run_without_errors() {
-    let server = FakeServer::start(
-        Config {
-            rate_limit: Some("40/s".parse().unwrap()),
-            burst: Some(4),
-            latency: Duration::from_millis(20),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = fake_server(Config {
+        rate_limit: Some("40/s".parse().unwrap()),
+        burst: Some(4),
+        latency: Duration::from_millis(20),
+        ..Config::default()
+    })
+    .await;
     let dir = temp_dir("limits-adapt");
     let cases = cases(&dir, 40);
     let report = dir.join("out.json");

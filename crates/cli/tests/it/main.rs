@@ -2,6 +2,7 @@
 //! helpers): the real binary against real HTTP servers on 127.0.0.1 and offline against the
 //! shipped examples. Shared helpers come from `jevjudge-test-support`.
 
+use jevjudge_fake::{Config, FakeServer};
 use tokio::process::Command;
 
 mod analysis;
@@ -25,4 +26,11 @@ fn jevjudge_keyed() -> Command {
     let mut command = jevjudge();
     command.env("TYPESAFE_API_KEY", jevjudge_test_support::TEST_KEY);
     command
+}
+
+/// A fake System One server with `config` on a free port of 127.0.0.1.
+async fn fake_server(config: Config) -> FakeServer {
+    FakeServer::start(config, "127.0.0.1:0".parse().expect("an address"))
+        .await
+        .expect("the fake starts")
 }

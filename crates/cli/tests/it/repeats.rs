@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use jevjudge_test_support::{example, read_json, run, run_blocking, stderr, stdout, temp_dir};
 
-use crate::{jevjudge, jevjudge_keyed};
+use crate::{fake_server, jevjudge, jevjudge_keyed};
 
 /// `jevjudge eval` on the sms-spam cases with `recording`, writing `dir/NAME.json`.
 fn eval_sms(recording: &Path, report: &Path, extra: &[&str]) -> Output {
@@ -430,12 +430,10 @@ fn spam_probabilities(row: &Value) -> Vec<f64> {
 // the mean of 1 − that over the cases, and the same seed must give the same answers again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn noisy_fake_flip_rate_matches_the_noise_given() {
-    use jevjudge_fake::{Config, FakeServer};
+    use jevjudge_fake::Config;
     let dir = temp_dir("repeats-noisy");
     let sigma = 0.05;
-    let quiet = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
+    let quiet = fake_server(Config::default()).await;
     let base = dir.join("base.json");
     let output = eval_fake(&quiet.url(), &base, "1").await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -449,16 +447,12 @@ async fn noisy_fake_flip_rate_matches_the_noise_given() {
 
     let mut reports = Vec::new();
     for run in 0..2 {
-        let noisy = FakeServer::start(
-            Config {
-                noise: Some(sigma),
-                seed: 7,
-                ..Config::default()
-            },
-            "127.0.0.1:0".parse().unwrap(),
-        )
-        .await
-        .unwrap();
+        let noisy = fake_server(Config {
+            noise: Some(sigma),
+            seed: 7,
+            ..Config::default()
+        })
+        .await;
         let path = dir.join(format!("noisy-{run}.json"));
         let output = eval_fake(&noisy.url(), &path, "3").await;
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

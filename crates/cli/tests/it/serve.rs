@@ -10,21 +10,17 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
 use jevjudge_test_support::{listening_on, post, root, sigterm, temp_dir};
 
-use crate::jevjudge_keyed as jevjudge;
+use crate::{fake_server, jevjudge_keyed as jevjudge};
 
 const SENTINEL: &str = "RAW-STATE-SERVE-e41b";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
-    let fake = FakeServer::start(
-        Config {
-            latency: Duration::from_millis(400),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let fake = fake_server(Config {
+        latency: Duration::from_millis(400),
+        ..Config::default()
+    })
+    .await;
     fake.script(FaultPlan::always(Fault::NoulValues(vec![(
         "supported".into(),
         0.95,
@@ -185,9 +181,7 @@ async fn start_serve(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recorded_review_replays_offline_with_judge() {
-    let fake = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
+    let fake = fake_server(Config::default()).await;
     let dir = temp_dir("serve-record");
     let definition = root().join("examples/refund/definition.toml");
     let state_file = root().join("examples/refund/state.json");
@@ -243,9 +237,7 @@ async fn a_recorded_review_replays_offline_with_judge() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_does_not_wait_for_half_open_or_idle_connections() {
-    let fake = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
+    let fake = fake_server(Config::default()).await;
     let dir = temp_dir("serve-half-open");
     std::fs::copy(
         root().join("examples/refund/definition.toml"),
