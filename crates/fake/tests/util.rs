@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use jevjudge_fake::{Config, FakeServer};
-use reqwest::header::HeaderMap;
+pub use jevjudge_test_support::{Reply, read};
 use serde_json::{Value, json};
 
 /// A fake on a free local port.
@@ -37,41 +37,6 @@ pub fn client_with_timeout(timeout: Duration) -> reqwest::Client {
         .timeout(timeout)
         .build()
         .expect("a client")
-}
-
-/// A complete response.
-#[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: HeaderMap,
-    pub body: Vec<u8>,
-}
-
-impl Reply {
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
-    }
-
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-}
-
-/// Reads a response completely.
-pub async fn read(response: reqwest::Response) -> Reply {
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let body = response.bytes().await.expect("a complete body").to_vec();
-    Reply {
-        status,
-        headers,
-        body,
-    }
 }
 
 /// `POST /v1/systemone` with a JSON body and no key.

@@ -7,7 +7,7 @@ use jevjudge_client::{ApiKey, Client};
 use jevjudge_fake::{FakeServer, Fault, FaultPlan};
 use jevjudge_judge::{Backend, SystemOneBackend};
 use jevjudge_serve::{Config, Definitions, Metrics, ServeState, serve};
-use reqwest::header::HeaderMap;
+pub use jevjudge_test_support::{Reply, read};
 use serde_json::{Value, json};
 use tokio::{net::TcpListener, sync::oneshot, task::JoinHandle};
 
@@ -189,52 +189,6 @@ pub fn caller() -> reqwest::Client {
         .timeout(Duration::from_secs(20))
         .build()
         .expect("a client")
-}
-
-/// A complete response.
-#[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: HeaderMap,
-    pub body: Vec<u8>,
-}
-
-impl Reply {
-    /// The body as JSON (panics with the text when it is not).
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
-    }
-
-    /// A header's value.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    /// The body as text.
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-
-    /// The error code of an error body.
-    pub fn error_code(&self) -> String {
-        self.json()["error"]["code"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no error code: {}", self.text()))
-            .to_owned()
-    }
-}
-
-/// Reads a response completely.
-pub async fn read(response: reqwest::Response) -> Reply {
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let body = response.bytes().await.expect("a body").to_vec();
-    Reply {
-        status,
-        headers,
-        body,
-    }
 }
 
 /// The refund state of judge-contract F1.

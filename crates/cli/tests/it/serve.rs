@@ -2,90 +2,30 @@
 //! `listening on` line, a review over HTTP, SIGTERM finishing an in-flight review and a clean
 //! exit, JSON logs without state text, and start-up errors that name the file (exit 2).
 
-use std::{
-    path::{Path, PathBuf},
-    process::Stdio,
-    time::Duration,
-};
+use std::{path::Path, process::Stdio, time::Duration};
 
 use jevjudge_fake::{Config, FakeServer, Fault, FaultPlan};
 use serde_json::Value;
-use tokio::{
-    io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader},
-    process::Command,
-};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+
+use jevjudge_test_support::{listening_on, post, root, sigterm, temp_dir};
+
+use crate::{fake_server, jevjudge_keyed as jevjudge};
 
 const SENTINEL: &str = "RAW-STATE-SERVE-e41b";
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("jevjudge-serve-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// The binary with a clean environment and a dummy key.
-fn jevjudge() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_jevjudge"));
-    command
-        .env_remove("TYPESAFE_API_KEY")
-        .env_remove("JEV_API_KEY")
-        .env_remove("TYPESAFE_BASE_URL")
-        .env_remove("RUST_LOG")
-        .env("TYPESAFE_API_KEY", "test-key-not-secret")
-        .kill_on_drop(true);
-    command
-}
-
-/// One HTTP/1.1 exchange over a fresh connection: (status, body).
-async fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    tokio::time::timeout(
-        Duration::from_secs(20),
-        stream.read_to_string(&mut response),
-    )
-    .await
-    .expect("an answer within 20 s")
-    .unwrap();
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP response: {response}"));
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    (status, body)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
-    let fake = FakeServer::start(
-        Config {
-            latency: Duration::from_millis(400),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let fake = fake_server(Config {
+        latency: Duration::from_millis(400),
+        ..Config::default()
+    })
+    .await;
     fake.script(FaultPlan::always(Fault::NoulValues(vec![(
         "supported".into(),
         0.95,
     )])));
-    let dir = temp_dir("defs");
+    let dir = temp_dir("serve-defs");
     std::fs::copy(
         root().join("examples/refund/definition.toml"),
         dir.join("refund.toml"),
@@ -102,16 +42,7 @@ async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
-        .await
-        .expect("the first line within 20 s")
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
-        .to_owned();
+    let addr = listening_on(&mut stdout).await;
     assert!(
         addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
         "{addr}"
@@ -142,12 +73,7 @@ async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let pid = child.id().expect("the child runs").to_string();
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    sigterm(child.id().expect("the child runs"));
     let (status, verdict) = in_flight.await.unwrap();
     assert_eq!(status, 200, "{verdict}");
     assert!(verdict.contains("\"status\":\"PASS\""), "{verdict}");
@@ -194,7 +120,7 @@ async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_definitions_stop_start_up_with_exit_2_naming_the_file() {
-    let dir = temp_dir("bad-defs");
+    let dir = temp_dir("serve-bad-defs");
     std::fs::copy(
         root().join("examples/refund/definition.toml"),
         dir.join("a.toml"),
@@ -249,25 +175,14 @@ async fn start_serve(
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
-        .await
-        .expect("the first line within 20 s")
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
-        .to_owned();
+    let addr = listening_on(&mut stdout).await;
     (child, addr)
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recorded_review_replays_offline_with_judge() {
-    let fake = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let dir = temp_dir("record");
+    let fake = fake_server(Config::default()).await;
+    let dir = temp_dir("serve-record");
     let definition = root().join("examples/refund/definition.toml");
     let state_file = root().join("examples/refund/state.json");
     std::fs::copy(&definition, dir.join("refund.toml")).unwrap();
@@ -283,14 +198,7 @@ async fn a_recorded_review_replays_offline_with_judge() {
     )
     .await;
     assert_eq!(status, 200, "{served}");
-    let pid = child.id().unwrap().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    sigterm(child.id().unwrap());
     let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
         .await
         .expect("the server exits")
@@ -329,10 +237,8 @@ async fn a_recorded_review_replays_offline_with_judge() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_does_not_wait_for_half_open_or_idle_connections() {
-    let fake = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let dir = temp_dir("half-open");
+    let fake = fake_server(Config::default()).await;
+    let dir = temp_dir("serve-half-open");
     std::fs::copy(
         root().join("examples/refund/definition.toml"),
         dir.join("refund.toml"),
@@ -354,14 +260,7 @@ async fn sigterm_does_not_wait_for_half_open_or_idle_connections() {
     idle.read_exact(&mut status_line).await.unwrap();
     assert_eq!(&status_line, b"HTTP/1.1 200 OK");
 
-    let pid = child.id().unwrap().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    sigterm(child.id().unwrap());
     let exit = tokio::time::timeout(Duration::from_secs(15), child.wait())
         .await
         .expect("the server exits well before the old 25 s drain limit")

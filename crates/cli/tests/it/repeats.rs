@@ -4,62 +4,30 @@
 
 use std::{
     path::{Path, PathBuf},
-    process::{Command, Output},
+    process::Output,
 };
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use jevjudge_test_support::{example, read_json, run, run_blocking, stderr, stdout, temp_dir};
 
-fn example(path: &str) -> PathBuf {
-    root().join("examples").join(path)
-}
-
-fn jevjudge() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_jevjudge"));
-    command
-        .env_remove("TYPESAFE_API_KEY")
-        .env_remove("JEV_API_KEY")
-        .env_remove("TYPESAFE_BASE_URL");
-    command
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("jevjudge-repeats-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::{fake_server, jevjudge, jevjudge_keyed};
 
 /// `jevjudge eval` on the sms-spam cases with `recording`, writing `dir/NAME.json`.
 fn eval_sms(recording: &Path, report: &Path, extra: &[&str]) -> Output {
-    jevjudge()
-        .arg("eval")
-        .arg("--definition")
-        .arg(example("sms-spam/definition.toml"))
-        .arg("--cases")
-        .arg(example("sms-spam/cases.jsonl"))
-        .arg("--replay")
-        .arg(recording)
-        .args(["--model", "jev-1.13.0", "--report"])
-        .arg(report)
-        .args(extra)
-        .output()
-        .expect("the binary ran")
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    run_blocking(
+        jevjudge()
+            .arg("eval")
+            .arg("--definition")
+            .arg(example("sms-spam/definition.toml"))
+            .arg("--cases")
+            .arg(example("sms-spam/cases.jsonl"))
+            .arg("--replay")
+            .arg(recording)
+            .args(["--model", "jev-1.13.0", "--report"])
+            .arg(report)
+            .args(extra),
+    )
 }
 
 fn close(value: &Value, expected: f64) -> bool {
@@ -82,7 +50,7 @@ fn interval(value: &Value) -> (f64, f64) {
 //     2/125 → (0.004398800179193869, 0.05646250093046612)
 #[test]
 fn sms_spam_risk_coverage_and_intervals_are_pinned() {
-    let dir = temp_dir("pinned");
+    let dir = temp_dir("repeats-pinned");
     let report = dir.join("base.json");
     let output = eval_sms(&example("sms-spam/recordings.jevl"), &report, &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -141,7 +109,7 @@ fn sms_spam_risk_coverage_and_intervals_are_pinned() {
 // The gates of items 3 and 4: exit 1 when one fails, every gate line printed.
 #[test]
 fn accuracy_lower_false_pass_and_coverage_gates() {
-    let dir = temp_dir("gates");
+    let dir = temp_dir("repeats-gates");
     let report = dir.join("gates.json");
     let recording = example("sms-spam/recordings.jevl");
     let held = eval_sms(
@@ -199,7 +167,7 @@ fn accuracy_lower_false_pass_and_coverage_gates() {
 // and every review counted.
 #[test]
 fn sms_spam_repeat_3_replay_has_flip_rate_0() {
-    let dir = temp_dir("repeat3");
+    let dir = temp_dir("repeats-repeat3");
     let report = dir.join("repeat3.json");
     let junit = dir.join("repeat3.xml");
     let output = eval_sms(
@@ -300,7 +268,7 @@ fn case_states() -> Vec<(String, Value)> {
 // at concurrency 32 with the reviews of a case running side by side.
 #[test]
 fn repeated_replay_serves_the_kth_record_to_the_kth_repeat() {
-    let dir = temp_dir("kth");
+    let dir = temp_dir("repeats-kth");
     let (recording, series) = doubled_recording(&dir);
     let states = case_states();
     let report = dir.join("kth.json");
@@ -351,7 +319,7 @@ fn repeated_replay_serves_the_kth_record_to_the_kth_repeat() {
 // cut-short repeated run resumes to the same figures as an uninterrupted one.
 #[test]
 fn repeated_runs_resume_only_with_the_same_repeats() {
-    let dir = temp_dir("resume");
+    let dir = temp_dir("repeats-resume");
     let (recording, _) = doubled_recording(&dir);
     let full = dir.join("full.json");
     let output = eval_sms(&recording, &full, &["--repeat", "2"]);
@@ -394,7 +362,7 @@ fn repeated_runs_resume_only_with_the_same_repeats() {
 
 #[test]
 fn repeat_outside_one_to_ten_is_refused() {
-    let dir = temp_dir("bad");
+    let dir = temp_dir("repeats-bad");
     for n in ["0", "11"] {
         let output = eval_sms(
             &example("sms-spam/recordings.jevl"),
@@ -428,26 +396,16 @@ fn normal_cdf(x: f64) -> f64 {
 
 /// `eval` of the sms-spam cases against a fake server, through the real binary over HTTP.
 async fn eval_fake(url: &str, report: &Path, repeat: &str) -> Output {
-    tokio::time::timeout(
-        std::time::Duration::from_secs(120),
-        tokio::process::Command::new(env!("CARGO_BIN_EXE_jevjudge"))
-            .env_remove("JEV_API_KEY")
-            .env_remove("TYPESAFE_BASE_URL")
-            .env("TYPESAFE_API_KEY", "test-key-not-secret")
-            .kill_on_drop(true)
-            .arg("eval")
-            .arg("--definition")
-            .arg(example("sms-spam/definition.toml"))
-            .arg("--cases")
-            .arg(example("sms-spam/cases.jsonl"))
-            .args(["--base-url", url, "--concurrency", "8", "--budget", "10s"])
-            .args(["--repeat", repeat, "--report"])
-            .arg(report)
-            .output(),
-    )
+    run(jevjudge_keyed()
+        .arg("eval")
+        .arg("--definition")
+        .arg(example("sms-spam/definition.toml"))
+        .arg("--cases")
+        .arg(example("sms-spam/cases.jsonl"))
+        .args(["--base-url", url, "--concurrency", "8", "--budget", "10s"])
+        .args(["--repeat", repeat, "--report"])
+        .arg(report))
     .await
-    .expect("eval finished within 120 s")
-    .expect("the binary ran")
 }
 
 fn spam_probabilities(row: &Value) -> Vec<f64> {
@@ -472,12 +430,10 @@ fn spam_probabilities(row: &Value) -> Vec<f64> {
 // the mean of 1 − that over the cases, and the same seed must give the same answers again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn noisy_fake_flip_rate_matches_the_noise_given() {
-    use jevjudge_fake::{Config, FakeServer};
-    let dir = temp_dir("noisy");
+    use jevjudge_fake::Config;
+    let dir = temp_dir("repeats-noisy");
     let sigma = 0.05;
-    let quiet = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
+    let quiet = fake_server(Config::default()).await;
     let base = dir.join("base.json");
     let output = eval_fake(&quiet.url(), &base, "1").await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -491,16 +447,12 @@ async fn noisy_fake_flip_rate_matches_the_noise_given() {
 
     let mut reports = Vec::new();
     for run in 0..2 {
-        let noisy = FakeServer::start(
-            Config {
-                noise: Some(sigma),
-                seed: 7,
-                ..Config::default()
-            },
-            "127.0.0.1:0".parse().unwrap(),
-        )
-        .await
-        .unwrap();
+        let noisy = fake_server(Config {
+            noise: Some(sigma),
+            seed: 7,
+            ..Config::default()
+        })
+        .await;
         let path = dir.join(format!("noisy-{run}.json"));
         let output = eval_fake(&noisy.url(), &path, "3").await;
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -567,7 +519,7 @@ async fn noisy_fake_flip_rate_matches_the_noise_given() {
 // falls from 3/3 to 2/3 correct is within the candidate's own noise.
 #[test]
 fn compare_of_repeated_runs_shows_the_noise() {
-    let dir = temp_dir("compare");
+    let dir = temp_dir("repeats-compare");
     let (recording, _) = doubled_recording(&dir);
     let base = dir.join("base.json");
     let candidate = dir.join("candidate.json");
@@ -579,12 +531,7 @@ fn compare_of_repeated_runs_shows_the_noise() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let output = eval_sms(&recording, &candidate, &["--repeat", "3"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let output = jevjudge()
-        .arg("compare")
-        .arg(&base)
-        .arg(&candidate)
-        .output()
-        .unwrap();
+    let output = run_blocking(jevjudge().arg("compare").arg(&base).arg(&candidate));
     let out = stdout(&output);
     assert!(
         out.contains(
@@ -596,13 +543,13 @@ fn compare_of_repeated_runs_shows_the_noise() {
         out.contains("regressions: 0 (correct rate fell by more than the noise; base flip rate 0.0000, candidate flip rate 0.8333)"),
         "{out}"
     );
-    let output = jevjudge()
-        .arg("compare")
-        .arg(&base)
-        .arg(&candidate)
-        .arg("--json")
-        .output()
-        .unwrap();
+    let output = run_blocking(
+        jevjudge()
+            .arg("compare")
+            .arg(&base)
+            .arg(&candidate)
+            .arg("--json"),
+    );
     let document: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(document["noise"]["base_repeats"], 3);
     assert!(close(

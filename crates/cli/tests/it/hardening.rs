@@ -4,7 +4,7 @@
 
 use std::{
     path::{Path, PathBuf},
-    process::{Output, Stdio},
+    process::Stdio,
     time::Duration,
 };
 
@@ -12,54 +12,9 @@ use jevjudge_fake::{Config, FakeServer};
 use serde_json::Value;
 use tokio::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use jevjudge_test_support::{command, example, run, stderr, stdout, temp_dir};
 
-fn example(path: &str) -> PathBuf {
-    root().join("examples").join(path)
-}
-
-fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_jevjudge")
-}
-
-fn clean(command: &mut Command) -> &mut Command {
-    command
-        .env_remove("TYPESAFE_API_KEY")
-        .env_remove("JEV_API_KEY")
-        .env_remove("TYPESAFE_BASE_URL")
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-}
-
-fn jevjudge() -> Command {
-    let mut command = Command::new(binary());
-    clean(&mut command);
-    command
-}
-
-async fn run(command: &mut Command) -> Output {
-    tokio::time::timeout(Duration::from_secs(120), command.output())
-        .await
-        .expect("the binary finished within 120 s")
-        .expect("the binary ran")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("jevjudge-harden-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::{JEVJUDGE, fake_server, jevjudge};
 
 /// `n` cases in the state form.
 fn cases(dir: &Path, n: usize) -> PathBuf {
@@ -93,7 +48,7 @@ fn eval_args(command: &mut Command, cases: &Path, report: &Path) {
         .arg(report);
 }
 
-fn eval_live(server: &FakeServer, cases: &Path, report: &Path) -> Command {
+pub(crate) fn eval_live(server: &FakeServer, cases: &Path, report: &Path) -> Command {
     let mut command = jevjudge();
     eval_args(&mut command, cases, report);
     command
@@ -120,15 +75,11 @@ fn comparable_rows(report: &Path) -> Vec<Value> {
 }
 
 async fn slow_fake() -> FakeServer {
-    FakeServer::start(
-        Config {
-            latency: Duration::from_millis(20),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
+    fake_server(Config {
+        latency: Duration::from_millis(20),
+        ..Config::default()
+    })
     .await
-    .unwrap()
 }
 
 // ---- 1. A torn last line ----
@@ -136,7 +87,7 @@ async fn slow_fake() -> FakeServer {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_disk_mid_run_tears_a_line_that_resume_trims_twice_over() {
     let server = slow_fake().await;
-    let dir = temp_dir("torn");
+    let dir = temp_dir("harden-torn");
     let cases = cases(&dir, 40);
     let full = dir.join("full.json");
     let output = run(&mut eval_live(&server, &cases, &full)).await;
@@ -146,9 +97,8 @@ async fn a_full_disk_mid_run_tears_a_line_that_resume_trims_twice_over() {
     // cuts the write that crosses it, then kills the process (SIGXFSZ).
     let report = dir.join("cut.json");
     let rows = dir.join("cut.rows.jsonl");
-    let mut limited = Command::new("bash");
-    clean(&mut limited);
-    limited.args(["-c", "ulimit -f 6; exec \"$0\" \"$@\"", binary()]);
+    let mut limited = command("bash");
+    limited.args(["-c", "ulimit -f 6; exec \"$0\" \"$@\"", JEVJUDGE]);
     eval_args(&mut limited, &cases, &report);
     limited
         .args(["--base-url", &server.url()])
@@ -207,7 +157,7 @@ async fn a_full_disk_mid_run_tears_a_line_that_resume_trims_twice_over() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn resume_refuses_rows_that_do_not_fit_the_cases_naming_the_line() {
-    let dir = temp_dir("rows-fit");
+    let dir = temp_dir("harden-rows-fit");
     let cases = cases(&dir, 6);
     let report = dir.join("r.json");
     let rows = dir.join("r.rows.jsonl");
@@ -247,7 +197,7 @@ async fn resume_refuses_rows_that_do_not_fit_the_cases_naming_the_line() {
 #[tokio::test(flavor = "multi_thread")]
 async fn resume_refuses_another_backend_or_model_naming_both() {
     let server = slow_fake().await;
-    let dir = temp_dir("rows-backend");
+    let dir = temp_dir("harden-rows-backend");
     let cases = cases(&dir, 4);
     let report = dir.join("r.json");
     let output = run(&mut eval_fake(&cases, &report)).await;
@@ -295,15 +245,14 @@ async fn resume_refuses_another_backend_or_model_naming_both() {
 #[tokio::test(flavor = "multi_thread")]
 async fn streaming_from_a_pipe_is_refused_before_anything_is_sent() {
     let server = slow_fake().await;
-    let dir = temp_dir("pipe");
+    let dir = temp_dir("harden-pipe");
     let cases = cases(&dir, 3);
-    let mut command = Command::new("bash");
-    clean(&mut command);
+    let mut command = command("bash");
     command
         .args([
             "-c",
             "exec \"$0\" eval --definition \"$1\" --cases <(cat \"$2\") --max-cases 20000 --base-url \"$3\"",
-            binary(),
+            JEVJUDGE,
         ])
         .arg(example("refund/definition.toml"))
         .arg(&cases)
@@ -369,7 +318,7 @@ async fn endless_inputs_stop_at_the_cap_naming_it_and_its_flag() {
         stderr(&output)
     );
 
-    let dir = temp_dir("caps");
+    let dir = temp_dir("harden-caps");
     let definition = dir.join("zero.toml");
     std::os::unix::fs::symlink("/dev/zero", &definition).unwrap();
     let mut command = jevjudge();
@@ -413,7 +362,7 @@ async fn endless_inputs_stop_at_the_cap_naming_it_and_its_flag() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn inputs_that_cannot_work_are_refused_at_load() {
-    let dir = temp_dir("load");
+    let dir = temp_dir("harden-load");
     let refund = std::fs::read_to_string(example("refund/definition.toml")).unwrap();
     let start = refund.find("instructions = ").unwrap();
     let end = start + refund[start..].find('\n').unwrap();
@@ -516,7 +465,7 @@ async fn inputs_that_cannot_work_are_refused_at_load() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn record_files_with_bad_ids_times_or_conflicts_are_refused() {
-    let dir = temp_dir("jevl");
+    let dir = temp_dir("harden-jevl");
     let good = std::fs::read_to_string(example("refund/fixtures/supported.jevl")).unwrap();
     let good = good.trim_end();
     let record: Value = serde_json::from_str(good).unwrap();
@@ -574,7 +523,7 @@ async fn record_files_with_bad_ids_times_or_conflicts_are_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_price_that_is_not_a_finite_number_is_exit_2() {
-    let dir = temp_dir("price");
+    let dir = temp_dir("harden-price");
     let cases = cases(&dir, 2);
     for price in ["NaN", "inf", "-1"] {
         let mut command = eval_fake(&cases, &dir.join("r.json"));
@@ -598,7 +547,7 @@ async fn a_price_that_is_not_a_finite_number_is_exit_2() {
 #[tokio::test(flavor = "multi_thread")]
 async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
     let server = slow_fake().await;
-    let dir = temp_dir("outputs");
+    let dir = temp_dir("harden-outputs");
     let cases = cases(&dir, 3);
     // A symlinked report: the link stays, its target gets the report.
     let target = dir.join("target.json");
@@ -676,7 +625,7 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn markdown_escapes_scenario_names() {
-    let dir = temp_dir("md");
+    let dir = temp_dir("harden-md");
     let cases = dir.join("cases.jsonl");
     std::fs::write(
         &cases,
@@ -697,7 +646,7 @@ async fn markdown_escapes_scenario_names() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_in_which_every_review_errored_is_not_exit_0_and_says_why() {
-    let dir = temp_dir("all-errors");
+    let dir = temp_dir("harden-all-errors");
     let cases = cases(&dir, 5);
     let report = dir.join("r.json");
     let md = dir.join("r.md");
@@ -743,16 +692,12 @@ async fn a_run_in_which_every_review_errored_is_not_exit_0_and_says_why() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn most_reviews_refused_by_the_key_names_the_key_variable() {
-    let server = FakeServer::start(
-        Config {
-            key: Some("the-right-key".into()),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let dir = temp_dir("auth");
+    let server = fake_server(Config {
+        key: Some("the-right-key".into()),
+        ..Config::default()
+    })
+    .await;
+    let dir = temp_dir("harden-auth");
     let cases = cases(&dir, 3);
     let mut command = jevjudge();
     eval_args(&mut command, &cases, &dir.join("r.json"));
@@ -772,7 +717,7 @@ async fn most_reviews_refused_by_the_key_names_the_key_variable() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn replay_uses_the_recordings_only_model_and_refuses_one_it_does_not_hold() {
-    let dir = temp_dir("replay-model");
+    let dir = temp_dir("harden-replay-model");
     let report = dir.join("r.json");
     let mut command = jevjudge();
     command
@@ -842,7 +787,7 @@ async fn replay_uses_the_recordings_only_model_and_refuses_one_it_does_not_hold(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_closed_pipe_ends_every_command_quietly() {
-    let dir = temp_dir("pipe-closed");
+    let dir = temp_dir("harden-pipe-closed");
     let cases = cases(&dir, 4);
     let report = dir.join("r.json");
     let output = run(&mut eval_fake(&cases, &report)).await;
@@ -865,12 +810,11 @@ async fn a_closed_pipe_ends_every_command_quietly() {
     ];
     for command in commands {
         // The reader (`true`) is gone before the binary writes: every write meets a closed pipe.
-        let mut shell = Command::new("bash");
-        clean(&mut shell);
+        let mut shell = jevjudge_test_support::command("bash");
         shell.args([
             "-c",
             &format!("(sleep 0.3; \"$0\" {command}; echo \"exit $?\" >&2) | true"),
-            binary(),
+            JEVJUDGE,
         ]);
         let output = run(&mut shell).await;
         let message = stderr(&output);
@@ -941,7 +885,7 @@ async fn calibrate_version_means_the_program_version() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_fifo_without_a_writer_does_not_block_forever() {
-    let dir = temp_dir("fifo");
+    let dir = temp_dir("harden-fifo");
     let fifo = dir.join("cases.fifo");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
@@ -984,11 +928,10 @@ async fn judge_on_a_terminal_without_state_says_so_instead_of_waiting() {
     // `script` (util-linux) gives the binary a terminal as standard input.
     let command = format!(
         "{} judge --fake --definition {}",
-        binary(),
+        JEVJUDGE,
         example("refund/definition.toml").display()
     );
-    let mut script = Command::new("script");
-    clean(&mut script);
+    let mut script = jevjudge_test_support::command("script");
     script.args(["-qec", &command, "/dev/null"]);
     let output = run(&mut script).await;
     assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
@@ -1001,16 +944,12 @@ async fn judge_on_a_terminal_without_state_says_so_instead_of_waiting() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streamed_file_that_changes_between_the_passes_fails_the_run() {
-    let server = FakeServer::start(
-        Config {
-            latency: Duration::from_millis(5),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let dir = temp_dir("changed");
+    let server = fake_server(Config {
+        latency: Duration::from_millis(5),
+        ..Config::default()
+    })
+    .await;
+    let dir = temp_dir("harden-changed");
     let path = dir.join("cases.jsonl");
     let padding = "x".repeat(1000);
     let mut text = String::new();

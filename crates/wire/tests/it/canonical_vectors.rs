@@ -12,8 +12,8 @@ use jevjudge_wire::canonical::{
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value};
 
-const VECTORS: &str = include_str!("data/canonical_vectors.json");
-const FLOAT_REPRS: &str = include_str!("data/float_reprs.txt");
+const VECTORS: &str = include_str!("../data/canonical_vectors.json");
+const FLOAT_REPRS: &str = include_str!("../data/float_reprs.txt");
 
 fn vectors() -> Value {
     serde_json::from_str(VECTORS).expect("canonical_vectors.json is JSON")

@@ -12,6 +12,7 @@ use jevjudge_judge::{
     Backend, BackendError, BackendFuture, Criterion, Definition, ErrorCode, Judge, Status, Verdict,
     backend_fn, score,
 };
+use jevjudge_test_support::definition_file;
 use jevjudge_wire::{Answer, Detail, NoulAnswer, NoulQuestion, Request, Response};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -20,49 +21,11 @@ use tokio::time::Instant;
 // ---- the shared definitions of §14 ----
 
 fn refund_answer_v1() -> Definition {
-    Definition::new(
-        "refund-answer-v1",
-        vec![
-            Criterion::new(
-                "supported",
-                NoulQuestion::new(
-                    "Is assistant_answer supported by supporting_context without inventing completed refunds?",
-                ),
-                true,
-                0.2,
-                0.8,
-            )
-            .unwrap(),
-        ],
-    )
-    .unwrap()
+    Definition::from_path(definition_file("refund-answer-v1")).expect("the shared definition loads")
 }
 
 fn support_draft_v1() -> Definition {
-    Definition::new(
-        "support-draft-v1",
-        vec![
-            Criterion::new(
-                "covers_request",
-                NoulQuestion::new("Does the draft address the customer's request and its conditions?"),
-                true,
-                0.2,
-                0.8,
-            )
-            .unwrap(),
-            Criterion::new(
-                "unsupported_commitment",
-                NoulQuestion::new(
-                    "Does the draft claim an action has completed without a successful business record?",
-                ),
-                false,
-                0.2,
-                0.8,
-            )
-            .unwrap(),
-        ],
-    )
-    .unwrap()
+    Definition::from_path(definition_file("support-draft-v1")).expect("the shared definition loads")
 }
 
 /// A response answering each id with a noul value (`None` = null).

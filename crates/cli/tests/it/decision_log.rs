@@ -2,74 +2,20 @@
 //! `review_id`, `reviews list` finds it by reference, `reviews export` writes records that
 //! `judge --replay` reproduces offline, `store migrate` is idempotent; bad store URLs are exit 2.
 
-use std::{
-    path::{Path, PathBuf},
-    process::Stdio,
-    time::Duration,
-};
+use std::{process::Stdio, time::Duration};
 
-use jevjudge_fake::{Config, FakeServer};
+use jevjudge_fake::Config;
 use serde_json::Value;
-use tokio::{
-    io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader},
-    process::Command,
-};
+use tokio::io::BufReader;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use jevjudge_test_support::{listening_on, post, root, run as output, sigterm, temp_dir};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("jevjudge-dlog-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn jevjudge() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_jevjudge"));
-    command
-        .env_remove("JEVJUDGE_STORE")
-        .env_remove("RUST_LOG")
-        .env("TYPESAFE_API_KEY", "test-key-not-secret")
-        .kill_on_drop(true);
-    command
-}
-
-async fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    tokio::time::timeout(
-        Duration::from_secs(20),
-        stream.read_to_string(&mut response),
-    )
-    .await
-    .expect("an answer within 20 s")
-    .unwrap();
-    let status = response.split(' ').nth(1).unwrap().parse().unwrap();
-    let body = response.split_once("\r\n\r\n").unwrap().1.to_owned();
-    (status, body)
-}
-
-async fn output(command: &mut Command) -> std::process::Output {
-    tokio::time::timeout(Duration::from_secs(60), command.output())
-        .await
-        .expect("finishes within 60 s")
-        .unwrap()
-}
+use crate::{fake_server, jevjudge_keyed as jevjudge};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn served_reviews_are_listed_and_export_as_replayable_records() {
-    let fake = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let dir = temp_dir("export");
+    let fake = fake_server(Config::default()).await;
+    let dir = temp_dir("dlog-export");
     let definition = root().join("examples/refund/definition.toml");
     let state_file = root().join("examples/refund/state.json");
     std::fs::copy(&definition, dir.join("refund.toml")).unwrap();
@@ -99,16 +45,7 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
-        .await
-        .expect("the first line within 20 s")
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
-        .to_owned();
+    let addr = listening_on(&mut stdout).await;
     let state = std::fs::read_to_string(&state_file).unwrap();
     let (status, served) = post(
         &addr,
@@ -117,14 +54,7 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
     )
     .await;
     assert_eq!(status, 200, "{served}");
-    let pid = child.id().unwrap().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    sigterm(child.id().unwrap());
     let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
         .await
         .expect("the server exits")

@@ -3,7 +3,6 @@
 
 use std::{
     path::{Path, PathBuf},
-    process::Output,
     time::Duration,
 };
 
@@ -11,53 +10,12 @@ use jevjudge_fake::{Config, FakeServer, Fault, FaultPlan};
 use serde_json::Value;
 use tokio::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use jevjudge_test_support::{example, run, stdout_json, temp_dir};
 
-fn example(path: &str) -> PathBuf {
-    root().join("examples").join(path)
-}
-
-/// The binary with a clean environment: a dummy key, no base URL from the caller's shell.
-fn jevjudge() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_jevjudge"));
-    command
-        .env_remove("TYPESAFE_API_KEY")
-        .env_remove("JEV_API_KEY")
-        .env_remove("TYPESAFE_BASE_URL")
-        .kill_on_drop(true);
-    command
-}
-
-async fn run(command: &mut Command) -> Output {
-    tokio::time::timeout(Duration::from_secs(60), command.output())
-        .await
-        .expect("the binary finished within 60 s")
-        .expect("the binary ran")
-}
-
-fn stdout_json(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("jevjudge-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::{fake_server, hardening::eval_live, jevjudge};
 
 async fn fake() -> FakeServer {
-    FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap()
+    fake_server(Config::default()).await
 }
 
 /// `jevjudge judge` on the refund example against the fake.
@@ -218,7 +176,7 @@ async fn judge_without_a_key_names_the_variables_and_the_offline_options() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn judge_input_errors_exit_2_naming_the_file() {
-    let dir = temp_dir("inputs");
+    let dir = temp_dir("cli-inputs");
     let bad_state = dir.join("state.json");
     std::fs::write(&bad_state, "42").unwrap();
     let mut command = jevjudge();
@@ -338,7 +296,7 @@ async fn judge_fixtures_reproduce_f1_and_f3() {
 #[tokio::test(flavor = "multi_thread")]
 async fn record_then_replay_gives_identical_results() {
     let server = fake().await;
-    let dir = temp_dir("record");
+    let dir = temp_dir("cli-record");
     let record = dir.join("audit.jevl");
     let mut live = judge_live(&server, "2s");
     live.arg("--record").arg(&record);
@@ -377,7 +335,7 @@ fn eval_refund_fixture(concurrency: &str) -> Command {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn eval_f2_writes_report_junit_and_markdown_without_raw_text() {
-    let dir = temp_dir("f2");
+    let dir = temp_dir("cli-f2");
     let mut command = eval_refund_fixture("2");
     command
         .arg("--report")
@@ -471,7 +429,7 @@ async fn eval_gates_fail_with_exit_1() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn main_job_reproduces_the_published_decisions_of_the_real_recording() {
-    let dir = temp_dir("sms");
+    let dir = temp_dir("cli-sms");
     for (definition, correct, incorrect, abstained, accuracy) in [
         ("sms-spam/definition.toml", 123, 2, 25, 0.82),
         ("sms-spam/definition-cut-0.5.toml", 143, 7, 0, 143.0 / 150.0),
@@ -519,7 +477,7 @@ async fn main_job_reproduces_the_published_decisions_of_the_real_recording() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn eval_bad_inputs_exit_2_naming_file_line_and_field() {
-    let dir = temp_dir("bad-cases");
+    let dir = temp_dir("cli-bad-cases");
     let cases = dir.join("cases.jsonl");
     std::fs::write(
         &cases,
@@ -583,27 +541,6 @@ fn many_cases(dir: &Path) -> PathBuf {
     path
 }
 
-fn eval_live(server: &FakeServer, cases: &Path, report: &Path) -> Command {
-    let mut command = jevjudge();
-    command
-        .args([
-            "eval",
-            "--concurrency",
-            "2",
-            "--budget",
-            "5s",
-            "--definition",
-        ])
-        .arg(example("refund/definition.toml"))
-        .arg("--cases")
-        .arg(cases)
-        .arg("--report")
-        .arg(report)
-        .args(["--base-url", &server.url()])
-        .env("TYPESAFE_API_KEY", "test-key-not-secret");
-    command
-}
-
 fn comparable_rows(report: &Path) -> Vec<Value> {
     let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
     report["rows"]
@@ -637,16 +574,12 @@ async fn wait_for_rows(path: &Path, at_least: usize) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
-    let server = FakeServer::start(
-        Config {
-            latency: Duration::from_millis(40),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let dir = temp_dir("resume");
+    let server = fake_server(Config {
+        latency: Duration::from_millis(40),
+        ..Config::default()
+    })
+    .await;
+    let dir = temp_dir("cli-resume");
     let cases = many_cases(&dir);
 
     let full = dir.join("full.json");
@@ -738,16 +671,12 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_writes_an_incomplete_report_and_exits_5() {
-    let server = FakeServer::start(
-        Config {
-            latency: Duration::from_millis(40),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let dir = temp_dir("sigint");
+    let server = fake_server(Config {
+        latency: Duration::from_millis(40),
+        ..Config::default()
+    })
+    .await;
+    let dir = temp_dir("cli-sigint");
     let cases = many_cases(&dir);
     let report = dir.join("report.json");
     let child = eval_live(&server, &cases, &report)
@@ -788,7 +717,7 @@ async fn ctrl_c_writes_an_incomplete_report_and_exits_5() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn streaming_runs_keep_rows_on_disk_only() {
-    let dir = temp_dir("streaming");
+    let dir = temp_dir("cli-streaming");
     let mut command = eval_refund_fixture("2");
     command
         .arg("--report")

@@ -4,59 +4,19 @@
 
 use std::{
     path::{Path, PathBuf},
-    process::{Command, Output},
+    process::Output,
 };
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use jevjudge_test_support::{
+    example, run_blocking as run, stderr, stdout, stdout_json as json, temp_dir,
+};
 
-fn example(path: &str) -> PathBuf {
-    root().join("examples").join(path)
-}
-
-fn jevjudge() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_jevjudge"));
-    command
-        .env_remove("TYPESAFE_API_KEY")
-        .env_remove("JEV_API_KEY")
-        .env_remove("TYPESAFE_BASE_URL");
-    command
-}
-
-fn run(command: &mut Command) -> Output {
-    command.output().expect("the binary ran")
-}
+use crate::jevjudge;
 
 fn code(output: &Output) -> i32 {
     output.status.code().expect("exited with a code")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn json(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            stdout(output),
-            stderr(output)
-        )
-    })
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("jevjudge-analysis-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// Replays the sms-spam example with `definition` and returns the report's path.
@@ -108,7 +68,7 @@ fn points(report: &Path) -> Vec<(f64, bool)> {
 // by brute force from the report's rows.
 #[test]
 fn calibrate_json_follows_the_spec_and_matches_independent_metrics() {
-    let dir = temp_dir("calibrate-json");
+    let dir = temp_dir("analysis-calibrate-json");
     let report = eval_sms(&dir, &example("sms-spam/definition.toml"), "base", &[]);
     let output = run(jevjudge()
         .args(["calibrate", "--json", "--report"])
@@ -210,7 +170,7 @@ fn calibrate_json_follows_the_spec_and_matches_independent_metrics() {
 
 #[test]
 fn calibrate_recommends_writes_a_new_version_and_the_replay_uses_it() {
-    let dir = temp_dir("calibrate-write");
+    let dir = temp_dir("analysis-calibrate-write");
     let report = eval_sms(&dir, &example("sms-spam/definition.toml"), "base", &[]);
     let out = dir.join("calibrated.toml");
     let calibrate = |extra: &[&str]| {
@@ -288,7 +248,7 @@ fn calibrate_recommends_writes_a_new_version_and_the_replay_uses_it() {
 
 #[test]
 fn calibrate_without_a_definition_reads_expected_from_the_findings() {
-    let dir = temp_dir("calibrate-nodef");
+    let dir = temp_dir("analysis-calibrate-nodef");
     let report = eval_sms(&dir, &example("sms-spam/definition.toml"), "base", &[]);
     let output = run(jevjudge().args(["calibrate", "--report"]).arg(&report));
     assert_eq!(code(&output), 0, "{}", stderr(&output));
@@ -304,7 +264,7 @@ fn calibrate_without_a_definition_reads_expected_from_the_findings() {
 
 #[test]
 fn calibrate_refuses_bad_input_with_exit_2_naming_the_file() {
-    let dir = temp_dir("calibrate-bad");
+    let dir = temp_dir("analysis-calibrate-bad");
     let not_a_report = dir.join("cases.json");
     std::fs::write(&not_a_report, "{\"hello\": 1}").unwrap();
     let output = run(jevjudge()
@@ -336,7 +296,7 @@ fn calibrate_refuses_bad_input_with_exit_2_naming_the_file() {
 // the cut (BASE) to the floors (CANDIDATE), 20 correct decisions become INCONCLUSIVE.
 #[test]
 fn compare_counts_transitions_regressions_and_gates() {
-    let dir = temp_dir("compare");
+    let dir = temp_dir("analysis-compare");
     let floors = eval_sms(&dir, &example("sms-spam/definition.toml"), "floors", &[]);
     let cut = eval_sms(
         &dir,
@@ -413,7 +373,7 @@ fn compare_counts_transitions_regressions_and_gates() {
 
 #[test]
 fn compare_refuses_different_case_sets_unless_intersecting() {
-    let dir = temp_dir("compare-sets");
+    let dir = temp_dir("analysis-compare-sets");
     let floors = eval_sms(&dir, &example("sms-spam/definition.toml"), "floors", &[]);
     let mut report: Value =
         serde_json::from_str(&std::fs::read_to_string(&floors).unwrap()).unwrap();
@@ -468,7 +428,7 @@ fn escaped(text: &str) -> String {
 
 #[test]
 fn report_html_has_the_charts_and_no_case_text_unless_asked() {
-    let dir = temp_dir("report-html");
+    let dir = temp_dir("analysis-report-html");
     let report = eval_sms(&dir, &example("sms-spam/definition.toml"), "base", &[]);
     let page = dir.join("report.html");
     let output = run(jevjudge()
@@ -525,7 +485,7 @@ fn report_html_has_the_charts_and_no_case_text_unless_asked() {
 
 #[test]
 fn eval_html_writes_the_page_beside_the_other_outputs() {
-    let dir = temp_dir("eval-html");
+    let dir = temp_dir("analysis-eval-html");
     let page = dir.join("eval.html");
     let page_arg = page.to_string_lossy().into_owned();
     eval_sms(

@@ -13,29 +13,13 @@ use jevjudge_eval::{
     Case, CaseInput, EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorRequest,
     EvaluatorResponse, JevEvaluator, Row, Runner, RunnerError, Summary, respond,
 };
-use jevjudge_judge::{
-    BackendError, Criterion, Definition, ErrorCode, Judge, Status, Verdict, backend_fn,
-};
-use jevjudge_wire::{Answer, Detail, NoulAnswer, NoulQuestion, Request, Response, Usage};
+use jevjudge_judge::{BackendError, Definition, ErrorCode, Judge, Status, Verdict, backend_fn};
+use jevjudge_test_support::definition_file;
+use jevjudge_wire::{Answer, Detail, NoulAnswer, Request, Response, Usage};
 use serde_json::Value;
 
 fn refund_answer_v1() -> Definition {
-    Definition::new(
-        "refund-answer-v1",
-        vec![
-            Criterion::new(
-                "supported",
-                NoulQuestion::new(
-                    "Is assistant_answer supported by supporting_context without inventing completed refunds?",
-                ),
-                true,
-                0.2,
-                0.8,
-            )
-            .unwrap(),
-        ],
-    )
-    .unwrap()
+    Definition::from_path(definition_file("refund-answer-v1")).expect("the shared definition loads")
 }
 
 fn noul(p: f64, usage: Option<Usage>) -> Response {

@@ -4,24 +4,15 @@
 
 use std::{
     path::{Path, PathBuf},
-    process::Output,
     time::Duration,
 };
 
 use jevjudge_fake::{Config, FakeServer};
-use serde_json::Value;
 use tokio::process::Command;
 
-fn definition() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/refund/definition.toml")
-}
+use jevjudge_test_support::{example, read_json as read, run, stderr, temp_dir};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("jevjudge-limits-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::{fake_server, jevjudge};
 
 fn cases(dir: &Path, n: usize) -> PathBuf {
     let path = dir.join("cases.jsonl");
@@ -38,14 +29,11 @@ fn cases(dir: &Path, n: usize) -> PathBuf {
 }
 
 fn eval(server: &FakeServer, cases: &Path, report: &Path, key: &str, extra: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_jevjudge"));
+    let mut command = jevjudge();
     command
-        .env_remove("JEV_API_KEY")
-        .env_remove("TYPESAFE_BASE_URL")
         .env("TYPESAFE_API_KEY", key)
-        .kill_on_drop(true)
         .args(["eval", "--budget", "20s", "--definition"])
-        .arg(definition())
+        .arg(example("refund/definition.toml"))
         .arg("--cases")
         .arg(cases)
         .arg("--report")
@@ -55,33 +43,14 @@ fn eval(server: &FakeServer, cases: &Path, report: &Path, key: &str, extra: &[&s
     command
 }
 
-async fn run(command: &mut Command) -> Output {
-    tokio::time::timeout(Duration::from_secs(120), command.output())
-        .await
-        .expect("the binary finished within 120 s")
-        .expect("the binary ran")
-}
-
-fn read(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 #[tokio::test]
 async fn a_wrong_key_stops_the_run_and_resume_finishes_it_once_fixed() {
-    let server = FakeServer::start(
-        Config {
-            key: Some("the-right-key".into()),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let dir = temp_dir("key");
+    let server = fake_server(Config {
+        key: Some("the-right-key".into()),
+        ..Config::default()
+    })
+    .await;
+    let dir = temp_dir("limits-key");
     let cases = cases(&dir, 40);
     let report = dir.join("out.json");
     let output = run(&mut eval(
@@ -131,10 +100,8 @@ async fn a_wrong_key_stops_the_run_and_resume_finishes_it_once_fixed() {
 
 #[tokio::test]
 async fn a_token_cap_stops_before_it_is_passed_and_resume_continues() {
-    let server = FakeServer::start(Config::default(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let dir = temp_dir("cap");
+    let server = fake_server(Config::default()).await;
+    let dir = temp_dir("limits-cap");
     let cases = cases(&dir, 30);
     let report = dir.join("out.json");
     let output = run(&mut eval(
@@ -183,17 +150,13 @@ async fn a_token_cap_stops_before_it_is_passed_and_resume_continues() {
 
 #[tokio::test]
 async fn pacing_under_the_servers_limit_meets_no_429() {
-    let server = FakeServer::start(
-        Config {
-            rate_limit: Some("50/s".parse().unwrap()),
-            burst: Some(2),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let dir = temp_dir("pace");
+    let server = fake_server(Config {
+        rate_limit: Some("50/s".parse().unwrap()),
+        burst: Some(2),
+        ..Config::default()
+    })
+    .await;
+    let dir = temp_dir("limits-pace");
     let cases = cases(&dir, 30);
     let report = dir.join("out.json");
     let output = run(&mut eval(
@@ -225,18 +188,14 @@ async fn pacing_under_the_servers_limit_meets_no_429() {
 
 #[tokio::test]
 async fn adaptive_concurrency_finishes_a_rate_limited_run_without_errors() {
-    let server = FakeServer::start(
-        Config {
-            rate_limit: Some("40/s".parse().unwrap()),
-            burst: Some(4),
-            latency: Duration::from_millis(20),
-            ..Config::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let dir = temp_dir("adapt");
+    let server = fake_server(Config {
+        rate_limit: Some("40/s".parse().unwrap()),
+        burst: Some(4),
+        latency: Duration::from_millis(20),
+        ..Config::default()
+    })
+    .await;
+    let dir = temp_dir("limits-adapt");
     let cases = cases(&dir, 40);
     let report = dir.join("out.json");
     let output = run(&mut eval(

@@ -1,0 +1,36 @@
+//! The `jevjudge` binary's integration tests, in one test binary (one link, one place for
+//! helpers): the real binary against real HTTP servers on 127.0.0.1 and offline against the
+//! shipped examples. Shared helpers come from `jevjudge-test-support`.
+
+use jevjudge_fake::{Config, FakeServer};
+use tokio::process::Command;
+
+mod analysis;
+mod cli;
+mod decision_log;
+mod hardening;
+mod limits;
+mod repeats;
+mod serve;
+
+/// The binary under test.
+const JEVJUDGE: &str = env!("CARGO_BIN_EXE_jevjudge");
+
+/// The binary with a clean environment, killed when dropped.
+fn jevjudge() -> Command {
+    jevjudge_test_support::command(JEVJUDGE)
+}
+
+/// [`jevjudge`] with the dummy key set.
+fn jevjudge_keyed() -> Command {
+    let mut command = jevjudge();
+    command.env("TYPESAFE_API_KEY", jevjudge_test_support::TEST_KEY);
+    command
+}
+
+/// A fake System One server with `config` on a free port of 127.0.0.1.
+async fn fake_server(config: Config) -> FakeServer {
+    FakeServer::start(config, "127.0.0.1:0".parse().expect("an address"))
+        .await
+        .expect("the fake starts")
+}
