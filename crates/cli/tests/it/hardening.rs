@@ -838,12 +838,11 @@ async fn a_full_standard_output_is_not_success() {
         format!("report {}", report.display()),
         format!("calibrate --json --report {}", report.display()),
     ] {
-        let mut shell = Command::new("bash");
-        clean(&mut shell);
+        let mut shell = jevjudge_test_support::command("bash");
         shell.args([
             "-c",
             &format!("\"$0\" {command} > /dev/full; echo \"exit $?\" >&2"),
-            binary(),
+            JEVJUDGE,
         ]);
         let output = run(&mut shell).await;
         let message = stderr(&output);
