@@ -14,17 +14,16 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::{
-    ApiKey, AttemptEvent, AttemptOutcome, Backoff, ClientBuilder, Error, ErrorKind, HttpRequest,
-    HttpResponse, HttpTransport, Method, Transport,
+    AttemptEvent, AttemptOutcome, Error, ErrorKind, HttpRequest, HttpResponse, HttpTransport,
+    Method, Transport,
     backoff::Jitter,
-    config::AttemptHook,
     deadline::Deadline,
     error::ResponseFacts,
-    limit::{Limiter, estimate_tokens},
+    limit::estimate_tokens,
     message::ErrorBody,
-    retry::{Decision, RetryPolicy, is_retryable_status},
+    retry::{Decision, is_retryable_status},
     retry_after::server_wait,
-    url::Endpoints,
+    settings::Settings,
 };
 
 /// The `User-Agent` sent with every request.
@@ -90,19 +89,6 @@ impl fmt::Debug for Exchange {
     }
 }
 
-/// The resolved configuration of a client.
-pub(crate) struct Settings {
-    pub(crate) endpoints: Endpoints,
-    pub(crate) key: Option<ApiKey>,
-    pub(crate) model: String,
-    pub(crate) attempt_timeout: Duration,
-    pub(crate) call_timeout: Duration,
-    pub(crate) retry: RetryPolicy,
-    pub(crate) backoff: Backoff,
-    pub(crate) on_attempt: Option<AttemptHook>,
-    pub(crate) limiter: Option<Arc<Limiter>>,
-}
-
 /// An async System One client. Cheap to clone: clones share one transport and configuration.
 ///
 /// Build one with [`Client::builder`]; see the crate docs for an example.
@@ -122,13 +108,6 @@ struct Delivered {
     response: HttpResponse,
     request_id: Option<String>,
     attempts: u32,
-}
-
-impl Client<HttpTransport> {
-    /// A builder with the defaults of systemone-wire.md §2.
-    pub fn builder() -> ClientBuilder<HttpTransport> {
-        ClientBuilder::new()
-    }
 }
 
 impl<T: Transport> Client<T> {

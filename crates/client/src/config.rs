@@ -10,11 +10,11 @@ use std::{fmt, sync::Arc, time::Duration};
 use jevjudge_wire::DEFAULT_MODEL;
 
 use crate::{
-    ApiKey, AttemptEvent, Backoff, Client, HttpTransport, Transport,
-    client::Settings,
+    ApiKey, AttemptHook, Backoff, Client, ConfigError, HttpTransport, Transport,
     key::process_env,
     limit::Limiter,
     retry::RetryPolicy,
+    settings::Settings,
     url::{DEFAULT_BASE_URL, Endpoints, TYPESAFE_BASE_URL},
 };
 
@@ -25,67 +25,8 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default number of retries (so at most 3 attempts).
 pub const DEFAULT_RETRIES: u32 = 2;
 
-/// A hook called after every attempt (metrics).
-pub type AttemptHook = Arc<dyn Fn(&AttemptEvent) + Send + Sync>;
-
 type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 type MakeTransport<T> = Box<dyn FnOnce() -> Result<T, ConfigError> + Send>;
-
-/// Why a client could not be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// The base URL does not parse as an absolute `http(s)` URL with a host.
-    #[error("baseUrl must be an absolute http(s) URL")]
-    InvalidBaseUrl,
-    /// The base URL has a query string or a fragment.
-    #[error("baseUrl must not have a query string or a fragment")]
-    BaseUrlQueryOrFragment,
-    /// The base URL embeds a user name or password.
-    #[error("baseUrl must not contain credentials")]
-    BaseUrlCredentials,
-    /// Plain `http` to a host that is not loopback, without the opt-in.
-    #[error(
-        "plain http is allowed only for loopback hosts, not `{host}`: use https, or opt in with allow_insecure_http(true)"
-    )]
-    InsecureHttp {
-        /// The host, as configured.
-        host: String,
-    },
-    /// No key configured and none in `TYPESAFE_API_KEY` or `JEV_API_KEY`.
-    #[error("no API key: configure one, or set TYPESAFE_API_KEY or JEV_API_KEY")]
-    MissingKey,
-    /// An empty or whitespace-only key.
-    #[error("the API key is blank")]
-    BlankKey,
-    /// A key with whitespace, control or non-ASCII characters.
-    #[error("the API key must be printable ASCII without whitespace")]
-    InvalidKey,
-    /// An environment variable holds something that is not a valid key.
-    #[error("{name} does not hold a valid API key (printable ASCII without whitespace)")]
-    InvalidKeyInEnv {
-        /// The variable's name.
-        name: String,
-    },
-    /// An environment variable is not valid Unicode.
-    #[error("{name} is not valid Unicode")]
-    EnvNotUnicode {
-        /// The variable's name.
-        name: String,
-    },
-    /// A blank model name.
-    #[error("model must not be blank")]
-    BlankModel,
-    /// A zero timeout.
-    #[error("{setting} must be positive")]
-    ZeroTimeout {
-        /// `attempt_timeout` or `call_timeout`.
-        setting: &'static str,
-    },
-    /// The HTTP transport could not be created (TLS set-up).
-    #[error("the HTTP transport could not be set up")]
-    TransportSetup,
-}
 
 /// Builds a [`Client`]; start with [`Client::builder`].
 ///
@@ -117,6 +58,13 @@ pub struct ClientBuilder<T: Transport = HttpTransport> {
     limiter: Option<Arc<Limiter>>,
     env: EnvLookup,
     transport: MakeTransport<T>,
+}
+
+impl Client<HttpTransport> {
+    /// A builder with the defaults of systemone-wire.md §2.
+    pub fn builder() -> ClientBuilder<HttpTransport> {
+        ClientBuilder::new()
+    }
 }
 
 impl ClientBuilder<HttpTransport> {

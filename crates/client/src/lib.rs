@@ -84,6 +84,7 @@
 mod backoff;
 mod client;
 mod config;
+mod config_error;
 mod deadline;
 mod error;
 mod event;
@@ -92,6 +93,7 @@ pub mod limit;
 mod message;
 mod retry;
 mod retry_after;
+mod settings;
 mod transport;
 mod url;
 
@@ -100,15 +102,14 @@ pub use client::{
     CallOptions, Client, Exchange, FALLBACK_REQUEST_ID_HEADER, REQUEST_ID_HEADER,
     RETRY_COUNT_HEADER, USER_AGENT,
 };
-pub use config::{
-    AttemptHook, ClientBuilder, ConfigError, DEFAULT_ATTEMPT_TIMEOUT, DEFAULT_CALL_TIMEOUT,
-    DEFAULT_RETRIES,
-};
+pub use config::{ClientBuilder, DEFAULT_ATTEMPT_TIMEOUT, DEFAULT_CALL_TIMEOUT, DEFAULT_RETRIES};
+pub use config_error::ConfigError;
 pub use error::{Error, ErrorKind};
 pub use event::{AttemptEvent, AttemptOutcome};
 pub use key::{ApiKey, JEV_API_KEY, TYPESAFE_API_KEY};
 pub use message::{MAX_MESSAGE_CHARS, extract_message};
 pub use retry_after::{parse_retry_after, parse_retry_after_ms};
+pub use settings::AttemptHook;
 pub use transport::{
     DEFAULT_MAX_BODY_BYTES, HttpRequest, HttpResponse, HttpTransport, Method, Transport,
     TransportError, TransportErrorKind,
