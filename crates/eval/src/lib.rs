@@ -29,9 +29,9 @@ pub mod markdown;
 mod ordered_map;
 pub mod repeats;
 mod report;
-mod report_error;
 pub mod risk;
 mod risk_render;
+mod row;
 pub mod rows_file;
 mod runner;
 mod strict_json;
@@ -47,9 +47,9 @@ pub use case::{
 pub use evaluator::{
     EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorResponse, JevEvaluator, respond,
 };
-pub use repeats::{MAX_REPEATS, Repeated, RepeatedBuilder, Repeats};
-pub use report::{REPORT_FORMAT, Report};
-pub use report_error::ReportError;
+pub use repeats::{MAX_REPEATS, Repeated, RepeatedBuilder};
+pub use report::{REPORT_FORMAT, Report, ReportError};
 pub use risk::{Risk, RiskBuilder};
-pub use runner::{CONCURRENCY, MAX_CASES, Row, Run, RunObserver, Runner, RunnerError};
-pub use summary::{Outcome, SummariesBuilder, Summary, SummaryBuilder, error_key, summarize};
+pub use row::{Outcome, Repeats, Row};
+pub use runner::{CONCURRENCY, MAX_CASES, Run, RunObserver, Runner, RunnerError};
+pub use summary::{SummariesBuilder, Summary, SummaryBuilder, error_key, summarize};

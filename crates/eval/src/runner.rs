@@ -9,10 +9,9 @@ use futures_util::{FutureExt, StreamExt, stream};
 use jevjudge_client::limit::{Limiter, Stop};
 use jevjudge_judge::{ErrorCode, Verdict};
 use jevjudge_wire::Detail;
-use serde::{Deserialize, Serialize};
 
 use crate::{
-    Case, EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorResponse, SummariesBuilder,
+    Case, EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorResponse, Row, SummariesBuilder,
     Summary,
 };
 
@@ -20,34 +19,6 @@ use crate::{
 pub const MAX_CASES: usize = 10_000;
 /// The allowed concurrency (D6).
 pub const CONCURRENCY: std::ops::RangeInclusive<usize> = 1..=32;
-
-/// One case's outcome, as reports show it: labels, pass, score and the verdict. No text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Row {
-    /// The case's scenario.
-    pub scenario: String,
-    /// The case's id (never the response's, rule 49).
-    pub id: String,
-    /// The case's label.
-    pub expected_pass: bool,
-    /// True only for an overall PASS.
-    pub pass: bool,
-    /// Passed criteria ÷ all criteria.
-    pub score: f64,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// Per-criterion labels, when the case had them (for calibration).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::ordered_map::option"
-    )]
-    pub expected_findings: Option<Vec<(String, bool)>>,
-    /// With `--repeat N` (N ≥ 2): every repeat's verdict and the case's pass rate; `pass`,
-    /// `score` and `verdict` are then the first repeat's (see [`crate::repeats`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeats: Option<crate::Repeats>,
-}
 
 /// Why a run did not start (D6). Nothing was evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

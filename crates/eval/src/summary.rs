@@ -1,9 +1,8 @@
 //! Summaries: counts, accuracy, nearest-rank P50/P95 and usage totals (judge-contract §12).
 
-use jevjudge_judge::Status;
 use serde::{Deserialize, Serialize};
 
-use crate::Row;
+use crate::{Outcome, Row};
 
 /// The figures of a set of rows (overall, or one scenario).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,37 +82,6 @@ impl Summary {
                 format!("{input}/{output} ({} rows)", self.usage_known_rows)
             }
             _ => "unknown".to_owned(),
-        }
-    }
-}
-
-/// How a row counts (rule 53).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    /// PASS/FAIL agreeing with the label.
-    Correct,
-    /// PASS/FAIL disagreeing with the label.
-    Incorrect,
-    /// INCONCLUSIVE.
-    Abstained,
-    /// ERROR.
-    Error,
-}
-
-impl Outcome {
-    /// Classifies by the verdict status, not by `pass` (rule 53).
-    pub fn of(status: Status, expected_pass: bool) -> Outcome {
-        match status {
-            Status::Error => Outcome::Error,
-            Status::Inconclusive => Outcome::Abstained,
-            status => {
-                if (status == Status::Pass) == expected_pass {
-                    Outcome::Correct
-                } else {
-                    Outcome::Incorrect
-                }
-            }
         }
     }
 }
@@ -272,7 +240,7 @@ pub fn summarize<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use jevjudge_judge::{ErrorCode, Verdict};
+    use jevjudge_judge::{ErrorCode, Status, Verdict};
     use jevjudge_wire::{Detail, Usage};
     use std::time::Duration;
 
