@@ -98,6 +98,7 @@
 
 mod admission;
 mod auth;
+mod auth_tokens;
 mod config;
 mod connection;
 mod decision_log;
@@ -112,7 +113,7 @@ mod router;
 mod server;
 mod state;
 
-pub use auth::{AuthTokens, AuthTokensError};
+pub use auth_tokens::{AuthTokens, AuthTokensError};
 pub use config::{
     Config, ConfigError, DEFAULT_BUDGET, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUDGET, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_CONNECTIONS,

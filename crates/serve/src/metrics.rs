@@ -5,13 +5,26 @@
 //! codes, route templates, HTTP status numbers. Nothing a caller sends (state, paths, headers)
 //! becomes a label, so the exposition holds no private text and its size stays bounded.
 
-use std::{fmt, sync::Arc, time::Duration};
+use std::{
+    fmt,
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
 
-use jevjudge_client::{AttemptEvent, AttemptHook, AttemptOutcome, TransportErrorKind};
+use jevjudge_client::{
+    AttemptEvent, AttemptHook, AttemptOutcome, TransportErrorKind, limit::Limiter,
+};
 use jevjudge_judge::Verdict;
 use prometheus_client::{
-    encoding::{EncodeLabelSet, text::encode},
-    metrics::{counter::Counter, family::Family, gauge::Gauge, histogram::Histogram},
+    collector::Collector,
+    encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric, text::encode},
+    metrics::{
+        MetricType,
+        counter::{ConstCounter, Counter},
+        family::Family,
+        gauge::{ConstGauge, Gauge},
+        histogram::Histogram,
+    },
     registry::Registry,
 };
 
@@ -83,7 +96,7 @@ struct StatusLabel {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct HttpLabels {
-    route: &'static str,
+    route: String,
     method: &'static str,
     status: u16,
 }
@@ -110,6 +123,65 @@ struct Inner {
     failures: Family<ReasonLabel, Counter>,
     attempt_seconds: Histogram,
     http: Family<HttpLabels, Counter>,
+    limiter: Arc<LimiterFigures>,
+}
+
+/// The adaptive limiter's gauges and counters (issue 11), read from its snapshot at every
+/// scrape, after every other family. Nothing is shown until a limiter is watched
+/// ([`Metrics::watch_limiter`]): a service without one has no such figures.
+#[derive(Debug, Default)]
+struct LimiterFigures {
+    limiter: OnceLock<Arc<Limiter>>,
+}
+
+impl Collector for LimiterFigures {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
+        let Some(limiter) = self.limiter.get() else {
+            return Ok(());
+        };
+        let snapshot = limiter.snapshot();
+        let ready = limiter.stop().is_none();
+        // Help texts are written as given here (the registry adds the full stop only to
+        // registered families).
+        for (name, help, value) in [
+            (
+                "jevjudge_backend_concurrency_limit",
+                "Reviews the adaptive limiter lets run against the backend now.",
+                snapshot.limit,
+            ),
+            (
+                "jevjudge_backend_concurrency_ceiling",
+                "The most the adaptive limit may reach.",
+                snapshot.ceiling,
+            ),
+        ] {
+            let metric = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+            ConstGauge::new(gauge(value)).encode(metric)?;
+        }
+        // A counter's family is named without its `_total` sample suffix.
+        for (name, help, value) in [
+            (
+                "jevjudge_backend_overloaded",
+                "Backend attempts answered 429 or 529.",
+                snapshot.attempts.overloaded(),
+            ),
+            (
+                "jevjudge_backend_limit_cuts",
+                "Times the adaptive limit was cut.",
+                snapshot.cuts,
+            ),
+        ] {
+            let metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            ConstCounter::new(value).encode(metric)?;
+        }
+        let metric = encoder.encode_descriptor(
+            "jevjudge_ready",
+            "1 while the service can review; 0 once the backend refused the key (401/403).",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(i64::from(ready)).encode(metric)
+    }
 }
 
 /// The live gauges read from admission control when rendering.
@@ -140,6 +212,7 @@ impl Metrics {
             failures: Family::default(),
             attempt_seconds: histogram(),
             http: Family::default(),
+            limiter: Arc::default(),
         };
         // Label sets shown even at zero, as before.
         for reason in ["full", "timeout"] {
@@ -216,12 +289,17 @@ impl Metrics {
             .inc();
     }
 
+    /// Shows the adaptive limiter's figures from now on (the first limiter watched stays).
+    pub(crate) fn watch_limiter(&self, limiter: Arc<Limiter>) {
+        let _ = self.inner.limiter.limiter.set(limiter);
+    }
+
     /// Counts one answered HTTP request by route template, method and status.
-    pub(crate) fn record_http(&self, route: &'static str, method: &'static str, status: u16) {
+    pub(crate) fn record_http(&self, route: &str, method: &'static str, status: u16) {
         self.inner
             .http
             .get_or_create(&HttpLabels {
-                route,
+                route: route.to_owned(),
                 method,
                 status,
             })
@@ -340,6 +418,7 @@ impl Inner {
             "Answered HTTP requests by route template, method and status",
             self.http.clone(),
         );
+        registry.register_collector(Box::new(self.limiter.clone()));
     }
 }
 
@@ -445,6 +524,60 @@ mod tests {
             }
         }
         assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    #[test]
+    fn the_limiter_figures_come_last_only_with_a_limiter_and_as_before() {
+        use jevjudge_client::limit::LimitConfig;
+        let metrics = Metrics::new();
+        let without = metrics.render(gauges());
+        assert!(!without.contains("jevjudge_ready"), "{without}");
+        let limiter = Limiter::new(LimitConfig::new(8));
+        metrics.watch_limiter(limiter.clone());
+        let snapshot = limiter.snapshot();
+        // The block the hand-written exposition wrote before the registry did, byte for byte.
+        let mut expected = String::new();
+        for (name, kind, help, value) in [
+            (
+                "jevjudge_backend_concurrency_limit",
+                "gauge",
+                "Reviews the adaptive limiter lets run against the backend now.",
+                snapshot.limit as u64,
+            ),
+            (
+                "jevjudge_backend_concurrency_ceiling",
+                "gauge",
+                "The most the adaptive limit may reach.",
+                8,
+            ),
+            (
+                "jevjudge_backend_overloaded_total",
+                "counter",
+                "Backend attempts answered 429 or 529.",
+                0,
+            ),
+            (
+                "jevjudge_backend_limit_cuts_total",
+                "counter",
+                "Times the adaptive limit was cut.",
+                0,
+            ),
+            (
+                "jevjudge_ready",
+                "gauge",
+                "1 while the service can review; 0 once the backend refused the key (401/403).",
+                1,
+            ),
+        ] {
+            let family = name.strip_suffix("_total").unwrap_or(name);
+            expected.push_str(&format!(
+                "# HELP {family} {help}\n# TYPE {family} {kind}\n{name} {value}\n"
+            ));
+        }
+        expected.push_str("# EOF\n");
+        let with = metrics.render(gauges());
+        assert!(with.ends_with(&expected), "{with}");
+        assert_eq!(with.len(), without.len() + expected.len() - "# EOF\n".len());
     }
 
     #[test]

@@ -97,17 +97,11 @@ fn method_label(method: &Method) -> &'static str {
     }
 }
 
-/// The route template the router matched (`unmatched` for none): axum's [`MatchedPath`], as
-/// one of the static templates of [`crate::ROUTES`] so that labels stay a closed set.
-fn route_template(matched: Option<&MatchedPath>) -> &'static str {
-    matched
-        .and_then(|matched| {
-            crate::ROUTES
-                .iter()
-                .map(|(_, template)| *template)
-                .find(|template| *template == matched.as_str())
-        })
-        .unwrap_or("unmatched")
+/// The route template the router matched (`unmatched` for none): axum's [`MatchedPath`],
+/// which is always one of the router's templates (never the raw path), so labels stay a
+/// closed set.
+fn route_template(matched: Option<&MatchedPath>) -> String {
+    matched.map_or("unmatched", MatchedPath::as_str).to_owned()
 }
 
 /// Middleware around every request (matched or not).
@@ -132,7 +126,7 @@ pub(crate) async fn request_context(
         "request",
         request_id = %id,
         method,
-        route,
+        route = route.as_str(),
         definition = tracing::field::Empty,
         verdict = tracing::field::Empty,
         verdict_error = tracing::field::Empty,
@@ -143,7 +137,7 @@ pub(crate) async fn request_context(
     );
     let mut response = next.run(request).instrument(span.clone()).await;
     let status = response.status().as_u16();
-    state.metrics().record_http(route, method, status);
+    state.metrics().record_http(&route, method, status);
     let error = response.extensions().get::<ErrorCode>().map(|code| code.0);
     span.in_scope(|| {
         tracing::info!(

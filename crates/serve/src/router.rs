@@ -85,7 +85,9 @@ async fn metrics(State(state): State<ServeState>) -> Response {
 async fn openapi(State(state): State<ServeState>) -> Response {
     (
         [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        state.openapi_json().to_owned(),
+        state
+            .openapi_json(|config| crate::openapi(config).to_string())
+            .to_owned(),
     )
         .into_response()
 }

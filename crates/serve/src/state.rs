@@ -3,7 +3,6 @@
 
 use std::{
     fmt,
-    fmt::Write as _,
     sync::{Arc, OnceLock},
 };
 
@@ -15,7 +14,6 @@ use crate::{
     admission::Admission,
     decision_log::{Capturing, DecisionLog},
     metrics::Gauges,
-    openapi::openapi,
 };
 
 /// The state of a review service; cheap to clone (clones share everything).
@@ -30,7 +28,8 @@ struct Inner {
     config: Config,
     metrics: Metrics,
     admission: Arc<Admission>,
-    openapi: String,
+    /// The OpenAPI document, written on first request (see [`ServeState::openapi_json`]).
+    openapi: OnceLock<String>,
     decision_log: OnceLock<Arc<DecisionLog>>,
     limiter: Option<Arc<Limiter>>,
 }
@@ -67,8 +66,8 @@ impl ServeState {
             })?;
         if let Some(limiter) = &limiter {
             judge = judge.with_limiter(limiter.clone());
+            metrics.watch_limiter(limiter.clone());
         }
-        let openapi = openapi(&config).to_string();
         Ok(ServeState {
             inner: Arc::new(Inner {
                 judge,
@@ -76,7 +75,7 @@ impl ServeState {
                 admission: Admission::new(config.max_concurrent, config.queue),
                 config,
                 metrics,
-                openapi,
+                openapi: OnceLock::new(),
                 decision_log: OnceLock::new(),
                 limiter,
             }),
@@ -120,20 +119,12 @@ impl ServeState {
     /// The Prometheus text exposition of the metrics, with live gauges.
     pub fn render_metrics(&self) -> String {
         let admission = &self.inner.admission;
-        let mut out = self.inner.metrics.render(Gauges {
+        self.inner.metrics.render(Gauges {
             in_flight: admission.running(),
             waiting: admission.waiting(),
             max_concurrent: self.inner.config.max_concurrent,
             queue: self.inner.config.queue,
-        });
-        if let Some(limiter) = &self.inner.limiter {
-            // OpenMetrics ends with `# EOF`: the limiter's families go before it.
-            let eof = out.rfind("# EOF").unwrap_or(out.len());
-            let tail = out.split_off(eof);
-            let _ = write_limiter_metrics(&mut out, &limiter.snapshot(), self.ready());
-            out.push_str(&tail);
-        }
-        out
+        })
     }
 
     /// Writes every review to `log` before answering it (`--store`); set once, before
@@ -156,57 +147,11 @@ impl ServeState {
         &self.inner.admission
     }
 
-    pub(crate) fn openapi_json(&self) -> &str {
-        &self.inner.openapi
+    /// The OpenAPI document, written once by `write` from the settings (the router passes
+    /// [`crate::openapi`]: the state does not depend on the document's modules).
+    pub(crate) fn openapi_json(&self, write: impl FnOnce(&Config) -> String) -> &str {
+        self.inner.openapi.get_or_init(|| write(&self.inner.config))
     }
-}
-
-/// The limiter's gauges and counters (issue 11), appended to the exposition.
-fn write_limiter_metrics(
-    out: &mut String,
-    snapshot: &jevjudge_client::limit::Snapshot,
-    ready: bool,
-) -> fmt::Result {
-    let overloaded = snapshot.attempts.overloaded();
-    for (name, kind, help, value) in [
-        (
-            "jevjudge_backend_concurrency_limit",
-            "gauge",
-            "Reviews the adaptive limiter lets run against the backend now.",
-            snapshot.limit as u64,
-        ),
-        (
-            "jevjudge_backend_concurrency_ceiling",
-            "gauge",
-            "The most the adaptive limit may reach.",
-            snapshot.ceiling as u64,
-        ),
-        (
-            "jevjudge_backend_overloaded_total",
-            "counter",
-            "Backend attempts answered 429 or 529.",
-            overloaded,
-        ),
-        (
-            "jevjudge_backend_limit_cuts_total",
-            "counter",
-            "Times the adaptive limit was cut.",
-            snapshot.cuts,
-        ),
-        (
-            "jevjudge_ready",
-            "gauge",
-            "1 while the service can review; 0 once the backend refused the key (401/403).",
-            u64::from(ready),
-        ),
-    ] {
-        // OpenMetrics names a counter's family without its `_total` sample suffix.
-        let family = name.strip_suffix("_total").unwrap_or(name);
-        writeln!(out, "# HELP {family} {help}")?;
-        writeln!(out, "# TYPE {family} {kind}")?;
-        writeln!(out, "{name} {value}")?;
-    }
-    Ok(())
 }
 
 impl fmt::Debug for ServeState {
