@@ -1,0 +1,115 @@
+//! What is wrong with a record line, and where.
+
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+};
+
+use super::FORMAT_VERSION;
+
+/// What is wrong with a record line. The text never includes the line's content.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordErrorKind {
+    /// The line is not JSON.
+    #[error("not valid JSON (column {column})")]
+    NotJson {
+        /// 1-based column where parsing failed.
+        column: usize,
+    },
+    /// The line is not UTF-8.
+    #[error("not valid UTF-8")]
+    NotUtf8,
+    /// The line is JSON but not an object.
+    #[error("not a JSON object")]
+    NotAnObject,
+    /// A required field is absent.
+    #[error("missing field `{0}`")]
+    MissingField(&'static str),
+    /// A field has the wrong JSON type.
+    #[error("field `{field}` must be {expected}")]
+    WrongType {
+        /// The field, `request.questions` for a nested one.
+        field: &'static str,
+        /// What it must be, for example `"a string"`.
+        expected: &'static str,
+    },
+    /// `v` is above [`FORMAT_VERSION`]: refused rather than guessed at.
+    #[error(
+        "record format v{found} was written by a newer version (this reader knows v{FORMAT_VERSION})"
+    )]
+    NewerVersion {
+        /// The `v` found.
+        found: u64,
+    },
+    /// `v` is not a version that ever existed (0).
+    #[error("record format v{found} is not a known version")]
+    UnknownVersion {
+        /// The `v` found.
+        found: u64,
+    },
+    /// The record could not be serialised.
+    #[error("record cannot be written as JSON")]
+    Unwritable,
+    /// A line is longer than the reader's cap.
+    #[error("a line is longer than the cap of {cap} bytes")]
+    LineTooLong {
+        /// The cap, in bytes.
+        cap: usize,
+    },
+    /// The file is larger than the reader's cap.
+    #[error("the file is larger than the cap of {cap} bytes")]
+    FileTooLarge {
+        /// The cap, in bytes.
+        cap: u64,
+    },
+    /// `id` is not a `sha256:` digest of 64 lowercase hex digits.
+    #[error("field `id` must be a `sha256:` digest of 64 lowercase hex digits")]
+    BadId,
+    /// `ts` is not an RFC 3339 time.
+    #[error("field `ts` must be an RFC 3339 time like 2026-09-19T19:40:00Z")]
+    BadTimestamp,
+    /// Reading failed.
+    #[error("cannot read: {0}")]
+    Io(std::io::Error),
+}
+
+/// A bad `.jevl` line or file: where (file, 1-based line) and what ([`RecordErrorKind`]).
+///
+/// Displays as `records.jevl:3: missing field `ts``, or `line 3: …` when read from a stream.
+#[derive(Debug)]
+pub struct RecordError {
+    pub(super) path: Option<PathBuf>,
+    pub(super) line: Option<usize>,
+    pub(super) kind: RecordErrorKind,
+}
+
+impl RecordError {
+    /// What is wrong.
+    pub fn kind(&self) -> &RecordErrorKind {
+        &self.kind
+    }
+
+    /// The 1-based line number, or `None` when the file could not be opened.
+    pub fn line(&self) -> Option<usize> {
+        self.line
+    }
+
+    /// The file, when read through [`read_file`].
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.path, self.line) {
+            (Some(path), Some(line)) => write!(f, "{}:{line}: {}", path.display(), self.kind),
+            (Some(path), None) => write!(f, "{}: {}", path.display(), self.kind),
+            (None, Some(line)) => write!(f, "line {line}: {}", self.kind),
+            (None, None) => write!(f, "{}", self.kind),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {}
