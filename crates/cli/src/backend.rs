@@ -6,11 +6,8 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 use anyhow::{Context, bail};
 use jevjudge_client::{ApiKey, AttemptHook, Client, ConfigError, limit::Limiter};
 use jevjudge_judge::{
-    Backend, BackendError, BackendFuture, BackendKind, RecordWriter, Recording, ReplayBackend,
-    SystemOneBackend,
+    Backend, BackendKind, FakeBackend, RecordWriter, Recording, ReplayBackend, SystemOneBackend,
 };
-use jevjudge_wire::{Detail, Request, Response};
-use tokio::time::Instant;
 
 use crate::InputError;
 
@@ -387,33 +384,6 @@ pub fn report_recording(
         );
     }
     Ok(())
-}
-
-/// The in-process deterministic fake (`--fake`): the fake server's answerer, without a socket.
-#[derive(Debug, Clone, Copy)]
-pub struct FakeBackend;
-
-impl Backend for FakeBackend {
-    fn answer<'a>(&'a self, request: &'a Request, _deadline: Instant) -> BackendFuture<'a> {
-        let outcome = request
-            .to_body(jevjudge_wire::DEFAULT_MODEL)
-            .map_err(|_| BackendError::new(Detail::RequestInvalid))
-            .and_then(|body| {
-                let body: serde_json::Value = serde_json::from_slice(&body)
-                    .map_err(|_| BackendError::new(Detail::RequestInvalid))?;
-                match jevjudge_fake::answer(&body) {
-                    Ok(answer) => {
-                        Response::from_json(&answer).map_err(|e| BackendError::new(e.detail()))
-                    }
-                    Err(rejection) => Err(BackendError::new(Detail::HttpStatus(rejection.status))),
-                }
-            });
-        Box::pin(std::future::ready(outcome))
-    }
-
-    fn kind(&self) -> BackendKind {
-        BackendKind::Fake
-    }
 }
 
 /// Reads a whole file of at most `max_bytes` bytes (reading stops there), naming it in the

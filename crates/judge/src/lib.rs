@@ -41,6 +41,8 @@
 mod backend;
 mod definition;
 mod definition_file;
+#[cfg(feature = "fake")]
+mod fake;
 mod judge;
 mod recorder;
 pub mod repeat;
@@ -53,6 +55,8 @@ pub use definition::{Criterion, Definition, DefinitionError, thresholds_valid};
 pub use definition_file::{
     DEFAULT_MAX_DEFINITION_BYTES, DefinitionFormat, LoadError, LoadErrorKind, MAX_CRITERIA,
 };
+#[cfg(feature = "fake")]
+pub use fake::FakeBackend;
 pub use judge::{BudgetNotPositive, Judge, aggregate, score};
 pub use recorder::{RecordWriter, Recording};
 pub use replay::{ReplayBackend, ReplayError, response_of};

@@ -187,15 +187,27 @@ impl Request {
     /// Checks the request and writes the JSON body: exactly `model`, `state` and `questions`,
     /// questions and options in order.
     pub fn to_body(&self, default_model: &str) -> Result<Vec<u8>, RequestError> {
+        // Serialising a `Value` and our own types into memory cannot fail: keys are strings
+        // and serde_json numbers are always finite.
+        Ok(serde_json::to_vec(&self.body(default_model)?).unwrap_or_default())
+    }
+
+    /// Checks the request and returns the body [`Request::to_body`] writes, as a JSON value
+    /// (for in-process answerers: no bytes written and read back). Parsing `to_body`'s bytes
+    /// gives the same value: keys keep their order and floats round-trip exactly.
+    pub fn to_value(&self, default_model: &str) -> Result<Value, RequestError> {
+        // As in `to_body`: cannot fail.
+        Ok(serde_json::to_value(self.body(default_model)?).unwrap_or_default())
+    }
+
+    /// The checked body.
+    fn body<'a>(&'a self, default_model: &'a str) -> Result<Body<'a>, RequestError> {
         self.check(default_model)?;
-        let body = Body {
+        Ok(Body {
             model: self.model_or(default_model),
             state: &self.state,
             questions: &self.questions,
-        };
-        // Serialising a `Value` and our own types into memory cannot fail: keys are strings
-        // and serde_json numbers are always finite.
-        Ok(serde_json::to_vec(&body).unwrap_or_default())
+        })
     }
 }
 
@@ -232,6 +244,28 @@ mod tests {
                 r#""assistant_answer":"The refund is complete."},"questions":{"supported":"#,
                 r#"{"type":"noul","instructions":"Is assistant_answer supported by supporting_context without inventing completed refunds?"}}}"#
             )
+        );
+    }
+
+    #[test]
+    fn the_value_is_the_body_read_back() {
+        let request = Request::new(
+            json!({"z": 0.1, "a": [1e-7, 3.0000000000000004, -0.0, 18446744073709551615u64],
+                   "m": {"\u{8}": "\u{e9}\n", "b": null}}),
+            [("second", noul("Is it?")), ("first", noul("Is it not?"))]
+                .into_iter()
+                .collect(),
+        );
+        let body = request.to_body(DEFAULT_MODEL).unwrap();
+        let read_back: Value = serde_json::from_slice(&body).unwrap();
+        let value = request.to_value(DEFAULT_MODEL).unwrap();
+        assert_eq!(value, read_back);
+        // Same order too (a `Value` map keeps insertion order here).
+        assert_eq!(value.to_string().into_bytes(), body);
+        let empty = Request::new(json!({}), Questions::default());
+        assert_eq!(
+            empty.to_value(DEFAULT_MODEL).unwrap_err(),
+            empty.to_body(DEFAULT_MODEL).unwrap_err()
         );
     }
 
