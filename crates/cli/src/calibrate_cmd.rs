@@ -326,18 +326,18 @@ mod tests {
 
     #[test]
     fn targets_outside_zero_to_one_and_no_resamples_are_refused() {
-        let message = |extra: &[&str]| settings(&args(extra)).unwrap_err().to_string();
-        assert_eq!(
-            message(&["--min-fail-precision", "1.2"]),
-            "--min-fail-precision must be within 0..=1, not 1.2"
-        );
-        assert_eq!(
-            message(&["--max-abstain", "NaN"]),
-            "--max-abstain must be within 0..=1, not NaN"
-        );
-        assert_eq!(
-            message(&["--resamples", "0"]),
-            "--resamples must be at least 1"
-        );
+        for (flags, message) in [
+            (
+                ["--min-fail-precision", "1.2"],
+                "--min-fail-precision must be within 0..=1, not 1.2",
+            ),
+            (
+                ["--max-abstain", "NaN"],
+                "--max-abstain must be within 0..=1, not NaN",
+            ),
+            (["--resamples", "0"], "--resamples must be at least 1"),
+        ] {
+            assert_eq!(settings(&args(&flags)).unwrap_err().to_string(), message);
+        }
     }
 }

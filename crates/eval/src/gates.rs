@@ -55,67 +55,42 @@ impl Gates {
     /// Evaluates every gate asked for on `report`, in a fixed order: min-accuracy,
     /// max-errors, min-accuracy-lower, max-false-pass, min-coverage.
     pub fn evaluate(&self, report: &Report) -> Vec<Gate> {
-        let mut gates = Vec::new();
         let overall = &report.overall;
         let risk = &overall.risk;
-        let verdict = |held: bool| if held { "held" } else { "FAILED" };
+        let mut gates = Vec::new();
+        // `min-accuracy 0.9: held (accuracy 0.9533)`: the gate, its verdict, what was measured.
+        let mut gate = |held: bool, gate: String, measured: String| {
+            let verdict = if held { "held" } else { "FAILED" };
+            let line = format!("{gate}: {verdict} ({measured})");
+            gates.push(Gate { held, line });
+        };
+        let figure = |x: Option<f64>| x.map_or("n/a".to_owned(), |x| format!("{x:.4}"));
         if let Some(min) = self.min_accuracy {
             let held = overall.accuracy >= min;
-            gates.push(Gate {
-                held,
-                line: format!(
-                    "min-accuracy {min}: {} (accuracy {:.4})",
-                    verdict(held),
-                    overall.accuracy
-                ),
-            });
+            let measured = format!("accuracy {:.4}", overall.accuracy);
+            gate(held, format!("min-accuracy {min}"), measured);
         }
         if let Some(max) = self.max_errors {
             let held = overall.errors <= max;
-            gates.push(Gate {
-                held,
-                line: format!(
-                    "max-errors {max}: {} ({} errors)",
-                    verdict(held),
-                    overall.errors
-                ),
-            });
+            let measured = format!("{} errors", overall.errors);
+            gate(held, format!("max-errors {max}"), measured);
         }
         if let Some(min) = self.min_accuracy_lower {
             // No review: no interval, so the gate cannot hold.
             let lower = risk.accuracy_ci.map(|[low, _]| low);
             let held = lower.is_some_and(|low| low >= min);
-            gates.push(Gate {
-                held,
-                line: format!(
-                    "min-accuracy-lower {min}: {} (accuracy 95% CI lower bound {})",
-                    verdict(held),
-                    lower.map_or("n/a".to_owned(), |low| format!("{low:.4}"))
-                ),
-            });
+            let measured = format!("accuracy 95% CI lower bound {}", figure(lower));
+            gate(held, format!("min-accuracy-lower {min}"), measured);
         }
         if let Some(max) = self.max_false_pass {
             let held = risk.false_pass <= max;
-            gates.push(Gate {
-                held,
-                line: format!(
-                    "max-false-pass {max}: {} ({} false PASS)",
-                    verdict(held),
-                    risk.false_pass
-                ),
-            });
+            let measured = format!("{} false PASS", risk.false_pass);
+            gate(held, format!("max-false-pass {max}"), measured);
         }
         if let Some(min) = self.min_coverage {
             let held = risk.coverage.is_some_and(|coverage| coverage >= min);
-            gates.push(Gate {
-                held,
-                line: format!(
-                    "min-coverage {min}: {} (coverage {})",
-                    verdict(held),
-                    risk.coverage
-                        .map_or("n/a".to_owned(), |coverage| format!("{coverage:.4}"))
-                ),
-            });
+            let measured = format!("coverage {}", figure(risk.coverage));
+            gate(held, format!("min-coverage {min}"), measured);
         }
         gates
     }

@@ -105,22 +105,26 @@ fn max_cases_above_the_in_memory_limit_streams() {
 
 #[test]
 fn bad_flags_are_refused_naming_the_flag() {
-    assert_eq!(
-        error(&["--min-coverage", "1.5"]),
-        "--min-coverage must be within 0..=1, not 1.5"
-    );
-    assert_eq!(
-        error(&["--min-accuracy=-1"]),
-        "--min-accuracy must be within 0..=1, not -1"
-    );
-    assert_eq!(
-        error(&["--concurrency", "0"]),
-        "--concurrency: concurrency must be within 1..=32, not 0"
-    );
-    assert_eq!(
-        error(&["--repeat", "11"]),
-        "--repeat: repeats must be within 1..=10, not 11"
-    );
+    for (flags, message) in [
+        (
+            &["--min-coverage", "1.5"][..],
+            "--min-coverage must be within 0..=1, not 1.5",
+        ),
+        (
+            &["--min-accuracy=-1"],
+            "--min-accuracy must be within 0..=1, not -1",
+        ),
+        (
+            &["--concurrency", "0"],
+            "--concurrency: concurrency must be within 1..=32, not 0",
+        ),
+        (
+            &["--repeat", "11"],
+            "--repeat: repeats must be within 1..=10, not 11",
+        ),
+    ] {
+        assert_eq!(error(flags), message);
+    }
     let missing = temp_dir("plan-missing").join("no/such/dir/out.json");
     let message = error(&["--report", missing.to_str().unwrap()]);
     assert!(

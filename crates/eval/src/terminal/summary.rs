@@ -4,7 +4,7 @@
 use std::{fmt::Write as _, path::Path};
 
 use super::scope_width;
-use crate::{Report, Summary, gates::Gate};
+use crate::{Report, Summary, gates::Gate, html::tables::repeat_figures};
 
 /// The short human summary printed on standard output. `rows_file` is the run's rows file;
 /// `reviews_this_run` the reviews this session ran (a resumed run's earlier rows took no
@@ -192,28 +192,12 @@ pub fn risk_table(report: &Report, width: usize) -> String {
 
 fn repeat_line(s: &Summary) -> String {
     let r = &s.repeated;
-    let by_repeat: Vec<String> = r
-        .accuracy_by_repeat
-        .iter()
-        .flatten()
-        .map(|a| format!("{a:.4}"))
-        .collect();
-    let sd: Vec<String> = r
-        .probability_sd
-        .iter()
-        .flatten()
-        .map(|(criterion, sd)| format!("{criterion} {sd:.4}"))
-        .collect();
+    let (by_repeat, sd) = repeat_figures(s);
     format!(
-        "{:>7} {:>7} {:>9.4}  {:<24}  {}",
+        "{:>7} {:>7} {:>9.4}  {:<24}  {sd}",
         r.repeats,
         r.flipped.unwrap_or(0),
         r.flip_rate.unwrap_or(0.0),
-        by_repeat.join(" "),
-        if sd.is_empty() {
-            "n/a".to_owned()
-        } else {
-            sd.join(", ")
-        }
+        by_repeat.join(" ")
     )
 }

@@ -15,7 +15,7 @@ use jevjudge_stats::Targets;
 use super::{calibration, compare, criterion_block, summary};
 use crate::{
     calibration::{CalibrationSettings, CriterionSpec, calibrate, infer_criteria},
-    compare::{CompareOptions, compare as pair},
+    compare::{CompareOptions, Comparison, compare as pair},
     gates::{self, Gates},
     html::{HtmlOptions, to_html},
     markdown::to_markdown,
@@ -68,37 +68,36 @@ async fn the_html_page_of_the_sms_spam_replay() {
     let report = replay("definition.toml", 1).await;
     let definition = Definition::from_path(example("definition.toml")).unwrap();
     let specs = CriterionSpec::from_definition(&definition);
-    let html = to_html(
-        &report,
-        &HtmlOptions {
-            criteria: Some(&specs),
-            texts: None,
-        },
-    )
-    .replace(env!("CARGO_PKG_VERSION"), "[version]")
-    .replace("><", ">\n<");
+    let options = HtmlOptions {
+        criteria: Some(&specs),
+        ..HtmlOptions::default()
+    };
+    // One element a line, so that a change shows where it is; the version redacted.
+    let html = to_html(&report, &options)
+        .replace(env!("CARGO_PKG_VERSION"), "[version]")
+        .replace("><", ">\n<");
     insta::assert_snapshot!("html", html);
+}
+
+/// The sms-spam recording under the pack's floors (base) and under a single cut at 0.5
+/// (candidate), each case reviewed `repeat` times.
+async fn floors_against_a_cut(repeat: usize) -> Comparison {
+    let base = replay("definition.toml", repeat).await;
+    let candidate = replay("definition-cut-0.5.toml", repeat).await;
+    pair(&base, &candidate, CompareOptions::default()).unwrap()
 }
 
 #[tokio::test]
 async fn the_compare_summary_of_two_thresholds_on_one_recording() {
-    let base = replay("definition.toml", 1).await;
-    let candidate = replay("definition-cut-0.5.toml", 1).await;
-    let comparison = pair(&base, &candidate, CompareOptions::default()).unwrap();
-    let text = compare(
-        &comparison,
-        Path::new("floors.json"),
-        Path::new("cut-0.5.json"),
-        Some(0),
-    );
-    insta::assert_snapshot!("compare", text);
+    let comparison = floors_against_a_cut(1).await;
+    assert!(comparison.noise.is_none());
+    let (base, candidate) = (Path::new("floors.json"), Path::new("cut-0.5.json"));
+    insta::assert_snapshot!("compare", compare(&comparison, base, candidate, Some(0)));
 }
 
 #[tokio::test]
 async fn the_compare_summary_of_repeated_runs_weighs_the_noise() {
-    let base = replay("definition.toml", 2).await;
-    let candidate = replay("definition-cut-0.5.toml", 2).await;
-    let comparison = pair(&base, &candidate, CompareOptions::default()).unwrap();
+    let comparison = floors_against_a_cut(2).await;
     assert!(comparison.noise.is_some());
     let text = compare(&comparison, Path::new("a.json"), Path::new("b.json"), None);
     insta::assert_snapshot!("compare_repeated", text);
