@@ -134,3 +134,32 @@ async fn the_criterion_block_without_a_definition_recommends_under_looser_target
     assert!(criterion.outcome.is_ok(), "{block}");
     insta::assert_snapshot!("criterion_block_without_definition", block);
 }
+
+// A run that a spending cap stopped after 60 of its cases, answered by the fake: the
+// summary and the Markdown say it is incomplete, why, and that no model answered; the price
+// gives a cost line.
+#[tokio::test]
+async fn a_stopped_fake_run_says_so_in_the_summary_and_the_markdown() {
+    let mut report = replay("definition.toml", 1).await;
+    report.rows.truncate(60);
+    (report.overall, report.scenarios) = crate::summarize(&report.rows, Some(0.5));
+    report.backend = jevjudge_judge::BackendKind::Fake;
+    report.complete = false;
+    report.stopped = Some(jevjudge_client::limit::Stop::InputTokenCap {
+        cap: 20_000,
+        spent: 19_800,
+        next_estimate: 330,
+    });
+    let gates = Gates {
+        max_errors: Some(0),
+        ..Gates::default()
+    }
+    .evaluate(&report);
+    let text = summary(&report, &gates, None, Some(60));
+    assert!(text.contains("INCOMPLETE (stopped)"), "{text}");
+    insta::assert_snapshot!("eval_summary_stopped_fake", text);
+    insta::assert_snapshot!(
+        "markdown_stopped_fake",
+        to_markdown(&report, &gates::lines(&gates))
+    );
+}
