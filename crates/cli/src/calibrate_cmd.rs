@@ -1,14 +1,18 @@
 //! `jevjudge calibrate`: calibration metrics and threshold advice from a report
 //! (cli-and-formats.md §1.5). No backend is called: the report keeps every probability.
 
-use std::{fmt::Write as _, path::PathBuf};
+use std::path::PathBuf;
 
-use jevjudge_eval::calibration::{
-    self, BINS, CalibrationSettings, CriterionCalibration, CriterionSpec, MIN_AUROC, MIN_CLASS,
-    MIN_OUT_OF_BAG_RATE, RESAMPLES, SEED, Z, calibrate, calibrated_version, infer_criteria,
+use jevjudge_eval::{
+    Report,
+    calibration::{
+        Calibration, CalibrationSettings, CriterionSpec, RESAMPLES, SEED, Z, calibrate,
+        calibrated_version, infer_criteria,
+    },
+    terminal,
 };
 use jevjudge_judge::{Definition, DefinitionFormat};
-use jevjudge_stats::{Tally, Targets};
+use jevjudge_stats::Targets;
 
 use crate::{
     InputError, exit, output,
@@ -85,62 +89,45 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Runs the command.
-pub async fn run(args: Args) -> anyhow::Result<u8> {
+/// `jevjudge calibrate`'s flags resolved: the settings checked, the report (and definition)
+/// read and checked against each other, and the criteria to calibrate known.
+#[derive(Debug)]
+pub struct Plan {
+    /// Where the report was read (`--report`).
+    pub report_path: PathBuf,
+    /// The report.
+    pub report: Report,
+    /// The definition (`--definition`), when given.
+    pub definition: Option<Definition>,
+    /// The criteria: the definition's, or read from the report's findings.
+    pub specs: Vec<CriterionSpec>,
+    /// The targets, resamples and seed.
+    pub settings: CalibrationSettings,
+    /// Where to write the calibrated definition (`--write-definition`).
+    pub write_definition: Option<PathBuf>,
+    /// Its version (`--new-version`) [default: `calibrated_version`].
+    pub new_version: Option<String>,
+    /// Print the JSON document instead of the summary.
+    pub json: bool,
+}
+
+/// The calibration settings of the flags, each target within 0..=1 and at least one resample.
+pub fn settings(args: &Args) -> Result<CalibrationSettings, InputError> {
     for (flag, value) in [
         ("--min-pass-precision", args.min_pass_precision),
         ("--min-fail-precision", args.min_fail_precision),
         ("--max-abstain", args.max_abstain),
     ] {
         if !(0.0..=1.0).contains(&value) {
-            return Err(InputError(format!("{flag} must be within 0..=1, not {value}")).into());
+            return Err(InputError(format!(
+                "{flag} must be within 0..=1, not {value}"
+            )));
         }
     }
     if args.resamples == 0 {
-        return Err(InputError("--resamples must be at least 1".into()).into());
+        return Err(InputError("--resamples must be at least 1".into()));
     }
-    let report = read_report(&args.report)?;
-    if report.rows.is_empty() && report.overall.total > 0 {
-        return Err(InputError(format!(
-            "{} holds no rows (a streaming run keeps them in its rows file): calibrate needs the rows",
-            args.report.display()
-        ))
-        .into());
-    }
-    if !report.complete {
-        eprintln!(
-            "jevjudge: note: {} is an interrupted run: calibrating its {} finished rows",
-            args.report.display(),
-            report.rows.len()
-        );
-    }
-    let definition = match &args.definition {
-        Some(path) => Some(definition_for(path, &report, &args.report)?),
-        None => None,
-    };
-    let specs = match &definition {
-        Some(definition) => CriterionSpec::from_definition(definition),
-        None => {
-            let specs = infer_criteria(&report)
-                .map_err(|e| InputError(format!("{}: {e}", args.report.display())))?;
-            let read: Vec<String> = specs
-                .iter()
-                .map(|spec| {
-                    format!(
-                        "`{}` expects {}",
-                        spec.id,
-                        if spec.expected { "yes" } else { "no" }
-                    )
-                })
-                .collect();
-            eprintln!(
-                "jevjudge: note: no --definition: read from the report's findings that {}; current thresholds unknown",
-                read.join(", ")
-            );
-            specs
-        }
-    };
-    let settings = CalibrationSettings {
+    Ok(CalibrationSettings {
         targets: Targets {
             min_pass_precision: args.min_pass_precision,
             min_fail_precision: args.min_fail_precision,
@@ -150,279 +137,207 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         resamples: args.resamples,
         seed: args.seed,
         ..CalibrationSettings::default()
-    };
-    let calibration = calibrate(&report, &specs, &settings);
+    })
+}
 
-    let mut written = None;
-    let mut code = exit::SUCCESS;
-    if let (Some(out), Some(definition)) = (&args.write_definition, &definition) {
-        if calibration.has_recommendation() {
-            let version = match &args.new_version {
-                Some(version) => version.clone(),
-                None => {
-                    let existing = Definition::from_path(out).ok();
-                    calibrated_version(
-                        definition.version(),
-                        existing.as_ref().map(Definition::version),
-                    )
-                }
-            };
-            let calibrated = calibration
-                .apply(definition, &version)
-                .map_err(|e| InputError(format!("--new-version: {e}")))?;
-            let text = match DefinitionFormat::from_path(out) {
-                Some(DefinitionFormat::Toml) => {
-                    let body = calibrated.to_toml_string().map_err(|_| {
-                        InputError(format!(
-                            "--write-definition {}: the definition holds a JSON null in its \
-                             question content, which TOML cannot carry: write a .json file instead",
-                            out.display()
-                        ))
-                    })?;
-                    format!(
-                        "# Calibrated by `jevjudge calibrate` from {} ({} rows of {}).\n{body}{}",
-                        args.report.display(),
-                        report.rows.len(),
-                        report.definition_version,
-                        if body.ends_with('\n') { "" } else { "\n" }
-                    )
-                }
-                Some(DefinitionFormat::Json) => {
-                    serde_json::to_string_pretty(&calibrated.to_json_value())? + "\n"
-                }
-                None => {
-                    return Err(InputError(format!(
-                        "--write-definition {}: a definition file must end in .toml or .json",
+impl Plan {
+    /// Resolves the flags: the settings, then the report (it must hold its rows), then the
+    /// definition it must fit, or the criteria read from its findings (said on stderr).
+    pub fn resolve(args: Args) -> anyhow::Result<Plan> {
+        let settings = settings(&args)?;
+        let report = read_report(&args.report)?;
+        if report.rows.is_empty() && report.overall.total > 0 {
+            return Err(InputError(format!(
+                "{} holds no rows (a streaming run keeps them in its rows file): calibrate needs the rows",
+                args.report.display()
+            ))
+            .into());
+        }
+        if !report.complete {
+            eprintln!(
+                "jevjudge: note: {} is an interrupted run: calibrating its {} finished rows",
+                args.report.display(),
+                report.rows.len()
+            );
+        }
+        let definition = match &args.definition {
+            Some(path) => Some(definition_for(path, &report, &args.report)?),
+            None => None,
+        };
+        let specs = match &definition {
+            Some(definition) => CriterionSpec::from_definition(definition),
+            None => {
+                let specs = infer_criteria(&report)
+                    .map_err(|e| InputError(format!("{}: {e}", args.report.display())))?;
+                let read: Vec<String> = specs
+                    .iter()
+                    .map(|spec| {
+                        format!(
+                            "`{}` expects {}",
+                            spec.id,
+                            if spec.expected { "yes" } else { "no" }
+                        )
+                    })
+                    .collect();
+                eprintln!(
+                    "jevjudge: note: no --definition: read from the report's findings that {}; current thresholds unknown",
+                    read.join(", ")
+                );
+                specs
+            }
+        };
+        Ok(Plan {
+            report_path: args.report,
+            report,
+            definition,
+            specs,
+            settings,
+            write_definition: args.write_definition,
+            new_version: args.new_version,
+            json: args.json,
+        })
+    }
+
+    /// Writes the calibrated definition when `--write-definition` asked for it and a
+    /// criterion has a recommendation: where, under which version.
+    fn write_definition(
+        &self,
+        calibration: &Calibration,
+    ) -> anyhow::Result<Option<(PathBuf, String)>> {
+        let (Some(out), Some(definition)) = (&self.write_definition, &self.definition) else {
+            return Ok(None);
+        };
+        if !calibration.has_recommendation() {
+            return Ok(None);
+        }
+        let version = match &self.new_version {
+            Some(version) => version.clone(),
+            None => {
+                let existing = Definition::from_path(out).ok();
+                calibrated_version(
+                    definition.version(),
+                    existing.as_ref().map(Definition::version),
+                )
+            }
+        };
+        let calibrated = calibration
+            .apply(definition, &version)
+            .map_err(|e| InputError(format!("--new-version: {e}")))?;
+        let text = match DefinitionFormat::from_path(out) {
+            Some(DefinitionFormat::Toml) => {
+                let body = calibrated.to_toml_string().map_err(|_| {
+                    InputError(format!(
+                        "--write-definition {}: the definition holds a JSON null in its \
+                         question content, which TOML cannot carry: write a .json file instead",
                         out.display()
                     ))
-                    .into());
-                }
-            };
-            output::write_atomic(out, &text)?;
-            written = Some((out.clone(), version));
-        } else {
-            code = exit::FAILED;
-        }
+                })?;
+                format!(
+                    "# Calibrated by `jevjudge calibrate` from {} ({} rows of {}).\n{body}{}",
+                    self.report_path.display(),
+                    self.report.rows.len(),
+                    self.report.definition_version,
+                    if body.ends_with('\n') { "" } else { "\n" }
+                )
+            }
+            Some(DefinitionFormat::Json) => {
+                serde_json::to_string_pretty(&calibrated.to_json_value())? + "\n"
+            }
+            None => {
+                return Err(InputError(format!(
+                    "--write-definition {}: a definition file must end in .toml or .json",
+                    out.display()
+                ))
+                .into());
+            }
+        };
+        output::write_atomic(out, &text)?;
+        Ok(Some((out.clone(), version)))
     }
+}
 
-    if args.json {
-        crate::output::print_stdout(
-            &(serde_json::to_string_pretty(&calibration.to_document())? + "\n"),
-        );
+/// Runs the command: resolve the plan, calibrate, write the definition if asked, render.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let plan = Plan::resolve(args)?;
+    let calibration = calibrate(&plan.report, &plan.specs, &plan.settings);
+    let written = plan.write_definition(&calibration)?;
+    if plan.json {
+        output::print_stdout(&(serde_json::to_string_pretty(&calibration.to_document())? + "\n"));
     } else {
-        crate::output::print_stdout(&human(&calibration, &report, definition.is_some()));
+        output::print_stdout(&terminal::calibration(
+            &calibration,
+            &plan.report,
+            plan.definition.is_some(),
+        ));
     }
-    match (&args.write_definition, written) {
+    match (&plan.write_definition, written) {
         (_, Some((out, version))) => {
             eprintln!("jevjudge: wrote {} (version {version})", out.display());
+            Ok(exit::SUCCESS)
         }
-        (Some(out), None) => eprintln!(
-            "jevjudge: no criterion has a recommendation: {} was not written",
-            out.display()
-        ),
-        (None, None) => {}
+        (Some(out), None) => {
+            eprintln!(
+                "jevjudge: no criterion has a recommendation: {} was not written",
+                out.display()
+            );
+            Ok(exit::FAILED)
+        }
+        (None, None) => Ok(exit::SUCCESS),
     }
-    Ok(code)
 }
 
-fn human(
-    calibration: &calibration::Calibration,
-    report: &jevjudge_eval::Report,
-    with_definition: bool,
-) -> String {
-    let mut out = String::new();
-    let models = report.models();
-    let settings = &calibration.settings;
-    let targets = settings.targets;
-    let _ = writeln!(
-        out,
-        "jevjudge calibrate: {} · {} rows · backend {}{}",
-        calibration.definition_version,
-        report.rows.len(),
-        report.backend,
-        if models.is_empty() {
-            String::new()
-        } else {
-            format!(" · model {}", models.join(", "))
-        }
-    );
-    if report.backend.is_synthetic() {
-        let _ = writeln!(
-            out,
-            "note: answers come from the {} backend, not a model: this calibrates no model",
-            report.backend
-        );
-    }
-    let _ = writeln!(
-        out,
-        "targets: PASS precision >= {}, FAIL precision >= {} (Wilson lower bounds, z = {}), abstain <= {}",
-        targets.min_pass_precision, targets.min_fail_precision, targets.z, targets.max_abstain
-    );
-    for criterion in &calibration.criteria {
-        criterion_block(&mut out, criterion, &targets, with_definition);
-    }
-    let _ = writeln!(
-        out,
-        "\nmethod: metrics on the raw p against whether the condition holds; ECE over {BINS} equal-width\n\
-         and {BINS} equal-mass bins; MCE and the table over the equal-width bins. Candidate thresholds\n\
-         are the observed p' values; the pair chosen abstains least among those whose PASS and FAIL\n\
-         precisions have Wilson lower bounds (z = {}) at or above the targets. Out of bag: {}\n\
-         bootstrap resamples (seed {}) redo the choice on the in-bag rows and score it on the rows\n\
-         left out. No recommendation below {MIN_CLASS} cases of a class, at AUROC below {MIN_AUROC}, or\n\
-         when the targets hold in fewer than {:.0} % of the resamples.",
-        targets.z,
-        settings.resamples,
-        settings.seed,
-        MIN_OUT_OF_BAG_RATE * 100.0
-    );
-    out
-}
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
 
-fn figure(value: Option<f64>) -> String {
-    value.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.4}"))
-}
+    use super::*;
 
-fn decisions(tally: &Tally, z: f64) -> String {
-    let precision = |value: Option<f64>, lower: Option<f64>| match (value, lower) {
-        (Some(value), Some(lower)) => format!("precision {value:.3}, Wilson lower {lower:.3}"),
-        _ => "none".to_owned(),
-    };
-    format!(
-        "PASS {} ({}) · FAIL {} ({}) · abstain {} ({:.3})",
-        tally.passes,
-        precision(tally.pass_precision(), tally.pass_lower(z)),
-        tally.fails,
-        precision(tally.fail_precision(), tally.fail_lower(z)),
-        tally.abstained(),
-        tally.abstain_rate().unwrap_or(0.0)
-    )
-}
+    #[derive(Debug, clap::Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: Args,
+    }
 
-fn criterion_block(
-    out: &mut String,
-    criterion: &CriterionCalibration,
-    targets: &Targets,
-    with_definition: bool,
-) {
-    let points = &criterion.points;
-    let spec = &points.spec;
-    let m = &criterion.metrics;
-    let _ = writeln!(
-        out,
-        "\ncriterion `{}` (a {} is expected: p' = {})",
-        spec.id,
-        if spec.expected { "yes" } else { "no" },
-        if spec.expected { "p" } else { "1 - p" }
-    );
-    let mut sources = Vec::new();
-    if points.from_expected_findings > 0 {
-        sources.push(format!(
-            "{} from expected_findings",
-            points.from_expected_findings
-        ));
+    fn args(extra: &[&str]) -> Args {
+        let argv = ["calibrate", "--report", "r.json"].iter().chain(extra);
+        Command::try_parse_from(argv).unwrap().args
     }
-    if points.from_expected_pass > 0 {
-        sources.push(format!("{} from expected_pass", points.from_expected_pass));
+
+    #[test]
+    fn the_settings_are_the_flags_with_the_documented_defaults() {
+        let defaults = settings(&args(&[])).unwrap();
+        assert_eq!(defaults, CalibrationSettings::default());
+        let set = settings(&args(&[
+            "--min-pass-precision",
+            "0.95",
+            "--max-abstain",
+            "0.1",
+            "--resamples",
+            "20",
+            "--seed",
+            "7",
+        ]))
+        .unwrap();
+        assert_eq!(set.targets.min_pass_precision, 0.95);
+        assert_eq!(set.targets.min_fail_precision, 0.9);
+        assert_eq!(set.targets.max_abstain, 0.1);
+        assert_eq!((set.resamples, set.seed), (20, 7));
     }
-    if points.unlabelled > 0 {
-        sources.push(format!("{} rows unlabelled (left out)", points.unlabelled));
-    }
-    if points.without_finding > 0 {
-        sources.push(format!(
-            "{} rows without a finding (ERROR, left out)",
-            points.without_finding
-        ));
-    }
-    if points.invalid > 0 {
-        sources.push(format!(
-            "{} probabilities outside [0, 1] (left out)",
-            points.invalid
-        ));
-    }
-    if sources.is_empty() {
-        sources.push("none".into());
-    }
-    let _ = writeln!(out, "  labels       {}", sources.join(", "));
-    let base_rate = if m.n > 0 {
-        format!("{:.3}", m.positives as f64 / m.n as f64)
-    } else {
-        "n/a".to_owned()
-    };
-    let _ = writeln!(
-        out,
-        "  n {} · positives {} (base rate {base_rate}) · Brier {} · log loss {} · AUROC {}",
-        m.n,
-        m.positives,
-        figure(m.brier),
-        figure(m.log_loss),
-        figure(m.auroc)
-    );
-    let _ = writeln!(
-        out,
-        "  ECE {} ({BINS} equal-width bins) · {} ({BINS} equal-mass bins) · MCE {} (equal-width)",
-        figure(m.ece_equal_width),
-        figure(m.ece_equal_mass),
-        figure(m.mce)
-    );
-    if !m.reliability.is_empty() {
-        let _ = writeln!(
-            out,
-            "  reliability ({BINS} equal-width bins, empty ones left out):"
-        );
-        let _ = writeln!(
-            out,
-            "    {:<12} {:>6} {:>8} {:>9}",
-            "bin", "count", "mean p", "observed"
-        );
-        for bin in &m.reliability {
-            let close = if bin.upper >= 1.0 { ']' } else { ')' };
-            let _ = writeln!(
-                out,
-                "    {:<12} {:>6} {:>8.3} {:>9.3}",
-                format!("[{:.1}, {:.1}{close}", bin.lower, bin.upper),
-                bin.count,
-                bin.mean_probability,
-                bin.observed_rate
-            );
-        }
-    }
-    match (&criterion.current, spec.thresholds) {
-        (Some(tally), Some(thresholds)) => {
-            let _ = writeln!(
-                out,
-                "  current      fail_at_or_below {}, pass_at_or_above {}: {}",
-                thresholds.fail_at_or_below,
-                thresholds.pass_at_or_above,
-                decisions(tally, targets.z)
-            );
-        }
-        _ if !with_definition => {
-            let _ = writeln!(out, "  current      thresholds unknown (no --definition)");
-        }
-        _ => {}
-    }
-    match &criterion.outcome {
-        Ok(recommendation) => {
-            let thresholds = recommendation.choice.thresholds;
-            let _ = writeln!(
-                out,
-                "  recommended  fail_at_or_below {}, pass_at_or_above {}: {}",
-                thresholds.fail_at_or_below,
-                thresholds.pass_at_or_above,
-                decisions(&recommendation.choice.tally, targets.z)
-            );
-            let check = recommendation.out_of_bag;
-            let _ = writeln!(
-                out,
-                "  out of bag   targets held in {} of {} resamples ({:.1} %; {} of them admitted a pair) — the honest estimate for unseen cases",
-                check.met,
-                check.resamples,
-                check.rate().unwrap_or(0.0) * 100.0,
-                check.fitted
-            );
-        }
-        Err(refusal) => {
-            let _ = writeln!(out, "  no recommendation: {refusal}");
+
+    #[test]
+    fn targets_outside_zero_to_one_and_no_resamples_are_refused() {
+        for (flags, message) in [
+            (
+                ["--min-fail-precision", "1.2"],
+                "--min-fail-precision must be within 0..=1, not 1.2",
+            ),
+            (
+                ["--max-abstain", "NaN"],
+                "--max-abstain must be within 0..=1, not NaN",
+            ),
+            (["--resamples", "0"], "--resamples must be at least 1"),
+        ] {
+            assert_eq!(settings(&args(&flags)).unwrap_err().to_string(), message);
         }
     }
 }

@@ -1,25 +1,26 @@
 //! `jevjudge eval`: replay a batch of labelled cases (cli-and-formats.md §1.3).
+//!
+//! Parse ([`Args`]) → resolve a [`Plan`] (flags checked, the definition loaded, every path
+//! named, nothing sent) → the library's [`Session`] (pass 1, the rows file, resume,
+//! streaming, the merge) → render (the files, [`terminal::summary`], the exit status).
 
-use std::{
-    collections::{HashMap, HashSet},
-    path::{Path, PathBuf},
-    time::Duration,
-};
+use std::{collections::HashMap, path::Path, path::PathBuf, sync::Arc, time::Duration};
 
-use anyhow::Context;
 use jevjudge_client::limit::Limiter;
 use jevjudge_eval::{
-    Case, JevEvaluator, MAX_CASES, Report, Row, RunObserver, Runner,
+    JevEvaluator, Report, Row, RunObserver, Runner,
+    gates::{self, Gate, Gates},
+    html::case_texts,
     junit::to_junit,
     markdown::to_markdown,
-    rows_file::{CasesDigest, RowsHeader, RowsWriter, read_rows_for},
-    summarize,
+    session::{Session, SessionError, SessionPlan, rows_path_for},
+    terminal,
 };
-use jevjudge_judge::{BackendKind, Judge, Status};
+use jevjudge_judge::{Backend, BackendKind, Definition, Judge};
 
 use crate::{
     InputError,
-    backend::{BackendArgs, parse_positive_duration, report_recording},
+    backend::{BackendArgs, ResolvedBackend, parse_positive_duration, report_recording},
     exit,
     limits::{self, LimitArgs},
     output,
@@ -131,399 +132,298 @@ pub struct Args {
     pub limits: LimitArgs,
 }
 
-/// Maps the runner's positions (within the cases that run) to input indexes, and writes rows.
-struct Positions<'a> {
-    indexes: Vec<usize>,
-    rows_file: Option<&'a mut RowsWriter>,
-    progress: &'a indicatif::ProgressBar,
+/// `jevjudge eval`'s flags resolved: every number checked, the definition loaded, the rows
+/// file named and every output found writable. Nothing is sent and no case is read.
+#[derive(Debug)]
+pub struct Plan {
+    /// The definition (`--definition`).
+    pub definition: Definition,
+    /// Each review's budget (`--budget`).
+    pub budget: Duration,
+    /// The runner: concurrency, streaming, repeats and price (no limiter yet).
+    pub runner: Runner,
+    /// The cases, limits, rows file and resume.
+    pub session: SessionPlan,
+    /// The gates asked for.
+    pub gates: Gates,
+    /// The files written at the end.
+    pub outputs: Outputs,
+    /// Where answers come from (`repeated_records` set for `--repeat` above 1).
+    pub backend: BackendArgs,
+    /// Rate limits and spending caps.
+    pub limits: LimitArgs,
+    /// `--concurrency`, for the limiter.
+    pub concurrency: usize,
 }
 
-impl RunObserver for Positions<'_> {
-    fn row_finished(&mut self, position: usize, row: &Row) {
-        let index = self.indexes.get(position).copied().unwrap_or(position);
-        if let Some(writer) = self.rows_file.as_deref_mut() {
-            writer.row_finished(index, row);
+/// The files a run writes when it ends.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outputs {
+    /// The JSON report (`--report`).
+    pub report: Option<PathBuf>,
+    /// JUnit XML (`--junit`).
+    pub junit: Option<PathBuf>,
+    /// The Markdown summary (`--markdown`).
+    pub markdown: Option<PathBuf>,
+    /// The HTML page (`--html`).
+    pub html: Option<PathBuf>,
+    /// Case text beside each row of the page (`--include-text`).
+    pub include_text: bool,
+}
+
+fn input(error: SessionError) -> anyhow::Error {
+    match error {
+        SessionError::Input(message) => InputError(message).into(),
+        SessionError::Failed(message) => anyhow::anyhow!(message),
+    }
+}
+
+impl Plan {
+    /// Resolves the flags, in the order their errors are reported: the definition, the
+    /// runner's numbers, the gates, a streaming run's cases file, then every output.
+    pub fn resolve(args: Args) -> anyhow::Result<Plan> {
+        let definition = crate::inputs::definition(&args.definition, args.backend.max_input_bytes)?;
+        let session = SessionPlan {
+            cases: args.cases,
+            max_line_bytes: args.backend.max_line_bytes,
+            max_input_bytes: args.backend.max_input_bytes,
+            repeat: args.repeat,
+            price_per_million_input: args.price_per_million_input,
+            rows: args
+                .rows
+                .or_else(|| args.report.as_deref().map(rows_path_for)),
+            resume: args.resume,
+            retry_errors: args.retry_errors,
+            ..SessionPlan::new(PathBuf::new(), args.max_cases)
+        };
+        let runner = session.runner(args.concurrency).map_err(input)?;
+        let gates = Gates {
+            min_accuracy: args.min_accuracy,
+            max_errors: args.max_errors,
+            min_accuracy_lower: args.min_accuracy_lower,
+            max_false_pass: args.max_false_pass,
+            min_coverage: args.min_coverage,
+        };
+        gates.check().map_err(|e| InputError(e.to_string()))?;
+        session.check_cases_file().map_err(input)?;
+        let outputs = Outputs {
+            report: args.report,
+            junit: args.junit,
+            markdown: args.markdown,
+            html: args.html,
+            include_text: args.include_text,
+        };
+        // Every output must be writable before anything is sent.
+        for (flag, path) in [
+            ("--report", outputs.report.as_deref()),
+            ("--junit", outputs.junit.as_deref()),
+            ("--markdown", outputs.markdown.as_deref()),
+            ("--html", outputs.html.as_deref()),
+            ("--rows", session.rows.as_deref()),
+            ("--record", args.backend.record.as_deref()),
+        ] {
+            if let Some(path) = path {
+                output::check_writable(flag, path)?;
+            }
         }
-        self.progress.inc(1);
+        let mut backend = args.backend;
+        backend.repeated_records = args.repeat > 1;
+        Ok(Plan {
+            definition,
+            budget: args.budget,
+            runner,
+            session,
+            gates,
+            outputs,
+            backend,
+            limits: args.limits,
+            concurrency: args.concurrency,
+        })
+    }
+
+    /// Writes the report, JUnit, Markdown and HTML files asked for.
+    fn write_outputs(
+        &self,
+        report: &Report,
+        gates: &[Gate],
+        texts: Option<&HashMap<String, String>>,
+    ) -> anyhow::Result<()> {
+        let outputs = &self.outputs;
+        if let Some(path) = &outputs.report {
+            output::write_atomic(path, &(serde_json::to_string_pretty(report)? + "\n"))?;
+        }
+        if let Some(path) = &outputs.junit {
+            output::write_atomic(path, &to_junit(report))?;
+        }
+        if let Some(path) = &outputs.markdown {
+            output::write_atomic(path, &to_markdown(report, &gates::lines(gates)))?;
+        }
+        if let Some(path) = &outputs.html {
+            let page = crate::report_cmd::html_page(report, Some(&self.definition), texts);
+            output::write_atomic(path, &page)?;
+        }
+        Ok(())
+    }
+}
+
+/// The backend of a run with its limiter, and the runner and evaluator that use them.
+struct Reviewer {
+    limiter: Arc<Limiter>,
+    resolved: ResolvedBackend,
+    runner: Runner,
+    evaluator: JevEvaluator<Arc<dyn Backend>>,
+}
+
+impl Reviewer {
+    /// Builds the limiter and the backend; says when a replay has fewer answers per request
+    /// than `--repeat` asks for.
+    fn resolve(plan: &Plan) -> anyhow::Result<Reviewer> {
+        let session = &plan.session;
+        let config = plan
+            .limits
+            .config(plan.concurrency, session.price_per_million_input)?;
+        let limiter = Limiter::new(config);
+        let resolved = plan.backend.resolve_limited(None, Some(limiter.clone()))?;
+        let runner = plan.runner.clone().limiter(
+            limiter.clone(),
+            limits::estimator(&plan.definition, &resolved.model),
+        );
+        if let Some(records) = resolved.records_per_request.filter(|_| session.repeat > 1) {
+            if records < session.repeat {
+                eprintln!(
+                    "jevjudge: note: --repeat {}: the recording holds at most {records} different answer(s) per request, so repeats replay answers already served (cycling): the flip rate shows the recording's variation, not the model's",
+                    session.repeat
+                );
+            }
+        }
+        let judge = Judge::new(resolved.backend.clone(), plan.budget)
+            .map_err(|e| InputError(e.to_string()))?;
+        let evaluator = JevEvaluator::new(judge, plan.definition.clone());
+        Ok(Reviewer {
+            limiter,
+            resolved,
+            runner,
+            evaluator,
+        })
+    }
+
+    /// The report of a finished session: the backend that answered, and the live API's
+    /// attempts.
+    fn report(&self, outcome: jevjudge_eval::session::Outcome, definition: &Definition) -> Report {
+        let kind = self.resolved.kind;
+        let answered = crate::backend::answered_kind(kind, self.evaluator.judge().backend().kind());
+        let mut report = outcome.into_report(definition.version(), answered);
+        if kind == BackendKind::Systemone {
+            report.overall.attempts = Some(self.limiter.snapshot().attempts);
+        }
+        report
+    }
+}
+
+/// Advances the progress bar as rows finish.
+struct Progress<'a>(&'a indicatif::ProgressBar);
+
+impl RunObserver for Progress<'_> {
+    fn row_finished(&mut self, _index: usize, _row: &Row) {
+        self.0.inc(1);
     }
 }
 
 /// Runs the evaluation.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let limits = (args.backend.max_line_bytes, args.backend.max_input_bytes);
-    let definition = crate::inputs::definition(&args.definition, limits.1)?;
-    let runner =
-        Runner::new(args.concurrency).map_err(|e| InputError(format!("--concurrency: {e}")))?;
-    let streaming = args.max_cases.is_some_and(|n| n > MAX_CASES);
-    let limit = args.max_cases.unwrap_or(MAX_CASES);
-    if let Some(price) = args.price_per_million_input {
-        if !price.is_finite() || price < 0.0 {
-            return Err(InputError(format!(
-                "--price-per-million-input must be a finite, non-negative number, not {price}"
-            ))
-            .into());
-        }
-    }
-    let runner = if streaming {
-        runner.streaming(limit)
-    } else {
-        runner
-    }
-    .price_per_million_input(args.price_per_million_input)
-    .repeats(args.repeat)
-    .map_err(|e| InputError(format!("--repeat: {e}")))?;
-    crate::risk_output::check_fraction("min-accuracy-lower", args.min_accuracy_lower)?;
-    crate::risk_output::check_fraction("min-coverage", args.min_coverage)?;
-    if let Some(x) = args.min_accuracy {
-        if !(0.0..=1.0).contains(&x) {
-            return Err(InputError(format!("--min-accuracy must be within 0..=1, not {x}")).into());
-        }
-    }
-    // A streaming run reads the cases twice (checked, then run): only a regular file can be.
-    if streaming && !std::fs::metadata(&args.cases).is_ok_and(|m| m.is_file()) {
-        return Err(InputError(format!(
-            "--cases {}: a streaming run (--max-cases above {MAX_CASES}) reads the cases twice, \
-             so they must be a regular file, not a pipe, standard input or a process \
-             substitution: save them to a file first",
-            args.cases.display()
-        ))
-        .into());
-    }
-
-    // Every output must be writable before anything is sent.
-    let rows_path = args
-        .rows
-        .clone()
-        .or_else(|| args.report.as_deref().map(rows_path_for));
-    for (flag, path) in [
-        ("--report", args.report.as_deref()),
-        ("--junit", args.junit.as_deref()),
-        ("--markdown", args.markdown.as_deref()),
-        ("--html", args.html.as_deref()),
-        ("--rows", rows_path.as_deref()),
-        ("--record", args.backend.record.as_deref()),
-    ] {
-        if let Some(path) = path {
-            output::check_writable(flag, path)?;
-        }
-    }
-
+    let plan = Plan::resolve(args)?;
     // Pass 1: every line checked before anything is sent.
-    let criteria: HashSet<&str> = definition.criteria().iter().map(|c| c.id()).collect();
-    let mut digest = CasesDigest::default();
-    let mut ids: Vec<String> = Vec::new();
-    let mut kept: Vec<Case> = Vec::new();
-    let mut label_error: Option<String> = None;
-    let fifo = crate::inputs::wait_for_writer("--cases", &args.cases)?.0;
-    let visit = |case: Case| {
-        if label_error.is_none() {
-            if let Some((criterion, _)) = case
-                .expected_findings
-                .iter()
-                .flatten()
-                .find(|(criterion, _)| !criteria.contains(criterion.as_str()))
-            {
-                label_error = Some(format!(
-                    "{}: case `{}`: field `expected_findings.{criterion}`: no criterion `{criterion}` in {}",
-                    args.cases.display(),
-                    case.id,
-                    definition.version()
-                ));
-            }
-        }
-        digest.add(&case);
-        ids.push(case.id.clone());
-        if !streaming {
-            kept.push(case);
-        }
-    };
-    let total_cap = (!streaming).then_some(limits.1);
-    match fifo {
-        None => jevjudge_eval::for_each_case_in_file_capped(
-            &args.cases,
-            limit,
-            limits.0,
-            total_cap,
-            visit,
-        ),
-        Some(file) => jevjudge_eval::for_each_case_capped(
-            std::io::BufReader::new(file),
-            limit,
-            limits.0,
-            total_cap,
-            visit,
+    let held = crate::inputs::wait_for_writer("--cases", &plan.session.cases)?.0;
+    let cases = plan
+        .session
+        .read_cases(&plan.definition, held)
+        .map_err(input)?;
+    let texts = plan.outputs.include_text.then(|| case_texts(cases.cases()));
+    let reviewer = Reviewer::resolve(&plan)?;
+    let kind = reviewer.resolved.kind.to_string();
+    let mut session = Session::open(
+        &plan.session,
+        &plan.definition,
+        cases,
+        &kind,
+        &reviewer.resolved.model,
+    )
+    .map_err(input)?;
+    if let (true, Some(path)) = (session.torn_tail(), &plan.session.rows) {
+        eprintln!(
+            "jevjudge: note: the last line of {} was cut short by the interruption; it \
+             is removed and that case runs again",
+            path.display()
+        );
+    }
+    // The spending cap covers the whole run, the rows already spent included.
+    reviewer
+        .limiter
+        .record_input_tokens(session.previous_input_tokens());
+
+    let progress = output::progress_bar(session.to_run() as u64);
+    let watcher = limits::watch(&progress, reviewer.limiter.clone());
+    let ran = session
+        .run(
+            &reviewer.runner,
+            &reviewer.evaluator,
+            Progress(&progress),
+            output::interrupted(),
         )
-        .map_err(|mut e| {
-            e.path = Some(args.cases.clone());
-            e
-        }),
-    }
-    .map_err(|e| InputError(e.to_string()))?;
-    if let Some(message) = label_error {
-        return Err(InputError(message).into());
-    }
-    let texts = args
-        .include_text
-        .then(|| jevjudge_eval::html::case_texts(&kept));
-
-    let limit_config = args
-        .limits
-        .config(args.concurrency, args.price_per_million_input)?;
-    let limiter = Limiter::new(limit_config);
-    let mut backend_args = args.backend.clone();
-    backend_args.repeated_records = args.repeat > 1;
-    let resolved = backend_args.resolve_limited(None, Some(limiter.clone()))?;
-    let runner = runner.limiter(
-        limiter.clone(),
-        limits::estimator(&definition, &resolved.model),
-    );
-    if let Some(records) = resolved.records_per_request.filter(|_| args.repeat > 1) {
-        if records < args.repeat {
-            eprintln!(
-                "jevjudge: note: --repeat {}: the recording holds at most {records} different answer(s) per request, so repeats replay answers already served (cycling): the flip rate shows the recording's variation, not the model's",
-                args.repeat
-            );
-        }
-    }
-    let backend_kind = resolved.kind;
-    let header = RowsHeader::from_digest(&definition, digest)
-        .with_repeats(args.repeat)
-        .with_backend(backend_kind.to_string(), resolved.model.clone());
-    let judge =
-        Judge::new(resolved.backend.clone(), args.budget).map_err(|e| InputError(e.to_string()))?;
-    let evaluator = JevEvaluator::new(judge, definition.clone());
-    let index_of: HashMap<&str, usize> = ids
-        .iter()
-        .enumerate()
-        .map(|(i, id)| (id.as_str(), i))
-        .collect();
-
-    // The rows file and what a resumed run already has.
-    let mut previous: HashMap<String, (usize, Row)> = HashMap::new();
-    let mut rows_writer = match &rows_path {
-        None if args.resume => {
-            return Err(InputError(
-                "--resume needs the rows file: give --rows FILE or --report OUT.json".into(),
-            )
-            .into());
-        }
-        None => None,
-        Some(path) if args.resume => {
-            let found = read_rows_for(path, Some(&index_of), limits.0)
-                .map_err(|e| InputError(format!("--resume: {e}")))?;
-            if let Some(problem) = found.header.mismatch(&header) {
-                return Err(InputError(format!(
-                    "--resume: {} cannot be resumed: {problem}",
-                    path.display()
-                ))
-                .into());
-            }
-            if found.torn_tail {
-                eprintln!(
-                    "jevjudge: note: the last line of {} was cut short by the interruption; it \
-                     is removed and that case runs again",
-                    path.display()
-                );
-            }
-            previous = found.rows;
-            if args.retry_errors {
-                // With repeats, a case any of whose repeats is ERROR runs again (every repeat).
-                previous.retain(|_, (_, row)| {
-                    row.verdicts()
-                        .iter()
-                        .all(|verdict| verdict.status != Status::Error)
-                });
-            }
-            // The spending cap covers the whole run, the rows already spent included.
-            limiter.record_input_tokens(
-                previous
-                    .values()
-                    .filter_map(|(_, row)| row.verdict.usage)
-                    .map(|usage| usage.input_tokens)
-                    .sum(),
-            );
-            Some(
-                RowsWriter::resume(path, found.whole_len)
-                    .with_context(|| format!("cannot append to {}", path.display()))?,
-            )
-        }
-        Some(path) => Some(RowsWriter::create(path, &header).map_err(|e| {
-            InputError(format!(
-                "cannot write the rows file {}: {e}",
-                path.display()
-            ))
-        })?),
-    };
-
-    let todo: Vec<usize> = ids
-        .iter()
-        .enumerate()
-        .filter(|(_, id)| !previous.contains_key(*id))
-        .map(|(index, _)| index)
-        .collect();
-    let progress = output::progress_bar(todo.len() as u64);
-    let observer = Positions {
-        indexes: todo.clone(),
-        rows_file: rows_writer.as_mut(),
-        progress: &progress,
-    };
-    let interrupted = output::interrupted();
-    let watcher = limits::watch(&progress, limiter.clone());
-    let second_pass = std::sync::Arc::new(std::sync::Mutex::new(CasesDigest::default()));
-    let run = if streaming {
-        let todo_set: HashSet<usize> = todo.iter().copied().collect();
-        let cases = output::stream_cases(&args.cases, limits.0, second_pass.clone())?
-            .enumerate()
-            .filter(move |(index, _)| todo_set.contains(index))
-            .map(|(_, case)| case);
-        runner
-            .run_checked(&evaluator, cases, observer, interrupted)
-            .await
-    } else {
-        let mut slots: Vec<Option<Case>> = kept.into_iter().map(Some).collect();
-        let cases: Vec<Case> = todo.iter().filter_map(|&i| slots[i].take()).collect();
-        runner
-            .run_checked(&evaluator, cases, observer, interrupted)
-            .await
-    };
+        .await
+        .map_err(input)?;
     watcher.abort();
     progress.finish_and_clear();
-    if let Some(writer) = rows_writer.as_mut() {
-        let outcome = match writer.take_error() {
-            Some(error) => Err(error),
-            None => writer.sync(),
-        };
-        if let Err(error) = outcome {
-            eprintln!("jevjudge: error: rows could not all be written to the rows file: {error}");
-        }
+    if let Some(error) = session.close_rows_file() {
+        eprintln!("jevjudge: error: rows could not all be written to the rows file: {error}");
     }
-    let reviews_this_run = run.overall.total;
-    if streaming && run.complete && run.stopped.is_none() {
-        // Only a streamed file that changed between the passes can differ on the second.
-        let second = std::mem::take(
-            &mut *second_pass
-                .lock()
-                .map_err(|_| anyhow::anyhow!("the second pass over the cases failed"))?,
-        );
-        let (count, digest) = (second.count(), second.finish());
-        if (reviews_this_run as usize) < todo.len()
-            || count != header.cases
-            || digest != header.cases_digest
-        {
-            return Err(anyhow::anyhow!(
-                "{} changed while the run read it ({} of {} cases ran): the rows do not belong \
-                 to one version of the file; rerun without --resume",
-                args.cases.display(),
-                reviews_this_run,
-                todo.len()
-            ));
-        }
-    }
+    let outcome = session.finish(ran).map_err(input)?;
+    let (reviews_this_run, cases) = (outcome.reviews_this_run, outcome.cases);
+    let report = reviewer.report(outcome, &plan.definition);
 
-    // Merge the resumed rows with the new ones, in input order.
-    let complete = run.complete;
-    let wall = run.wall;
-    let stopped = run.stopped;
-    let (overall, scenarios, rows) = if previous.is_empty() {
-        (run.overall, run.scenarios, run.rows)
-    } else {
-        let mut by_index: Vec<Option<Row>> = vec![None; ids.len()];
-        if streaming {
-            // A streaming run kept no rows in memory: the rows file has them all.
-            let path = rows_path.as_deref().unwrap_or(Path::new(""));
-            previous = read_rows_for(path, Some(&index_of), limits.0)
-                .map_err(|e| anyhow::anyhow!("cannot read the rows back: {e}"))?
-                .rows;
-        } else {
-            // Finished rows by id: an interrupted run has gaps, so positions cannot be zipped.
-            for row in run.rows {
-                if let Some(&index) = index_of.get(row.id.as_str()) {
-                    previous.insert(row.id.clone(), (index, row));
-                }
-            }
-        }
-        for (index, row) in previous.into_values() {
-            if let Some(slot) = by_index.get_mut(index) {
-                *slot = Some(row);
-            }
-        }
-        let rows: Vec<Row> = by_index.into_iter().flatten().collect();
-        let (overall, scenarios) = summarize(&rows, args.price_per_million_input);
-        (
-            overall,
-            scenarios,
-            if streaming { Vec::new() } else { rows },
-        )
-    };
-    let mut overall = overall;
-    if backend_kind == BackendKind::Systemone {
-        overall.attempts = Some(limiter.snapshot().attempts);
-    }
-    let report = Report {
-        format: jevjudge_eval::REPORT_FORMAT.to_owned(),
-        definition_version: definition.version().to_owned(),
-        backend: crate::backend::answered_kind(backend_kind, evaluator.judge().backend().kind()),
-        complete,
-        wall_millis: Some(wall.as_secs_f64() * 1e3),
-        stopped,
-        overall,
-        scenarios,
-        rows,
-    };
-
-    let mut gates = output::gates(&report, args.min_accuracy, args.max_errors);
-    gates.extend(crate::risk_output::gates(
-        &report,
-        args.min_accuracy_lower,
-        args.max_false_pass,
-        args.min_coverage,
-    ));
-    if let Some(path) = &args.report {
-        output::write_atomic(path, &(serde_json::to_string_pretty(&report)? + "\n"))?;
-    }
-    if let Some(path) = &args.junit {
-        output::write_atomic(path, &to_junit(&report))?;
-    }
-    if let Some(path) = &args.markdown {
-        let lines: Vec<String> = gates.iter().map(|g| g.line.clone()).collect();
-        output::write_atomic(path, &to_markdown(&report, &lines))?;
-    }
-    if let Some(path) = &args.html {
-        let page = crate::report_cmd::html_page(&report, Some(&definition), texts.as_ref());
-        output::write_atomic(path, &page)?;
-    }
-    output::print_stdout(&output::human_summary(
+    let gates = plan.gates.evaluate(&report);
+    plan.write_outputs(&report, &gates, texts.as_ref())?;
+    let rows_path = plan.session.rows.as_deref();
+    output::print_stdout(&terminal::summary(
         &report,
         &gates,
-        rows_path.as_deref(),
+        rows_path,
         Some(reviews_this_run),
     ));
     let hint_context = crate::hints::HintContext {
-        kind: backend_kind,
-        model: &resolved.model,
-        replay_models: &resolved.replay_models,
-        api_key_env: args.backend.api_key_env.as_deref(),
-        base_url: args.backend.base_url.as_deref(),
+        kind: reviewer.resolved.kind,
+        model: &reviewer.resolved.model,
+        replay_models: &reviewer.resolved.replay_models,
+        api_key_env: plan.backend.api_key_env.as_deref(),
+        base_url: plan.backend.base_url.as_deref(),
     };
     if let Some(hint) = crate::hints::error_hint(&report.overall, &hint_context) {
         eprintln!("{hint}");
     }
-    report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
-    if let Some(stop) = &stopped {
-        let not_run = ids.len().saturating_sub(report.overall.total as usize);
-        let hint = match &rows_path {
+    report_recording(
+        reviewer.resolved.recorder.as_deref(),
+        plan.backend.record.as_deref(),
+    )?;
+    Ok(exit_status(&report, &gates, cases, rows_path))
+}
+
+/// The exit status of a finished run, with the line that explains a non-zero one: stopped by
+/// the limiter, interrupted, every review errored, a gate failed.
+fn exit_status(report: &Report, gates: &[Gate], cases: usize, rows_path: Option<&Path>) -> u8 {
+    if let Some(stop) = &report.stopped {
+        let not_run = cases.saturating_sub(report.overall.total as usize);
+        let hint = match rows_path {
             Some(path) => format!(" (rows in {})", path.display()),
             None => " (give --report or --rows next time to keep the finished rows)".to_owned(),
         };
         eprintln!("{}", limits::stop_line(stop, not_run, &hint));
-        return Ok(limits::exit_code(stop));
+        return limits::exit_code(stop);
     }
-    if !complete {
+    if !report.complete {
         eprintln!(
-            "jevjudge: interrupted: {} of {} cases finished{}",
+            "jevjudge: interrupted: {} of {cases} cases finished{}",
             report.overall.total,
-            ids.len(),
-            match &rows_path {
+            match rows_path {
                 Some(path) => format!(
                     "; rerun with --resume to finish (rows in {})",
                     path.display()
@@ -531,23 +431,21 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 None => String::new(),
             }
         );
-        return Ok(exit::INTERRUPTED);
+        return exit::INTERRUPTED;
     }
     if report.overall.total > 0 && report.overall.errors == report.overall.total {
         eprintln!(
             "jevjudge: error: every review errored ({}): the run produced no result",
             report.overall.errors_text()
         );
-        return Ok(exit::ERROR);
+        return exit::ERROR;
     }
-    Ok(if gates.iter().all(|g| g.held) {
+    if gates::all_held(gates) {
         exit::SUCCESS
     } else {
         exit::FAILED
-    })
+    }
 }
 
-/// `OUT.json` → `OUT.rows.jsonl`.
-fn rows_path_for(report: &Path) -> PathBuf {
-    report.with_extension("rows.jsonl")
-}
+#[cfg(test)]
+mod tests;

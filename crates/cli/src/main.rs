@@ -15,7 +15,6 @@ mod limits;
 mod output;
 mod report_cmd;
 mod reviews_cmd;
-mod risk_output;
 mod serve_cmd;
 mod store_cmd;
 

@@ -1,13 +1,9 @@
-//! What a run shows a person and writes to disk: progress, the human summary, gates, files.
+//! What a run shows a person and writes to disk: progress, standard output, files. The
+//! summaries themselves are rendered by `jevjudge_eval::terminal`.
 
-use std::{
-    fmt::Write as _,
-    io::{BufReader, Write as _},
-    path::Path,
-};
+use std::{io::Write as _, path::Path};
 
 use anyhow::Context;
-use jevjudge_eval::{Case, Report, Summary, parse_case};
 
 /// A progress bar on standard error, hidden when standard error is not a terminal.
 pub fn progress_bar(len: u64) -> indicatif::ProgressBar {
@@ -46,39 +42,6 @@ pub async fn interrupted() {
     }
 }
 
-/// Reads a cases file again, lazily, for a streaming run (it was checked in a first pass and
-/// is a regular file). A line that no longer reads as a case (the file changed since) ends the
-/// stream; the run then comes back short and the caller reports it. Every case read is added
-/// to `digest`, so the caller can tell whether the file changed between the passes.
-pub fn stream_cases(
-    path: &Path,
-    max_line_bytes: usize,
-    digest: std::sync::Arc<std::sync::Mutex<jevjudge_eval::rows_file::CasesDigest>>,
-) -> anyhow::Result<impl Iterator<Item = Case>> {
-    use jevjudge_wire::lines::{LineRead, read_line_bounded};
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot read the cases {}", path.display()))?;
-    let mut reader = BufReader::new(file);
-    let mut buf = Vec::new();
-    Ok(std::iter::from_fn(move || {
-        loop {
-            match read_line_bounded(&mut reader, &mut buf, max_line_bytes) {
-                Ok(LineRead::Line { .. }) => {}
-                _ => return None,
-            }
-            let line = std::str::from_utf8(&buf).ok()?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let case = parse_case(line).ok()?;
-            if let Ok(mut digest) = digest.lock() {
-                digest.add(&case);
-            }
-            return Some(case);
-        }
-    }))
-}
-
 /// Writes `text` to standard output. A closed pipe (`jevjudge … | head -1`) ends the output
 /// quietly instead of panicking; the command still exits with its own status.
 pub fn print_stdout(text: &str) {
@@ -103,44 +66,6 @@ pub static STDOUT_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::Ato
 /// Whether standard output failed (other than a closed pipe) during the command.
 pub fn stdout_failed() -> bool {
     STDOUT_FAILED.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// One gate's outcome.
-#[derive(Debug, Clone)]
-pub struct Gate {
-    /// Whether it held.
-    pub held: bool,
-    /// How to say it.
-    pub line: String,
-}
-
-/// Evaluates `--min-accuracy` and `--max-errors`.
-pub fn gates(report: &Report, min_accuracy: Option<f64>, max_errors: Option<u64>) -> Vec<Gate> {
-    let mut gates = Vec::new();
-    let overall = &report.overall;
-    if let Some(min) = min_accuracy {
-        let held = overall.accuracy >= min;
-        gates.push(Gate {
-            held,
-            line: format!(
-                "min-accuracy {min}: {} (accuracy {:.4})",
-                if held { "held" } else { "FAILED" },
-                overall.accuracy
-            ),
-        });
-    }
-    if let Some(max) = max_errors {
-        let held = overall.errors <= max;
-        gates.push(Gate {
-            held,
-            line: format!(
-                "max-errors {max}: {} ({} errors)",
-                if held { "held" } else { "FAILED" },
-                overall.errors
-            ),
-        });
-    }
-    gates
 }
 
 /// Writes an output file. A regular file (or a new one) is replaced through a temporary
@@ -247,124 +172,6 @@ pub fn check_writable(flag: &str, path: &Path) -> Result<(), crate::InputError> 
             directory.display()
         ))),
     }
-}
-
-/// The short human summary printed on standard output.
-pub fn human_summary(
-    report: &Report,
-    gates: &[Gate],
-    rows_file: Option<&Path>,
-    reviews_this_run: Option<u64>,
-) -> String {
-    let mut out = String::new();
-    let models = report.models();
-    let _ = writeln!(
-        out,
-        "jevjudge eval: {} · backend {}{}{}",
-        report.definition_version,
-        report.backend,
-        if models.is_empty() {
-            String::new()
-        } else {
-            format!(" · model {}", models.join(", "))
-        },
-        if report.complete {
-            ""
-        } else if report.stopped.is_some() {
-            " · INCOMPLETE (stopped)"
-        } else {
-            " · INCOMPLETE (interrupted)"
-        }
-    );
-    if report.backend.is_synthetic() {
-        let _ = writeln!(
-            out,
-            "note: answers come from the {} backend, not a model: these figures measure no model",
-            report.backend
-        );
-    }
-    let width = scope_width(report.scenarios.iter().map(|(name, _)| name.as_str()));
-    let _ = writeln!(
-        out,
-        "{:<width$}  {:>6} {:>7} {:>9} {:>9} {:>6} {:>8} {:>8} {:>8}  tokens in/out",
-        "scope",
-        "total",
-        "correct",
-        "incorrect",
-        "abstained",
-        "errors",
-        "accuracy",
-        "p50 ms",
-        "p95 ms"
-    );
-    line(&mut out, "overall", &report.overall, width);
-    for (name, summary) in &report.scenarios {
-        let name: String = name.chars().take(width).collect();
-        line(&mut out, &name, summary, width);
-    }
-    if !report.overall.error_kinds.is_empty() {
-        let _ = writeln!(out, "errors: {}", report.overall.errors_text());
-    }
-    out.push_str(&crate::risk_output::risk_table(report, width));
-    if let Some(wall) = report.wall_millis.filter(|w| *w > 0.0) {
-        // The wall time is this session's: count only the reviews it ran (a resumed run's
-        // earlier rows took no time here).
-        let reviews = reviews_this_run.unwrap_or(report.overall.total);
-        let _ = writeln!(
-            out,
-            "wall {:.3} s for {} reviews ({:.0} reviews/s)",
-            wall / 1e3,
-            reviews,
-            reviews as f64 / (wall / 1e3)
-        );
-    }
-    if let Some(cost) = report.overall.cost {
-        let _ = writeln!(
-            out,
-            "cost: {cost:.6} (input tokens of {} rows with known usage × your price)",
-            report.overall.usage_known_rows
-        );
-    }
-    if let Some(attempts) = &report.overall.attempts {
-        let _ = writeln!(out, "attempts: {}", attempts.text());
-    }
-    if let Some(stop) = &report.stopped {
-        let _ = writeln!(out, "stopped: {stop}");
-    }
-    for gate in gates {
-        let _ = writeln!(out, "gate {}", gate.line);
-    }
-    if let Some(path) = rows_file {
-        let _ = writeln!(out, "rows: {}", path.display());
-    }
-    out
-}
-
-fn line(out: &mut String, scope: &str, s: &Summary, width: usize) {
-    let tokens = s.tokens_text();
-    let _ = writeln!(
-        out,
-        "{scope:<width$}  {:>6} {:>7} {:>9} {:>9} {:>6} {:>8.4} {:>8.2} {:>8.2}  {tokens}",
-        s.total,
-        s.correct,
-        s.incorrect,
-        s.abstained,
-        s.errors,
-        s.accuracy,
-        s.p50_millis,
-        s.p95_millis
-    );
-}
-
-/// The width of a table's scope column: the longest scope name, at least `overall`'s 7 and at
-/// most 40 characters.
-pub fn scope_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
-    names
-        .map(|name| name.chars().count())
-        .chain([7])
-        .max()
-        .unwrap_or(7)
-        .min(40)
 }
 
 /// Parses `--addr HOST:PORT`: an IP address, or a host name such as `localhost` resolved once

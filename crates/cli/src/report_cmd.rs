@@ -104,7 +104,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         None => None,
     };
     let Some(html) = &args.html else {
-        output::print_stdout(&output::human_summary(&report, &[], None, None));
+        output::print_stdout(&jevjudge_eval::terminal::summary(&report, &[], None, None));
         return Ok(exit::SUCCESS);
     };
     let texts = match (&args.cases, args.include_text) {

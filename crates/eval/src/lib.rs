@@ -16,12 +16,15 @@
 //! - [`calibration`] computes per-criterion calibration metrics and threshold advice from a
 //!   report, [`compare`] pairs two runs case by case, and [`html`] renders a report as one
 //!   self-contained HTML page with inline SVG charts.
+//! - [`session`] is one `eval` run over a cases file (resume, streaming, merge), [`gates`]
+//!   decides its exit status, and [`terminal`] renders what the commands print.
 
 pub mod calibration;
 mod case;
 pub mod compare;
 pub mod compare_noise;
 mod evaluator;
+pub mod gates;
 pub mod html;
 pub mod import;
 pub mod junit;
@@ -34,8 +37,10 @@ mod risk_render;
 mod row;
 pub mod rows_file;
 mod runner;
+pub mod session;
 mod strict_json;
 mod summary;
+pub mod terminal;
 #[cfg(test)]
 mod test_support;
 

@@ -162,6 +162,14 @@ pub struct CasesDigest {
     count: usize,
 }
 
+impl std::fmt::Debug for CasesDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CasesDigest")
+            .field("count", &self.count)
+            .finish_non_exhaustive()
+    }
+}
+
 impl CasesDigest {
     /// Adds the next case.
     pub fn add(&mut self, case: &Case) {

@@ -1,9 +1,18 @@
 //! Builders shared by the crate's unit tests.
 
-use jevjudge_judge::BackendKind;
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use jevjudge_judge::{BackendKind, Definition, Judge, ReplayBackend};
 use serde_json::Value;
 
-use crate::{REPORT_FORMAT, Report, Row, summarize};
+use crate::{
+    JevEvaluator, REPORT_FORMAT, Report, Row,
+    session::{Session, SessionPlan},
+    summarize,
+};
 
 /// A complete replay report of `rows` for definition `version`, with its summaries.
 pub(crate) fn report(version: &str, rows: Vec<Row>) -> Report {
@@ -29,4 +38,50 @@ pub(crate) fn keys(value: &Value) -> Vec<&str> {
         .keys()
         .map(String::as_str)
         .collect()
+}
+
+/// A file of `examples/sms-spam/` (150 real answers of the hosted Jev, replayable offline).
+pub(crate) fn sms_spam(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/sms-spam")
+        .join(path)
+}
+
+/// The sms-spam replay under `definition` (a file of `examples/sms-spam/`), each case
+/// reviewed `repeat` times, run through [`Session`] as `jevjudge eval --replay` runs it.
+pub(crate) async fn sms_spam_replay(definition: &str, repeat: usize) -> Report {
+    let definition = Definition::from_path(sms_spam(definition)).unwrap();
+    let plan = SessionPlan {
+        repeat,
+        ..SessionPlan::new(sms_spam("cases.jsonl"), None)
+    };
+    let cases = plan.read_cases(&definition, None).unwrap();
+    let backend = ReplayBackend::open(&sms_spam("recordings.jevl"), "jev-1.13.0").unwrap();
+    let evaluator = JevEvaluator::new(
+        Judge::new(backend, Duration::from_secs(2)).unwrap(),
+        definition.clone(),
+    );
+    let runner = plan.runner(4).unwrap();
+    let mut session = Session::open(&plan, &definition, cases, "replay", "jev-1.13.0").unwrap();
+    let ran = session
+        .run(&runner, &evaluator, (), std::future::pending())
+        .await
+        .unwrap();
+    let outcome = session.finish(ran).unwrap();
+    assert!(outcome.complete && outcome.cases == 150);
+    let mut report = outcome.into_report(definition.version(), BackendKind::Replay);
+    // Fixed times (100 µs + 37 µs × the row's index, a wall of 1.5 s): the only measured
+    // figures.
+    for (index, row) in report.rows.iter_mut().enumerate() {
+        let elapsed = Duration::from_micros(100 + 37 * index as u64);
+        row.verdict.elapsed = elapsed;
+        if let Some(repeats) = row.repeats.as_mut() {
+            for verdict in &mut repeats.verdicts {
+                verdict.elapsed = elapsed;
+            }
+        }
+    }
+    (report.overall, report.scenarios) = summarize(&report.rows, None);
+    report.wall_millis = Some(1500.0);
+    report
 }

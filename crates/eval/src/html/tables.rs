@@ -267,6 +267,20 @@ pub(crate) fn risk_cells(s: &Summary) -> [String; 5] {
 /// repeat, probability SD.
 pub(crate) fn repeat_cells(s: &Summary) -> [String; 5] {
     let r = &s.repeated;
+    let (by_repeat, sd) = repeat_figures(s);
+    [
+        r.repeats.to_string(),
+        r.flipped.unwrap_or(0).to_string(),
+        format!("{:.4}", r.flip_rate.unwrap_or(0.0)),
+        by_repeat.join(" · "),
+        sd,
+    ]
+}
+
+/// A scope's accuracy by repeat (`0.9533` each) and its probability SD per criterion
+/// (`spam 0.0123, …`, or `n/a`), as the page, the Markdown and the terminal show them.
+pub(crate) fn repeat_figures(s: &Summary) -> (Vec<String>, String) {
+    let r = &s.repeated;
     let by_repeat: Vec<String> = r
         .accuracy_by_repeat
         .iter()
@@ -279,17 +293,12 @@ pub(crate) fn repeat_cells(s: &Summary) -> [String; 5] {
         .flatten()
         .map(|(criterion, sd)| format!("{criterion} {sd:.4}"))
         .collect();
-    [
-        r.repeats.to_string(),
-        r.flipped.unwrap_or(0).to_string(),
-        format!("{:.4}", r.flip_rate.unwrap_or(0.0)),
-        by_repeat.join(" · "),
-        if sd.is_empty() {
-            "n/a".to_owned()
-        } else {
-            sd.join(", ")
-        },
-    ]
+    let sd = if sd.is_empty() {
+        "n/a".to_owned()
+    } else {
+        sd.join(", ")
+    };
+    (by_repeat, sd)
 }
 
 /// A risk cell with its count, rate and interval on lines of their own, so that six columns

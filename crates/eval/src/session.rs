@@ -1,0 +1,557 @@
+//! One `jevjudge eval` session over a cases file (cli-and-formats.md §1.3): the cases read
+//! and checked before anything is sent ([`SessionPlan::read_cases`]), the rows file opened
+//! fresh or resumed ([`Session::open`]: a torn last line cut away, the previous rows checked
+//! against the cases), the run, kept in memory or streamed from the file a second time
+//! ([`Session::run`]), and the previous and new rows merged in input order
+//! ([`Session::finish`]).
+//!
+//! The binary resolves its flags into a [`SessionPlan`], builds the backend, and renders what
+//! [`Session::finish`] returns; everything between lives here.
+
+use std::{
+    collections::{HashMap, HashSet},
+    fs::File,
+    future::Future,
+    io::BufReader,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use jevjudge_client::limit::Stop;
+use jevjudge_judge::{BackendKind, Definition, Status};
+
+use crate::{
+    Case, Evaluator, MAX_CASES, REPORT_FORMAT, Report, Row, Run, RunObserver, Runner, Summary,
+    parse_case,
+    rows_file::{CasesDigest, RowsHeader, RowsWriter, read_rows_for},
+    summarize,
+};
+
+/// A session that cannot start or finish; Display is the whole message.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Invalid input or configuration, found before anything was sent.
+    #[error("{0}")]
+    Input(String),
+    /// The run could not go on or be put together (a cases file that changed while it was
+    /// read, a rows file that cannot be appended to or read back).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// What a session needs, resolved from the flags: the cases, the limits, the rows file and
+/// whether to resume. Building one reads nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionPlan {
+    /// The cases file (`--cases`).
+    pub cases: PathBuf,
+    /// The most cases the run takes (`--max-cases`, default [`MAX_CASES`]).
+    pub case_limit: usize,
+    /// Whether rows are streamed to the rows file only, not kept in memory (`--max-cases`
+    /// above [`MAX_CASES`]); the cases are then read twice, so they must be a regular file.
+    pub streaming: bool,
+    /// The longest line of the cases and rows files.
+    pub max_line_bytes: usize,
+    /// The largest cases file a run that keeps its rows reads.
+    pub max_input_bytes: u64,
+    /// Reviews per case (`--repeat`).
+    pub repeat: usize,
+    /// Price per million input tokens (`--price-per-million-input`).
+    pub price_per_million_input: Option<f64>,
+    /// The rows file (`--rows`, or beside `--report`), when there is one.
+    pub rows: Option<PathBuf>,
+    /// Keep the rows already in the rows file and run only the missing cases (`--resume`).
+    pub resume: bool,
+    /// With `resume`, also run again the cases whose previous row is ERROR.
+    pub retry_errors: bool,
+}
+
+/// `OUT.json` → `OUT.rows.jsonl`: where the rows of a run reported to `OUT.json` go.
+pub fn rows_path_for(report: &Path) -> PathBuf {
+    report.with_extension("rows.jsonl")
+}
+
+impl SessionPlan {
+    /// The plan of a run over `cases` allowing `max_cases` (streaming above [`MAX_CASES`]),
+    /// one review per case, no rows file, no resume.
+    pub fn new(cases: PathBuf, max_cases: Option<usize>) -> SessionPlan {
+        SessionPlan {
+            cases,
+            case_limit: max_cases.unwrap_or(MAX_CASES),
+            streaming: max_cases.is_some_and(|n| n > MAX_CASES),
+            max_line_bytes: jevjudge_wire::lines::DEFAULT_MAX_LINE_BYTES,
+            max_input_bytes: jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES,
+            repeat: 1,
+            price_per_million_input: None,
+            rows: None,
+            resume: false,
+            retry_errors: false,
+        }
+    }
+
+    /// The runner of this plan: `concurrency` in flight, streaming or not, its price and
+    /// repeats. Errors name the flag.
+    pub fn runner(&self, concurrency: usize) -> Result<Runner, SessionError> {
+        let runner = Runner::new(concurrency)
+            .map_err(|e| SessionError::Input(format!("--concurrency: {e}")))?;
+        if let Some(price) = self.price_per_million_input {
+            if !price.is_finite() || price < 0.0 {
+                return Err(SessionError::Input(format!(
+                    "--price-per-million-input must be a finite, non-negative number, not {price}"
+                )));
+            }
+        }
+        let runner = if self.streaming {
+            runner.streaming(self.case_limit)
+        } else {
+            runner
+        };
+        runner
+            .price_per_million_input(self.price_per_million_input)
+            .repeats(self.repeat)
+            .map_err(|e| SessionError::Input(format!("--repeat: {e}")))
+    }
+
+    /// Refuses a streaming run over anything but a regular file: it reads the cases twice.
+    pub fn check_cases_file(&self) -> Result<(), SessionError> {
+        if self.streaming && !std::fs::metadata(&self.cases).is_ok_and(|m| m.is_file()) {
+            return Err(SessionError::Input(format!(
+                "--cases {}: a streaming run (--max-cases above {MAX_CASES}) reads the cases twice, \
+                 so they must be a regular file, not a pipe, standard input or a process \
+                 substitution: save them to a file first",
+                self.cases.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Pass 1: reads every case and checks it (ids, limits, labels naming a criterion of
+    /// `definition`) before anything is sent. A streaming run keeps only the ids and digest.
+    /// `held` is the cases file already opened (a named pipe that had to wait for its writer).
+    pub fn read_cases(
+        &self,
+        definition: &Definition,
+        held: Option<File>,
+    ) -> Result<CaseSet, SessionError> {
+        let criteria: HashSet<&str> = definition.criteria().iter().map(|c| c.id()).collect();
+        let mut set = CaseSet::default();
+        let mut label_error: Option<String> = None;
+        let visit = |case: Case| {
+            if label_error.is_none() {
+                if let Some((criterion, _)) = case
+                    .expected_findings
+                    .iter()
+                    .flatten()
+                    .find(|(criterion, _)| !criteria.contains(criterion.as_str()))
+                {
+                    label_error = Some(format!(
+                        "{}: case `{}`: field `expected_findings.{criterion}`: no criterion `{criterion}` in {}",
+                        self.cases.display(),
+                        case.id,
+                        definition.version()
+                    ));
+                }
+            }
+            set.digest.add(&case);
+            set.ids.push(case.id.clone());
+            if !self.streaming {
+                set.kept.push(case);
+            }
+        };
+        let total_cap = (!self.streaming).then_some(self.max_input_bytes);
+        match held {
+            None => crate::for_each_case_in_file_capped(
+                &self.cases,
+                self.case_limit,
+                self.max_line_bytes,
+                total_cap,
+                visit,
+            ),
+            Some(file) => crate::for_each_case_capped(
+                BufReader::new(file),
+                self.case_limit,
+                self.max_line_bytes,
+                total_cap,
+                visit,
+            )
+            .map_err(|mut e| {
+                e.path = Some(self.cases.clone());
+                e
+            }),
+        }
+        .map_err(|e| SessionError::Input(e.to_string()))?;
+        match label_error {
+            Some(message) => Err(SessionError::Input(message)),
+            None => Ok(set),
+        }
+    }
+}
+
+/// The cases of a session, read and checked: their ids in input order, the digest the rows
+/// file's header names and, unless streaming, the cases themselves.
+#[derive(Debug, Default)]
+pub struct CaseSet {
+    ids: Vec<String>,
+    kept: Vec<Case>,
+    digest: CasesDigest,
+}
+
+impl CaseSet {
+    /// How many cases there are.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The cases kept in memory (none for a streaming run).
+    pub fn cases(&self) -> &[Case] {
+        &self.kept
+    }
+}
+
+/// A session ready to run: the cases, the rows file (new, or resumed with the rows it holds)
+/// and what is left to do.
+#[derive(Debug)]
+pub struct Session<'p> {
+    plan: &'p SessionPlan,
+    ids: Vec<String>,
+    kept: Vec<Case>,
+    header: RowsHeader,
+    previous: HashMap<String, (usize, Row)>,
+    writer: Option<RowsWriter>,
+    torn_tail: bool,
+    todo: Vec<usize>,
+}
+
+/// Maps the runner's positions (within the cases that run) to input indexes, writes each row
+/// to the rows file and passes it on.
+struct Positions<'a, O> {
+    indexes: &'a [usize],
+    rows_file: Option<&'a mut RowsWriter>,
+    inner: O,
+}
+
+impl<O: RunObserver> RunObserver for Positions<'_, O> {
+    fn row_finished(&mut self, position: usize, row: &Row) {
+        let index = self.indexes.get(position).copied().unwrap_or(position);
+        if let Some(writer) = self.rows_file.as_deref_mut() {
+            writer.row_finished(index, row);
+        }
+        self.inner.row_finished(index, row);
+    }
+}
+
+impl<'p> Session<'p> {
+    /// Opens the rows file for a run of `cases` against `definition` through `backend`
+    /// asking for `model`. A new run writes a fresh file with its header. A resumed one reads
+    /// the file strictly (every row must be one of the cases, at its index), refuses a header
+    /// made for other cases, another definition, backend, model or repeat count, drops the
+    /// ERROR rows when retrying errors, and cuts a torn last line before appending.
+    pub fn open(
+        plan: &'p SessionPlan,
+        definition: &Definition,
+        cases: CaseSet,
+        backend: &str,
+        model: &str,
+    ) -> Result<Session<'p>, SessionError> {
+        let CaseSet { ids, kept, digest } = cases;
+        let header = RowsHeader::from_digest(definition, digest)
+            .with_repeats(plan.repeat)
+            .with_backend(backend, model);
+        let mut previous = HashMap::new();
+        let mut torn_tail = false;
+        let writer = match &plan.rows {
+            None if plan.resume => {
+                return Err(SessionError::Input(
+                    "--resume needs the rows file: give --rows FILE or --report OUT.json".into(),
+                ));
+            }
+            None => None,
+            Some(path) if plan.resume => {
+                let found = read_rows_for(path, Some(&index_of(&ids)), plan.max_line_bytes)
+                    .map_err(|e| SessionError::Input(format!("--resume: {e}")))?;
+                if let Some(problem) = found.header.mismatch(&header) {
+                    return Err(SessionError::Input(format!(
+                        "--resume: {} cannot be resumed: {problem}",
+                        path.display()
+                    )));
+                }
+                torn_tail = found.torn_tail;
+                previous = found.rows;
+                if plan.retry_errors {
+                    // With repeats, a case any of whose repeats is ERROR runs again (every
+                    // repeat).
+                    previous.retain(|_, (_, row)| {
+                        row.verdicts()
+                            .iter()
+                            .all(|verdict| verdict.status != Status::Error)
+                    });
+                }
+                Some(RowsWriter::resume(path, found.whole_len).map_err(|e| {
+                    SessionError::Failed(format!("cannot append to {}: {e}", path.display()))
+                })?)
+            }
+            Some(path) => Some(RowsWriter::create(path, &header).map_err(|e| {
+                SessionError::Input(format!(
+                    "cannot write the rows file {}: {e}",
+                    path.display()
+                ))
+            })?),
+        };
+        let todo = ids
+            .iter()
+            .enumerate()
+            .filter(|(_, id)| !previous.contains_key(*id))
+            .map(|(index, _)| index)
+            .collect();
+        Ok(Session {
+            plan,
+            ids,
+            kept,
+            header,
+            previous,
+            writer,
+            torn_tail,
+            todo,
+        })
+    }
+
+    /// Whether the resumed rows file's last line was cut short (by the interruption): it was
+    /// removed, and that case runs again.
+    pub fn torn_tail(&self) -> bool {
+        self.torn_tail
+    }
+
+    /// The input tokens the resumed rows already spent (a spending cap covers the whole run).
+    pub fn previous_input_tokens(&self) -> u64 {
+        self.previous
+            .values()
+            .filter_map(|(_, row)| row.verdict.usage)
+            .map(|usage| usage.input_tokens)
+            .sum()
+    }
+
+    /// How many cases this session runs (all, or those a resumed run misses).
+    pub fn to_run(&self) -> usize {
+        self.todo.len()
+    }
+
+    /// Runs the cases left to do until they finish or `stop` completes, writing each row to
+    /// the rows file as it finishes and passing it (with its input index) to `observer`.
+    /// A streaming run reads the cases file again, lazily. Call [`Session::finish`] next.
+    pub async fn run<E: Evaluator>(
+        &mut self,
+        runner: &Runner,
+        evaluator: &E,
+        observer: impl RunObserver,
+        stop: impl Future<Output = ()>,
+    ) -> Result<Ran, SessionError> {
+        let observer = Positions {
+            indexes: &self.todo,
+            rows_file: self.writer.as_mut(),
+            inner: observer,
+        };
+        let second_pass = Arc::new(Mutex::new(CasesDigest::default()));
+        let run = if self.plan.streaming {
+            let todo: HashSet<usize> = self.todo.iter().copied().collect();
+            let cases = stream_cases(
+                &self.plan.cases,
+                self.plan.max_line_bytes,
+                second_pass.clone(),
+            )?
+            .enumerate()
+            .filter(move |(index, _)| todo.contains(index))
+            .map(|(_, case)| case);
+            runner.run_checked(evaluator, cases, observer, stop).await
+        } else {
+            let mut slots: Vec<Option<Case>> = std::mem::take(&mut self.kept)
+                .into_iter()
+                .map(Some)
+                .collect();
+            let cases: Vec<Case> = self.todo.iter().filter_map(|&i| slots[i].take()).collect();
+            runner.run_checked(evaluator, cases, observer, stop).await
+        };
+        Ok(Ran { run, second_pass })
+    }
+
+    /// Syncs the rows file; the first error any write met, if one did (the run went on).
+    pub fn close_rows_file(&mut self) -> Option<std::io::Error> {
+        let writer = self.writer.as_mut()?;
+        match writer.take_error() {
+            Some(error) => Some(error),
+            None => writer.sync().err(),
+        }
+    }
+
+    /// Puts the session's rows together: for a complete streaming run, checks that the file
+    /// read the second time is the one checked the first; then merges the resumed rows with
+    /// the new ones in input order and summarises them.
+    pub fn finish(self, ran: Ran) -> Result<Outcome, SessionError> {
+        let Ran { run, second_pass } = ran;
+        let plan = self.plan;
+        let reviews_this_run = run.overall.total;
+        if plan.streaming && run.complete && run.stopped.is_none() {
+            // Only a streamed file that changed between the passes can differ on the second.
+            let second = std::mem::take(&mut *second_pass.lock().map_err(|_| {
+                SessionError::Failed("the second pass over the cases failed".into())
+            })?);
+            let (count, digest) = (second.count(), second.finish());
+            if (reviews_this_run as usize) < self.todo.len()
+                || count != self.header.cases
+                || digest != self.header.cases_digest
+            {
+                return Err(SessionError::Failed(format!(
+                    "{} changed while the run read it ({} of {} cases ran): the rows do not \
+                     belong to one version of the file; rerun without --resume",
+                    plan.cases.display(),
+                    reviews_this_run,
+                    self.todo.len()
+                )));
+            }
+        }
+        let Run {
+            rows,
+            overall,
+            scenarios,
+            complete,
+            wall,
+            stopped,
+        } = run;
+        let mut outcome = Outcome {
+            complete,
+            wall,
+            stopped,
+            overall,
+            scenarios,
+            rows,
+            reviews_this_run,
+            cases: self.ids.len(),
+        };
+        let mut previous = self.previous;
+        if previous.is_empty() {
+            return Ok(outcome);
+        }
+        let index_of = index_of(&self.ids);
+        if plan.streaming {
+            // A streaming run kept no rows in memory: the rows file has them all.
+            let path = plan.rows.as_deref().unwrap_or(Path::new(""));
+            previous = read_rows_for(path, Some(&index_of), plan.max_line_bytes)
+                .map_err(|e| SessionError::Failed(format!("cannot read the rows back: {e}")))?
+                .rows;
+        } else {
+            // Finished rows by id: an interrupted run has gaps, so positions cannot be zipped.
+            for row in std::mem::take(&mut outcome.rows) {
+                if let Some(&index) = index_of.get(row.id.as_str()) {
+                    previous.insert(row.id.clone(), (index, row));
+                }
+            }
+        }
+        let mut by_index: Vec<Option<Row>> = vec![None; self.ids.len()];
+        for (index, row) in previous.into_values() {
+            if let Some(slot) = by_index.get_mut(index) {
+                *slot = Some(row);
+            }
+        }
+        let rows: Vec<Row> = by_index.into_iter().flatten().collect();
+        let (overall, scenarios) = summarize(&rows, plan.price_per_million_input);
+        outcome.overall = overall;
+        outcome.scenarios = scenarios;
+        outcome.rows = if plan.streaming { Vec::new() } else { rows };
+        Ok(outcome)
+    }
+}
+
+/// A session's run, before [`Session::finish`] puts its rows together.
+#[derive(Debug)]
+pub struct Ran {
+    run: Run,
+    second_pass: Arc<Mutex<CasesDigest>>,
+}
+
+/// What a session produced: every row (resumed and new) in input order, summarised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// False when the run was interrupted or stopped before every case finished.
+    pub complete: bool,
+    /// This session's wall time.
+    pub wall: Duration,
+    /// Why the limiter stopped admitting cases, when it did.
+    pub stopped: Option<Stop>,
+    /// The overall summary of every row.
+    pub overall: Summary,
+    /// Scenario summaries in first-seen order.
+    pub scenarios: Vec<(String, Summary)>,
+    /// The rows in input order (empty for a streaming run: they are in the rows file).
+    pub rows: Vec<Row>,
+    /// The reviews this session ran (a resumed run's earlier rows not counted).
+    pub reviews_this_run: u64,
+    /// How many cases the run has.
+    pub cases: usize,
+}
+
+impl Outcome {
+    /// The JSON report of the session, made with `definition_version` by `backend`.
+    pub fn into_report(self, definition_version: &str, backend: BackendKind) -> Report {
+        Report {
+            format: REPORT_FORMAT.to_owned(),
+            definition_version: definition_version.to_owned(),
+            backend,
+            complete: self.complete,
+            wall_millis: Some(self.wall.as_secs_f64() * 1e3),
+            stopped: self.stopped,
+            overall: self.overall,
+            scenarios: self.scenarios,
+            rows: self.rows,
+        }
+    }
+}
+
+/// Case ids → input index.
+fn index_of(ids: &[String]) -> HashMap<&str, usize> {
+    ids.iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect()
+}
+
+/// Reads a cases file again, lazily, for a streaming run (it was checked in a first pass and
+/// is a regular file). A line that no longer reads as a case (the file changed since) ends the
+/// stream; the run then comes back short and [`Session::finish`] reports it. Every case read
+/// is added to `digest`, so the two passes can be compared.
+fn stream_cases(
+    path: &Path,
+    max_line_bytes: usize,
+    digest: Arc<Mutex<CasesDigest>>,
+) -> Result<impl Iterator<Item = Case>, SessionError> {
+    use jevjudge_wire::lines::{LineRead, read_line_bounded};
+    let file = File::open(path).map_err(|e| {
+        SessionError::Failed(format!("cannot read the cases {}: {e}", path.display()))
+    })?;
+    let mut reader = BufReader::new(file);
+    let mut buf = Vec::new();
+    Ok(std::iter::from_fn(move || {
+        loop {
+            match read_line_bounded(&mut reader, &mut buf, max_line_bytes) {
+                Ok(LineRead::Line { .. }) => {}
+                _ => return None,
+            }
+            let line = std::str::from_utf8(&buf).ok()?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let case = parse_case(line).ok()?;
+            if let Ok(mut digest) = digest.lock() {
+                digest.add(&case);
+            }
+            return Some(case);
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,231 @@
+//! The session on the sms-spam recording: resume after a torn line, streaming, and the
+//! plan's checks, through the library alone.
+
+use std::{path::PathBuf, time::Duration};
+
+use jevjudge_judge::{Definition, Judge, ReplayBackend, Status};
+
+use super::*;
+use crate::{JevEvaluator, test_support::sms_spam};
+
+fn definition(file: &str) -> Definition {
+    Definition::from_path(sms_spam(file)).unwrap()
+}
+
+fn evaluator() -> JevEvaluator<ReplayBackend> {
+    let backend = ReplayBackend::open(&sms_spam("recordings.jevl"), "jev-1.13.0").unwrap();
+    JevEvaluator::new(
+        Judge::new(backend, Duration::from_secs(2)).unwrap(),
+        definition("definition.toml"),
+    )
+}
+
+fn plan(rows: &std::path::Path, max_cases: Option<usize>) -> SessionPlan {
+    SessionPlan {
+        rows: Some(rows.to_owned()),
+        ..SessionPlan::new(sms_spam("cases.jsonl"), max_cases)
+    }
+}
+
+/// Runs `plan` to the end: the outcome and whether a torn line was found.
+async fn run(plan: &SessionPlan, definition: &Definition) -> Result<(Outcome, bool), SessionError> {
+    let cases = plan.read_cases(definition, None)?;
+    let mut session = Session::open(plan, definition, cases, "replay", "jev-1.13.0")?;
+    let torn = session.torn_tail();
+    let ran = session
+        .run(&plan.runner(4)?, &evaluator(), (), std::future::pending())
+        .await?;
+    assert!(session.close_rows_file().is_none());
+    Ok((session.finish(ran)?, torn))
+}
+
+fn statuses(rows: &[Row]) -> Vec<(String, Status)> {
+    rows.iter()
+        .map(|row| (row.id.clone(), row.verdict.status))
+        .collect()
+}
+
+/// Keeps the rows file's header and first `rows` rows, then half of the next line (a write
+/// cut short by a crash).
+fn tear(path: &std::path::Path, rows: usize) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut kept = lines[..=rows].join("\n");
+    kept.push('\n');
+    kept.push_str(&lines[rows + 1][..20]);
+    std::fs::write(path, kept).unwrap();
+}
+
+#[tokio::test]
+async fn a_resumed_session_cuts_the_torn_line_and_runs_only_the_missing_cases() {
+    let dir = jevjudge_test_support::temp_dir("session-resume");
+    let rows = dir.join("run.rows.jsonl");
+    let definition = definition("definition.toml");
+    let (whole, _) = run(&plan(&rows, None), &definition).await.unwrap();
+    assert_eq!(whole.rows.len(), 150);
+
+    tear(&rows, 100);
+    let resumed = SessionPlan {
+        resume: true,
+        ..plan(&rows, None)
+    };
+    let cases = resumed.read_cases(&definition, None).unwrap();
+    let session = Session::open(&resumed, &definition, cases, "replay", "jev-1.13.0").unwrap();
+    assert!(session.torn_tail());
+    assert_eq!(session.to_run(), 50);
+    drop(session);
+
+    let (outcome, _) = run(&resumed, &definition).await.unwrap();
+    assert_eq!(outcome.reviews_this_run, 50);
+    assert_eq!(outcome.cases, 150);
+    assert_eq!(statuses(&outcome.rows), statuses(&whole.rows));
+    assert_eq!(
+        (outcome.overall.correct, outcome.overall.abstained),
+        (whole.overall.correct, whole.overall.abstained)
+    );
+    // The torn line is gone: header + 150 whole rows.
+    let text = std::fs::read_to_string(&rows).unwrap();
+    assert!(text.ends_with('\n'));
+    assert_eq!(text.lines().count(), 151);
+}
+
+#[tokio::test]
+async fn a_streaming_session_keeps_no_rows_and_a_resumed_one_reads_them_back() {
+    let dir = jevjudge_test_support::temp_dir("session-streaming");
+    let rows = dir.join("run.rows.jsonl");
+    let definition = definition("definition.toml");
+    let streaming = plan(&rows, Some(MAX_CASES + 1));
+    assert!(streaming.streaming);
+    let (first, _) = run(&streaming, &definition).await.unwrap();
+    assert!(first.rows.is_empty());
+    assert_eq!(first.overall.total, 150);
+
+    tear(&rows, 30);
+    let resumed = SessionPlan {
+        resume: true,
+        ..streaming
+    };
+    let (outcome, torn) = run(&resumed, &definition).await.unwrap();
+    assert!(torn);
+    assert!(outcome.rows.is_empty());
+    assert_eq!(outcome.reviews_this_run, 120);
+    assert_eq!(
+        (
+            outcome.overall.total,
+            outcome.overall.correct,
+            outcome.overall.incorrect,
+            outcome.overall.abstained
+        ),
+        (150, 123, 2, 25)
+    );
+}
+
+#[tokio::test]
+async fn a_rows_file_of_another_definition_is_not_resumed() {
+    let dir = jevjudge_test_support::temp_dir("session-mismatch");
+    let rows = dir.join("run.rows.jsonl");
+    run(&plan(&rows, None), &definition("definition.toml"))
+        .await
+        .unwrap();
+    let resumed = SessionPlan {
+        resume: true,
+        ..plan(&rows, None)
+    };
+    let other = definition("definition-cut-0.5.toml");
+    let cases = resumed.read_cases(&other, None).unwrap();
+    let error = Session::open(&resumed, &other, cases, "replay", "jev-1.13.0").unwrap_err();
+    assert!(matches!(error, SessionError::Input(_)));
+    assert!(
+        error
+            .to_string()
+            .starts_with(&format!("--resume: {} cannot be resumed: ", rows.display())),
+        "{error}"
+    );
+}
+
+#[test]
+fn resume_needs_a_rows_file() {
+    let plan = SessionPlan {
+        resume: true,
+        ..SessionPlan::new(sms_spam("cases.jsonl"), None)
+    };
+    let definition = definition("definition.toml");
+    let cases = plan.read_cases(&definition, None).unwrap();
+    let error = Session::open(&plan, &definition, cases, "replay", "m").unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "--resume needs the rows file: give --rows FILE or --report OUT.json"
+    );
+}
+
+#[test]
+fn a_plan_streams_above_the_in_memory_limit_and_names_the_rows_file() {
+    let cases = PathBuf::from("cases.jsonl");
+    assert!(!SessionPlan::new(cases.clone(), None).streaming);
+    assert!(!SessionPlan::new(cases.clone(), Some(MAX_CASES)).streaming);
+    let plan = SessionPlan::new(cases, Some(MAX_CASES + 1));
+    assert!(plan.streaming);
+    assert_eq!(plan.case_limit, MAX_CASES + 1);
+    assert_eq!(
+        rows_path_for(std::path::Path::new("out/run.json")),
+        PathBuf::from("out/run.rows.jsonl")
+    );
+}
+
+#[test]
+fn a_streaming_plan_refuses_cases_that_cannot_be_read_twice() {
+    let dir = jevjudge_test_support::temp_dir("session-not-a-file");
+    let plan = SessionPlan::new(dir.clone(), Some(MAX_CASES + 1));
+    let error = plan.check_cases_file().unwrap_err();
+    assert!(
+        error.to_string().contains("must be a regular file"),
+        "{error}"
+    );
+    assert!(SessionPlan::new(dir, None).check_cases_file().is_ok());
+}
+
+#[test]
+fn the_runner_errors_name_their_flag() {
+    let plan = SessionPlan::new(PathBuf::from("c.jsonl"), None);
+    let message =
+        |plan: &SessionPlan, concurrency| plan.runner(concurrency).unwrap_err().to_string();
+    assert_eq!(
+        message(&plan, 0),
+        "--concurrency: concurrency must be within 1..=32, not 0"
+    );
+    let priced = SessionPlan {
+        price_per_million_input: Some(f64::NAN),
+        ..plan.clone()
+    };
+    assert!(message(&priced, 4).starts_with("--price-per-million-input must be a finite"));
+    let repeated = SessionPlan { repeat: 11, ..plan };
+    assert_eq!(
+        message(&repeated, 4),
+        "--repeat: repeats must be within 1..=10, not 11"
+    );
+}
+
+#[test]
+fn a_label_for_no_criterion_of_the_definition_is_refused_before_anything_runs() {
+    let dir = jevjudge_test_support::temp_dir("session-labels");
+    let cases = dir.join("cases.jsonl");
+    let line = std::fs::read_to_string(sms_spam("cases.jsonl"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    let mut case: serde_json::Value = serde_json::from_str(&line).unwrap();
+    case["expected_findings"] = serde_json::json!({"ham": true});
+    std::fs::write(&cases, format!("{case}\n")).unwrap();
+    let plan = SessionPlan::new(cases.clone(), None);
+    let error = plan
+        .read_cases(&definition("definition.toml"), None)
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("field `expected_findings.ham`: no criterion `ham` in sms-spam-0.1.0"),
+        "{error}"
+    );
+}

@@ -1,0 +1,217 @@
+//! The summary `jevjudge calibrate` prints (cli-and-formats.md §1.5).
+
+use std::fmt::Write as _;
+
+use jevjudge_stats::{Tally, Targets};
+
+use crate::{
+    Report,
+    calibration::{
+        BINS, Calibration, CriterionCalibration, MIN_AUROC, MIN_CLASS, MIN_OUT_OF_BAG_RATE,
+    },
+};
+
+/// The summary `jevjudge calibrate` prints: the run, the targets, one
+/// [`criterion_block`] per criterion and the method. `with_definition` says whether the
+/// current thresholds are known (`--definition`).
+pub fn calibration(calibration: &Calibration, report: &Report, with_definition: bool) -> String {
+    let mut out = String::new();
+    let models = report.models();
+    let settings = &calibration.settings;
+    let targets = settings.targets;
+    let _ = writeln!(
+        out,
+        "jevjudge calibrate: {} · {} rows · backend {}{}",
+        calibration.definition_version,
+        report.rows.len(),
+        report.backend,
+        if models.is_empty() {
+            String::new()
+        } else {
+            format!(" · model {}", models.join(", "))
+        }
+    );
+    if report.backend.is_synthetic() {
+        let _ = writeln!(
+            out,
+            "note: answers come from the {} backend, not a model: this calibrates no model",
+            report.backend
+        );
+    }
+    let _ = writeln!(
+        out,
+        "targets: PASS precision >= {}, FAIL precision >= {} (Wilson lower bounds, z = {}), abstain <= {}",
+        targets.min_pass_precision, targets.min_fail_precision, targets.z, targets.max_abstain
+    );
+    for criterion in &calibration.criteria {
+        out.push_str(&criterion_block(criterion, &targets, with_definition));
+    }
+    let _ = writeln!(
+        out,
+        "\nmethod: metrics on the raw p against whether the condition holds; ECE over {BINS} equal-width\n\
+         and {BINS} equal-mass bins; MCE and the table over the equal-width bins. Candidate thresholds\n\
+         are the observed p' values; the pair chosen abstains least among those whose PASS and FAIL\n\
+         precisions have Wilson lower bounds (z = {}) at or above the targets. Out of bag: {}\n\
+         bootstrap resamples (seed {}) redo the choice on the in-bag rows and score it on the rows\n\
+         left out. No recommendation below {MIN_CLASS} cases of a class, at AUROC below {MIN_AUROC}, or\n\
+         when the targets hold in fewer than {:.0} % of the resamples.",
+        targets.z,
+        settings.resamples,
+        settings.seed,
+        MIN_OUT_OF_BAG_RATE * 100.0
+    );
+    out
+}
+
+fn figure(value: Option<f64>) -> String {
+    value.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.4}"))
+}
+
+fn decisions(tally: &Tally, z: f64) -> String {
+    let precision = |value: Option<f64>, lower: Option<f64>| match (value, lower) {
+        (Some(value), Some(lower)) => format!("precision {value:.3}, Wilson lower {lower:.3}"),
+        _ => "none".to_owned(),
+    };
+    format!(
+        "PASS {} ({}) · FAIL {} ({}) · abstain {} ({:.3})",
+        tally.passes,
+        precision(tally.pass_precision(), tally.pass_lower(z)),
+        tally.fails,
+        precision(tally.fail_precision(), tally.fail_lower(z)),
+        tally.abstained(),
+        tally.abstain_rate().unwrap_or(0.0)
+    )
+}
+
+/// One criterion's block of the `calibrate` summary, starting with a blank line: where its
+/// labels came from, the metrics, the reliability table, the current thresholds' decisions
+/// and the recommendation with its out-of-bag check, or the reason there is none.
+pub fn criterion_block(
+    criterion: &CriterionCalibration,
+    targets: &Targets,
+    with_definition: bool,
+) -> String {
+    let mut out = String::new();
+    let points = &criterion.points;
+    let spec = &points.spec;
+    let m = &criterion.metrics;
+    let _ = writeln!(
+        out,
+        "\ncriterion `{}` (a {} is expected: p' = {})",
+        spec.id,
+        if spec.expected { "yes" } else { "no" },
+        if spec.expected { "p" } else { "1 - p" }
+    );
+    let mut sources = Vec::new();
+    if points.from_expected_findings > 0 {
+        sources.push(format!(
+            "{} from expected_findings",
+            points.from_expected_findings
+        ));
+    }
+    if points.from_expected_pass > 0 {
+        sources.push(format!("{} from expected_pass", points.from_expected_pass));
+    }
+    if points.unlabelled > 0 {
+        sources.push(format!("{} rows unlabelled (left out)", points.unlabelled));
+    }
+    if points.without_finding > 0 {
+        sources.push(format!(
+            "{} rows without a finding (ERROR, left out)",
+            points.without_finding
+        ));
+    }
+    if points.invalid > 0 {
+        sources.push(format!(
+            "{} probabilities outside [0, 1] (left out)",
+            points.invalid
+        ));
+    }
+    if sources.is_empty() {
+        sources.push("none".into());
+    }
+    let _ = writeln!(out, "  labels       {}", sources.join(", "));
+    let base_rate = if m.n > 0 {
+        format!("{:.3}", m.positives as f64 / m.n as f64)
+    } else {
+        "n/a".to_owned()
+    };
+    let _ = writeln!(
+        out,
+        "  n {} · positives {} (base rate {base_rate}) · Brier {} · log loss {} · AUROC {}",
+        m.n,
+        m.positives,
+        figure(m.brier),
+        figure(m.log_loss),
+        figure(m.auroc)
+    );
+    let _ = writeln!(
+        out,
+        "  ECE {} ({BINS} equal-width bins) · {} ({BINS} equal-mass bins) · MCE {} (equal-width)",
+        figure(m.ece_equal_width),
+        figure(m.ece_equal_mass),
+        figure(m.mce)
+    );
+    if !m.reliability.is_empty() {
+        let _ = writeln!(
+            out,
+            "  reliability ({BINS} equal-width bins, empty ones left out):"
+        );
+        let _ = writeln!(
+            out,
+            "    {:<12} {:>6} {:>8} {:>9}",
+            "bin", "count", "mean p", "observed"
+        );
+        for bin in &m.reliability {
+            let close = if bin.upper >= 1.0 { ']' } else { ')' };
+            let _ = writeln!(
+                out,
+                "    {:<12} {:>6} {:>8.3} {:>9.3}",
+                format!("[{:.1}, {:.1}{close}", bin.lower, bin.upper),
+                bin.count,
+                bin.mean_probability,
+                bin.observed_rate
+            );
+        }
+    }
+    match (&criterion.current, spec.thresholds) {
+        (Some(tally), Some(thresholds)) => {
+            let _ = writeln!(
+                out,
+                "  current      fail_at_or_below {}, pass_at_or_above {}: {}",
+                thresholds.fail_at_or_below,
+                thresholds.pass_at_or_above,
+                decisions(tally, targets.z)
+            );
+        }
+        _ if !with_definition => {
+            let _ = writeln!(out, "  current      thresholds unknown (no --definition)");
+        }
+        _ => {}
+    }
+    match &criterion.outcome {
+        Ok(recommendation) => {
+            let thresholds = recommendation.choice.thresholds;
+            let _ = writeln!(
+                out,
+                "  recommended  fail_at_or_below {}, pass_at_or_above {}: {}",
+                thresholds.fail_at_or_below,
+                thresholds.pass_at_or_above,
+                decisions(&recommendation.choice.tally, targets.z)
+            );
+            let check = recommendation.out_of_bag;
+            let _ = writeln!(
+                out,
+                "  out of bag   targets held in {} of {} resamples ({:.1} %; {} of them admitted a pair) — the honest estimate for unseen cases",
+                check.met,
+                check.resamples,
+                check.rate().unwrap_or(0.0) * 100.0,
+                check.fitted
+            );
+        }
+        Err(refusal) => {
+            let _ = writeln!(out, "  no recommendation: {refusal}");
+        }
+    }
+    out
+}
