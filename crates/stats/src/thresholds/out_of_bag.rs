@@ -24,7 +24,7 @@ impl OutOfBag {
 
 /// The out-of-bag check of [`choose`]: `resamples` times, draw a bootstrap resample of the
 /// points (seeded by `seed`, [`resample_indices`]), run [`choose`] on the in-bag points, and
-/// score its thresholds on the out-of-bag points with [`Tally::meets_observed`] — observed
+/// score its thresholds on the out-of-bag points with [`Tally::meets_observed`](super::Tally::meets_observed) — observed
 /// precisions at least the targets and abstention at most `max_abstain`. A resample whose
 /// in-bag points admit no choice, or that leaves no point out of bag, counts as not met.
 ///

@@ -95,7 +95,7 @@ impl RecordError {
         self.line
     }
 
-    /// The file, when read through [`read_file`].
+    /// The file, when read through [`read_file`](super::read_file).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }

@@ -4,7 +4,7 @@ use std::{io::BufRead, path::Path};
 
 use super::{Record, RecordError, RecordErrorKind, parse_line, time::is_rfc3339};
 
-/// Reads every record of a `.jevl` stream, in file order; see the [module docs](self).
+/// Reads every record of a `.jevl` stream, in file order; see the [module docs](super).
 ///
 /// Whitespace-only lines are skipped; any other bad line is an error carrying its 1-based line
 /// number.
