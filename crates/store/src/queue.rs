@@ -113,8 +113,8 @@ pub struct Enqueue {
     pub copies: u8,
 }
 
-/// A leased item, with what its reviewer needs to decide.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A leased item, with what its reviewer needs to decide. `Debug` never shows the state text.
+#[derive(Clone, PartialEq, Serialize)]
 pub struct Claimed {
     /// The item.
     pub item: QueueItemId,
@@ -138,6 +138,7 @@ pub struct Claimed {
 
 /// A reviewer's decision: whether each criterion's condition really holds (`None`: can't tell).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Decision {
     /// Every criterion id of the definition, each `true`, `false` or `null`.
     pub findings: BTreeMap<String, Option<bool>>,
@@ -281,7 +282,8 @@ pub struct DecisionView {
 }
 
 /// One item with its review, the definition's questions and its decision if decided.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// `Debug` never shows the state text.
+#[derive(Clone, PartialEq, Serialize)]
 pub struct QueueItemView {
     /// The item's queue facts (its lease as of now).
     pub entry: QueueEntry,
@@ -297,8 +299,8 @@ pub struct QueueItemView {
     pub decision: Option<DecisionView>,
 }
 
-/// A queued review as a labelled export reads it.
-#[derive(Debug, Clone)]
+/// A queued review as a labelled export reads it. `Debug` never shows the state text.
+#[derive(Clone)]
 pub struct Labelled {
     /// The review.
     pub review_id: ReviewId,
@@ -314,6 +316,42 @@ pub struct Labelled {
     pub record: Option<Record>,
     /// Each queued copy in slot order: its decided findings, or `None` while undecided.
     pub decisions: Vec<Option<BTreeMap<String, Option<bool>>>>,
+}
+
+impl fmt::Debug for Claimed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Claimed")
+            .field("item", &self.item)
+            .field("review", &self.review)
+            .field("state", &self.state.as_ref().map(|_| "<private>"))
+            .field("reason", &self.reason)
+            .field("slot", &self.slot)
+            .field("lease_expires", &self.lease_expires)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for QueueItemView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueueItemView")
+            .field("entry", &self.entry)
+            .field("review", &self.review)
+            .field("state", &self.state.as_ref().map(|_| "<private>"))
+            .field("decision", &self.decision)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Labelled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Labelled")
+            .field("review_id", &self.review_id)
+            .field("definition_version", &self.definition_version)
+            .field("state", &self.state.as_ref().map(|_| "<private>"))
+            .field("record", &self.record.as_ref().map(|_| "<private>"))
+            .field("decisions", &self.decisions)
+            .finish_non_exhaustive()
+    }
 }
 
 fn serialize_time<S: Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
@@ -688,13 +726,10 @@ impl Store {
     pub async fn queue_stats_at(&self, now: SystemTime) -> Result<QueueStats, StoreError> {
         let now = unix_millis(now);
         let mut stats = QueueStats::default();
-        let rows = sqlx::query(
-            "SELECT definition_version, COUNT(*) AS n FROM queue_items WHERE decided_at IS NULL \
-             AND (lease_expires IS NULL OR lease_expires <= $1) GROUP BY definition_version",
-        )
-        .bind(now)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(PENDING_COUNTS_SQL)
+            .bind(now)
+            .fetch_all(&self.pool)
+            .await?;
         for row in rows {
             let n: i64 = row.try_get("n")?;
             stats.pending_by_version.insert(
@@ -789,12 +824,7 @@ impl Store {
             binds.push(cursor.0.to_string());
             conditions.push(format!("q.id > ${}", binds.len()));
         }
-        let sql = format!(
-            "SELECT {ENTRY_COLUMNS} FROM queue_items q JOIN reviews r ON r.id = q.review_id \
-             WHERE {} ORDER BY q.id LIMIT ${}",
-            conditions.join(" AND "),
-            binds.len() + 1
-        );
+        let sql = page_sql(&conditions.join(" AND "), binds.len() + 1);
         let mut query = sqlx::query(&sql);
         for bind in binds {
             query = query.bind(bind);
@@ -965,9 +995,42 @@ fn claim_sql(kind: StoreKind, by_version: bool) -> String {
     )
 }
 
-/// The claim statement as run, for `EXPLAIN` in benchmarks and docs.
-pub fn claim_statement(kind: StoreKind, by_version: bool) -> String {
-    claim_sql(kind, by_version)
+/// Pending items by version; `$1` now.
+const PENDING_COUNTS_SQL: &str = "SELECT definition_version, COUNT(*) AS n FROM queue_items \
+    WHERE decided_at IS NULL AND (lease_expires IS NULL OR lease_expires <= $1) \
+    GROUP BY definition_version";
+
+/// A queue page: `conditions` over `q`, the limit in `$limit`.
+fn page_sql(conditions: &str, limit: usize) -> String {
+    format!(
+        "SELECT {ENTRY_COLUMNS} FROM queue_items q JOIN reviews r ON r.id = q.review_id \
+         WHERE {conditions} ORDER BY q.id LIMIT ${limit}"
+    )
+}
+
+/// The queue's hot statements exactly as run, for `EXPLAIN` in benchmarks and docs.
+pub mod statements {
+    use crate::StoreKind;
+
+    /// The claim: `$1` reviewer, `$2` lease end, `$3` now, `$4` version (when `by_version`).
+    pub fn claim(kind: StoreKind, by_version: bool) -> String {
+        super::claim_sql(kind, by_version)
+    }
+
+    /// Pending counts by version: `$1` now.
+    pub fn pending_counts() -> &'static str {
+        super::PENDING_COUNTS_SQL
+    }
+
+    /// The first page of one version: `$1` version, `$2` limit.
+    pub fn first_page_of_version() -> String {
+        super::page_sql("q.decided_at IS NULL AND q.definition_version = $1", 2)
+    }
+
+    /// A later page of all versions: `$1` cursor item id, `$2` limit.
+    pub fn next_page() -> String {
+        super::page_sql("q.decided_at IS NULL AND q.id > $1", 2)
+    }
 }
 
 const ENTRY_COLUMNS: &str = "q.id AS id, q.review_id AS review_id, \
@@ -1067,6 +1130,15 @@ mod tests {
             check_decision(&long, &criteria),
             Err(QueueError::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn decisions_refuse_unknown_fields() {
+        let ok: Decision =
+            serde_json::from_str(r#"{"findings": {"a": true, "b": null}, "note": "n"}"#).unwrap();
+        assert_eq!(ok.findings["b"], None);
+        assert!(serde_json::from_str::<Decision>(r#"{"findings": {}, "extra": 1}"#).is_err());
+        assert!(serde_json::from_str::<Decision>(r#"{"findings": {"a": "yes"}}"#).is_err());
     }
 
     #[test]
