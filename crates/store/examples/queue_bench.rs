@@ -205,26 +205,27 @@ async fn seed(pool: &sqlx::AnyPool, history: usize, pending: usize) -> Result<us
             let mut rows = Vec::new();
             for (id, version, twice, decided_by) in &reviews {
                 let item = QueueItemId::new().to_string();
-                rows.push((item, id, *version, "status", 1, decided_by.clone()));
+                let copies = if *twice { 2 } else { 1 };
+                rows.push((item, id, *version, "status", 1, decided_by.clone(), copies));
                 if *twice {
                     let item = QueueItemId::new().to_string();
-                    rows.push((item, id, *version, "second_review", 2, None));
+                    rows.push((item, id, *version, "second_review", 2, None, copies));
                 }
             }
             let mut sql = String::from(
                 "INSERT INTO queue_items (id, review_id, definition_version, reason, slot, \
-                 queued_at, claimed_by, decided_at) VALUES ",
+                 queued_at, claimed_by, decided_at, copies) VALUES ",
             );
             for row in 0..rows.len() {
-                let b = row * 8;
+                let b = row * 9;
                 if row > 0 {
                     sql.push(',');
                 }
-                let marks: Vec<String> = (1..=8).map(|k| format!("${}", b + k)).collect();
+                let marks: Vec<String> = (1..=9).map(|k| format!("${}", b + k)).collect();
                 sql.push_str(&format!("({})", marks.join(", ")));
             }
             let mut query = sqlx::query(&sql);
-            for (id, review, version, reason, slot, decided_by) in &rows {
+            for (id, review, version, reason, slot, decided_by, copies) in &rows {
                 query = query
                     .bind(id.clone())
                     .bind((*review).clone())
@@ -233,7 +234,8 @@ async fn seed(pool: &sqlx::AnyPool, history: usize, pending: usize) -> Result<us
                     .bind(i64::from(*slot))
                     .bind(now - 60_000)
                     .bind(decided_by.clone())
-                    .bind(decided_by.as_ref().map(|_| now - 1));
+                    .bind(decided_by.as_ref().map(|_| now - 1))
+                    .bind(i64::from(*copies));
             }
             query.execute(&mut *transaction).await?;
             let decided: Vec<_> = rows.iter().filter(|row| row.5.is_some()).collect();
@@ -256,7 +258,7 @@ async fn seed(pool: &sqlx::AnyPool, history: usize, pending: usize) -> Result<us
                     ));
                 }
                 let mut query = sqlx::query(&sql);
-                for (id, review, _, _, _, decided_by) in decided {
+                for (id, review, _, _, _, decided_by, _) in decided {
                     query = query
                         .bind(id.clone())
                         .bind((*review).clone())
@@ -308,7 +310,10 @@ async fn explain(pool: &sqlx::AnyPool, kind: StoreKind) -> Result<(), sqlx::Erro
                 .bind("bench-v2"),
             "pending counts" => query.bind(now),
             "first page of a version" => query.bind("bench-v2").bind(51_i64),
-            _ => query.bind(QueueItemId::new().to_string()).bind(51_i64),
+            _ => query
+                .bind(now - 30_000)
+                .bind(QueueItemId::new().to_string())
+                .bind(51_i64),
         };
         let rows = query.fetch_all(pool).await?;
         println!("{kind:?}: plan of {name}:");

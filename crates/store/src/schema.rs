@@ -61,18 +61,22 @@ pub(crate) const MIGRATIONS: &[(&str, &[&str])] = &[
             reason TEXT NOT NULL,
             slot BIGINT NOT NULL,
             queued_at BIGINT NOT NULL,
+            copies BIGINT NOT NULL,
             claimed_by TEXT,
             lease_expires BIGINT,
             decided_at BIGINT
         )",
             // Partial indexes hold only open (undecided) items, so decided history costs the
             // hot statements nothing; `decided_at` is a column too, so SQLite sees them as
-            // covering. The oldest open item (any version), and pages of all versions.
-            "CREATE INDEX queue_items_open ON queue_items (id, lease_expires, decided_at) \
-             WHERE decided_at IS NULL",
+            // covering. They lead with `queued_at` (oldest first, then id), an order the
+            // primary key cannot give, so no planner walks the primary key through decided
+            // history instead. The oldest open item (any version), and pages of all versions.
+            "CREATE INDEX queue_items_open ON queue_items \
+             (queued_at, id, lease_expires, decided_at) WHERE decided_at IS NULL",
             // The oldest open item of one version, its pages, and pending counts by version.
             "CREATE INDEX queue_items_open_version ON queue_items \
-             (definition_version, id, lease_expires, decided_at) WHERE decided_at IS NULL",
+             (definition_version, queued_at, id, lease_expires, decided_at) \
+             WHERE decided_at IS NULL",
             // Live leases (`lease_expires > now`): a range scan.
             "CREATE INDEX queue_items_leased ON queue_items (lease_expires, decided_at) \
              WHERE decided_at IS NULL",
