@@ -105,8 +105,11 @@ mod definitions;
 mod error;
 mod metrics;
 mod openapi;
+mod queue_policy;
+mod reload;
 mod request_middleware;
 mod review;
+mod reviewers;
 mod reviews_api;
 mod router;
 mod server;
@@ -123,8 +126,13 @@ pub use definitions::{Definitions, DefinitionsError};
 pub use error::ServeError;
 pub use metrics::Metrics;
 pub use openapi::openapi;
+pub use queue_policy::{DEFAULT_LEASE, QueuePolicy, QueuePolicyError, Queueing, Reason, draw};
+pub use reload::{ReloadOutcome, reload_definitions};
 pub use request_middleware::{REQUEST_ID_HEADER, RequestId};
 pub use review::{MAX_STATE_VALUES, ReviewRequest};
+pub use reviewers::{
+    MAX_REVIEWER_NAME_CHARS, Reviewer, ReviewerTokens, ReviewerTokensError, valid_reviewer_name,
+};
 pub use router::{ROUTES, app};
 pub use server::serve;
-pub use state::ServeState;
+pub use state::{ReviewQueueError, ServeState};
