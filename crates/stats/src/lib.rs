@@ -18,6 +18,8 @@
 //! - **Calibration** of yes-probabilities against labels, on [`Point`]s: [`brier`],
 //!   [`log_loss`], [`auroc`], reliability tables of [`Bin`]s ([`reliability_equal_width`],
 //!   [`reliability_equal_mass`]) and their summaries [`ece`] and [`mce`].
+//! - **Agreement** of two raters on yes/no questions: [`AgreementTable`] and [`cohen_kappa`]
+//!   (observed agreement and Cohen's κ, as the review queue reports for items decided twice).
 //! - **Bootstrap**: the seeded [`SplitMix64`] generator and [`resample_indices`] for
 //!   out-of-bag resampling, so a recommendation is reproducible.
 //! - **Thresholds**: [`choose`] picks a criterion's `(fail_at_or_below, pass_at_or_above)` that
@@ -58,6 +60,7 @@
 //! assert!((mcnemar_exact(1, 9) - 0.021_484_375).abs() < 1e-15);
 //! ```
 
+mod agreement;
 mod binomial;
 mod bootstrap;
 mod clustered;
@@ -65,6 +68,7 @@ mod percentile;
 mod scoring;
 mod thresholds;
 
+pub use agreement::{AgreementTable, cohen_kappa};
 pub use binomial::{mcnemar_exact, wilson, wilson_lower};
 pub use bootstrap::{SplitMix64, resample_indices};
 pub use clustered::{clustered_wilson, effective_trials, wilson_effective};

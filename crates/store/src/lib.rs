@@ -11,15 +11,27 @@
 //!   [`Store::export_records`] rebuilds replayable `.jevl` records; [`Store::ping`] is the
 //!   health check.
 //!
+//! - The review queue (issue 13): [`Store::insert_queued`] logs a review and queues it in one
+//!   transaction; [`Store::claim`] leases the oldest pending item (atomic across replicas);
+//!   [`Store::decide`] and [`Store::release`] check the lease; [`Store::queue_stats`] (with
+//!   Cohen's kappa), [`Store::queue_page`], [`Store::queue_item`] and
+//!   [`Store::export_labelled`] read it back.
+//!
 //! One code path serves both databases: sqlx's `Any` driver with runtime queries, `$N`
 //! placeholders, and only `TEXT` and `BIGINT` columns. No secret is ever stored; state text
 //! only in [`NewReview::kept`], which the caller fills only when asked to.
 
+mod queue;
 mod review;
 mod schema;
 mod store;
 mod url;
 
+pub use queue::{
+    Agreement, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Labelled,
+    MAX_NOTE_CHARS, QueueCursor, QueueEntry, QueueError, QueueItemId, QueueItemIdError,
+    QueueItemView, QueuePage, QueueReason, QueueStats, SECOND_REVIEW, claim_statement,
+};
 pub use review::{
     Cursor, CursorError, Filter, KeptState, MAX_REFERENCE_CHARS, NewReview, Page, Review, ReviewId,
     ReviewIdError, STATUSES, check_reference, parse_time,

@@ -8,16 +8,17 @@
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// (name, statements) per version.
-pub(crate) const MIGRATIONS: &[(&str, &[&str])] = &[(
-    "reviews",
-    &[
-        "CREATE TABLE definitions (
+pub(crate) const MIGRATIONS: &[(&str, &[&str])] = &[
+    (
+        "reviews",
+        &[
+            "CREATE TABLE definitions (
             digest TEXT PRIMARY KEY,
             version TEXT NOT NULL,
             questions TEXT NOT NULL,
             first_seen_at BIGINT NOT NULL
         )",
-        "CREATE TABLE reviews (
+            "CREATE TABLE reviews (
             id TEXT PRIMARY KEY,
             received_at BIGINT NOT NULL,
             definition_version TEXT NOT NULL,
@@ -39,9 +40,53 @@ pub(crate) const MIGRATIONS: &[(&str, &[&str])] = &[(
             requested_model TEXT,
             state_erased_at BIGINT
         )",
-        "CREATE INDEX reviews_reference ON reviews (reference, id)",
-        "CREATE INDEX reviews_version ON reviews (definition_version, id)",
-        "CREATE INDEX reviews_status ON reviews (status, id)",
-        "CREATE INDEX reviews_received ON reviews (received_at)",
-    ],
-)];
+            "CREATE INDEX reviews_reference ON reviews (reference, id)",
+            "CREATE INDEX reviews_version ON reviews (definition_version, id)",
+            "CREATE INDEX reviews_status ON reviews (status, id)",
+            "CREATE INDEX reviews_received ON reviews (received_at)",
+        ],
+    ),
+    (
+        "review queue",
+        &[
+            // Each definition's expected flags (`{"criterion id": true|false}`), so labelled
+            // exports can derive `expected_pass`; NULL for definitions kept before version 2.
+            "ALTER TABLE definitions ADD COLUMN expected TEXT",
+            // One row per copy of a queued review: slot 1, and slot 2 for a second review.
+            // Pending = decided_at IS NULL AND (lease_expires IS NULL OR lease_expires <= now).
+            "CREATE TABLE queue_items (
+            id TEXT PRIMARY KEY,
+            review_id TEXT NOT NULL,
+            definition_version TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            slot BIGINT NOT NULL,
+            queued_at BIGINT NOT NULL,
+            claimed_by TEXT,
+            lease_expires BIGINT,
+            decided_at BIGINT
+        )",
+            // The oldest open item (any version): a range scan of open items in id order.
+            "CREATE INDEX queue_items_open ON queue_items (id, lease_expires) \
+         WHERE decided_at IS NULL",
+            // The oldest open item of one version, and open counts by version: index-only.
+            "CREATE INDEX queue_items_open_version ON queue_items \
+         (definition_version, id, lease_expires) WHERE decided_at IS NULL",
+            // One item per slot of a review.
+            "CREATE UNIQUE INDEX queue_items_slot ON queue_items (review_id, slot)",
+            // A reviewer never holds two slots of one review (NULLs are distinct).
+            "CREATE UNIQUE INDEX queue_items_reviewer ON queue_items (review_id, claimed_by)",
+            "CREATE TABLE queue_decisions (
+            item_id TEXT PRIMARY KEY,
+            review_id TEXT NOT NULL,
+            slot BIGINT NOT NULL,
+            reviewer TEXT NOT NULL,
+            findings TEXT NOT NULL,
+            note TEXT,
+            decided_at BIGINT NOT NULL
+        )",
+            // Pairs of decisions of one review (agreement), and a review's decisions (export).
+            "CREATE INDEX queue_decisions_review ON queue_decisions (review_id, slot)",
+            "CREATE INDEX queue_decisions_slot ON queue_decisions (slot, review_id)",
+        ],
+    ),
+];

@@ -72,6 +72,10 @@ pub enum StoreError {
     /// A stored row could not be read back (a column of the wrong type or bad JSON).
     #[error("a stored review could not be read: {0}")]
     Corrupt(String),
+    /// The caller asked for something the store cannot do (for example a queue item with
+    /// more than two copies).
+    #[error("invalid: {0}")]
+    Invalid(String),
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -92,8 +96,8 @@ pub enum StoreKind {
 /// A connection pool to the decision log; cheap to clone (clones share the pool).
 #[derive(Debug, Clone)]
 pub struct Store {
-    pool: AnyPool,
-    kind: StoreKind,
+    pub(crate) pool: AnyPool,
+    pub(crate) kind: StoreKind,
 }
 
 /// What [`Store::migrate`] did.
@@ -274,46 +278,8 @@ impl Store {
 
     /// Writes one review; when this returns `Ok` the row is committed.
     pub async fn insert(&self, review: &NewReview) -> Result<(), StoreError> {
-        let (state, answers, requested_model) = match &review.kept {
-            Some(kept) => (
-                Some(kept.state.to_string()),
-                kept.answers
-                    .as_ref()
-                    .map(|a| Value::Object(a.clone()).to_string()),
-                Some(kept.requested_model.clone()),
-            ),
-            None => (None, None, None),
-        };
-        let elapsed = i64::try_from(review.elapsed.as_micros()).unwrap_or(i64::MAX);
-        sqlx::query(
-            "INSERT INTO reviews (id, received_at, definition_version, definition_digest, \
-             state_digest, reference, status, error, detail, findings, model, input_tokens, \
-             output_tokens, elapsed_micros, request_id, backend, state, answers, \
-             requested_model) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
-             $14, $15, $16, $17, $18, $19)",
-        )
-        .bind(review.id.to_string())
-        .bind(unix_millis(review.id.received_at()))
-        .bind(&review.definition_version)
-        .bind(&review.definition_digest)
-        .bind(&review.state_digest)
-        .bind(&review.reference)
-        .bind(&review.status)
-        .bind(&review.error)
-        .bind(&review.detail)
-        .bind(review.findings.to_string())
-        .bind(&review.model)
-        .bind(review.usage.map(|u| clamp(u.input_tokens)))
-        .bind(review.usage.map(|u| clamp(u.output_tokens)))
-        .bind(elapsed)
-        .bind(&review.request_id)
-        .bind(&review.backend)
-        .bind(state)
-        .bind(answers)
-        .bind(requested_model)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        let mut connection = self.pool.acquire().await?;
+        write_review(&mut connection, review).await
     }
 
     /// The review with this id.
@@ -435,6 +401,53 @@ impl Store {
     }
 }
 
+/// Writes one review on this connection (in its transaction, if one is open).
+pub(crate) async fn write_review(
+    connection: &mut sqlx::AnyConnection,
+    review: &NewReview,
+) -> Result<(), StoreError> {
+    let (state, answers, requested_model) = match &review.kept {
+        Some(kept) => (
+            Some(kept.state.to_string()),
+            kept.answers
+                .as_ref()
+                .map(|a| Value::Object(a.clone()).to_string()),
+            Some(kept.requested_model.clone()),
+        ),
+        None => (None, None, None),
+    };
+    let elapsed = i64::try_from(review.elapsed.as_micros()).unwrap_or(i64::MAX);
+    sqlx::query(
+        "INSERT INTO reviews (id, received_at, definition_version, definition_digest, \
+             state_digest, reference, status, error, detail, findings, model, input_tokens, \
+             output_tokens, elapsed_micros, request_id, backend, state, answers, \
+             requested_model) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+             $14, $15, $16, $17, $18, $19)",
+    )
+    .bind(review.id.to_string())
+    .bind(unix_millis(review.id.received_at()))
+    .bind(&review.definition_version)
+    .bind(&review.definition_digest)
+    .bind(&review.state_digest)
+    .bind(&review.reference)
+    .bind(&review.status)
+    .bind(&review.error)
+    .bind(&review.detail)
+    .bind(review.findings.to_string())
+    .bind(&review.model)
+    .bind(review.usage.map(|u| clamp(u.input_tokens)))
+    .bind(review.usage.map(|u| clamp(u.output_tokens)))
+    .bind(elapsed)
+    .bind(&review.request_id)
+    .bind(&review.backend)
+    .bind(state)
+    .bind(answers)
+    .bind(requested_model)
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
 /// Creates the SQLite file (mode 0600) when missing, and returns sqlx's URL for it.
 fn sqlite_url(path: &Path) -> Result<String, StoreError> {
     let create_error = |reason: String| StoreError::Create {
@@ -464,11 +477,11 @@ fn sqlite_url(path: &Path) -> Result<String, StoreError> {
     Ok(format!("sqlite://{encoded}"))
 }
 
-fn clamp(n: u64) -> i64 {
+pub(crate) fn clamp(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-const COLUMNS: &str = "id, received_at, definition_version, definition_digest, state_digest, \
+pub(crate) const COLUMNS: &str = "id, received_at, definition_version, definition_digest, state_digest, \
     reference, status, error, detail, findings, model, input_tokens, output_tokens, \
     elapsed_micros, request_id, backend, state_erased_at, \
     CASE WHEN state IS NULL THEN 0 ELSE 1 END AS state_kept";
@@ -508,7 +521,7 @@ fn where_clause(filter: &Filter, cursor: Option<Cursor>) -> (String, Vec<Bind>) 
     }
 }
 
-fn corrupt(what: &str) -> StoreError {
+pub(crate) fn corrupt(what: &str) -> StoreError {
     StoreError::Corrupt(what.to_owned())
 }
 
@@ -524,7 +537,7 @@ fn usage_of(row: &AnyRow) -> Result<Option<Usage>, StoreError> {
     })
 }
 
-fn review_of(row: &AnyRow) -> Result<Review, StoreError> {
+pub(crate) fn review_of(row: &AnyRow) -> Result<Review, StoreError> {
     let id: String = row.try_get("id")?;
     let findings: String = row.try_get("findings")?;
     let elapsed: i64 = row.try_get("elapsed_micros")?;
@@ -551,7 +564,7 @@ fn review_of(row: &AnyRow) -> Result<Review, StoreError> {
     })
 }
 
-fn record_of(row: &AnyRow) -> Result<Record, StoreError> {
+pub(crate) fn record_of(row: &AnyRow) -> Result<Record, StoreError> {
     let json = |column: &str| -> Result<Value, StoreError> {
         let text: String = row.try_get(column)?;
         serde_json::from_str(&text).map_err(|_| corrupt(column))

@@ -21,6 +21,10 @@ use jevjudge_wire::{
 use serde_json::{Map, Value, json};
 use sqlx::{Connection as _, Executor as _};
 
+/// The review queue's suite (issue 13).
+#[path = "queue/mod.rs"]
+mod queue;
+
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
 fn unique(prefix: &str) -> String {
