@@ -114,6 +114,7 @@ mod reviews_api;
 mod router;
 mod server;
 mod state;
+mod ui;
 
 pub use auth::{AuthTokens, AuthTokensError};
 pub use config::{

@@ -132,6 +132,14 @@ impl ReviewerTokens {
         self.entries.iter().map(|(name, _)| name.as_str())
     }
 
+    /// The `(name, token)` pairs, only for deriving the reviewer pages' session key
+    /// (`ui::session`); never printed.
+    pub(crate) fn pairs(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.entries
+            .iter()
+            .map(|(name, token)| (name.as_str(), token.as_slice()))
+    }
+
     /// The reviewer whose token this is. Every token is compared in constant time, so the
     /// time taken says neither whether nor which one matched.
     pub fn reviewer_for_token(&self, presented: &[u8]) -> Option<Reviewer> {

@@ -54,6 +54,7 @@ pub fn app(state: ServeState) -> Router {
     Router::new()
         .merge(protected)
         .merge(open)
+        .merge(crate::ui::router())
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(
             state.clone(),

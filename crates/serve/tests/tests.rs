@@ -14,4 +14,5 @@ mod rate_limits;
 mod record;
 mod shutdown;
 mod store;
+mod ui;
 mod util;
