@@ -105,6 +105,7 @@ fn route_template(matched: Option<&MatchedPath>) -> &'static str {
             crate::ROUTES
                 .iter()
                 .map(|(_, template)| *template)
+                .chain(crate::ui::ROUTES)
                 .find(|template| *template == matched.as_str())
         })
         .unwrap_or("unmatched")

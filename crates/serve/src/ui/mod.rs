@@ -58,22 +58,41 @@ const PAGE_ITEMS: u32 = 50;
 
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("keys.js");
+const ICON: &str = include_str!("icon.svg");
+
+/// The `/ui` route templates: log lines and metrics label `/ui` requests with these (never
+/// the raw path). Not in [`crate::ROUTES`]: pages are not part of the JSON API's OpenAPI.
+pub(crate) const ROUTES: [&str; 12] = [
+    "/ui",
+    "/ui/",
+    "/ui/sign-in",
+    "/ui/sign-out",
+    "/ui/claim",
+    "/ui/items/{item}",
+    "/ui/items/{item}/decision",
+    "/ui/items/{item}/release",
+    "/ui/static/style.css",
+    "/ui/static/keys.js",
+    "/ui/static/icon.svg",
+    "/ui/{*rest}",
+];
 
 /// The `/ui` routes (merged into the service's router: `nest("/ui", …)` would serve the queue
 /// at `/ui` but not at `/ui/`).
 pub(crate) fn router() -> Router<ServeState> {
     Router::new()
-        .route("/ui", get(|| async { see_other("/ui/") }))
-        .route("/ui/", get(queue_page))
-        .route("/ui/sign-in", get(sign_in_page).post(sign_in))
-        .route("/ui/sign-out", post(sign_out))
-        .route("/ui/claim", post(claim))
-        .route("/ui/items/{item}", get(item_page))
-        .route("/ui/items/{item}/decision", post(decide))
-        .route("/ui/items/{item}/release", post(release))
-        .route("/ui/static/style.css", get(style))
-        .route("/ui/static/keys.js", get(script))
-        .route("/ui/{*rest}", any(not_found))
+        .route(ROUTES[0], get(|| async { see_other("/ui/") }))
+        .route(ROUTES[1], get(queue_page))
+        .route(ROUTES[2], get(sign_in_page).post(sign_in))
+        .route(ROUTES[3], post(sign_out))
+        .route(ROUTES[4], post(claim))
+        .route(ROUTES[5], get(item_page))
+        .route(ROUTES[6], post(decide))
+        .route(ROUTES[7], post(release))
+        .route(ROUTES[8], get(style))
+        .route(ROUTES[9], get(script))
+        .route(ROUTES[10], get(icon))
+        .route(ROUTES[11], any(not_found))
         .layer(middleware::from_fn(same_origin_posts))
         .layer(middleware::from_fn(security_headers))
 }
@@ -93,8 +112,10 @@ async fn security_headers(request: Request, next: Next) -> Response {
 }
 
 /// Refuses a POST that says it came from another site: `Sec-Fetch-Site` other than
-/// `same-origin` (or `none`, typed by the user), or an `Origin` whose host is not this one.
-/// Browsers that send neither are covered by the CSRF token and the SameSite cookie.
+/// `same-origin` (or `none`, typed by the user); without that header, an `Origin` whose host
+/// is not this one. (`Origin: null` proves nothing either way: browsers send it for every
+/// form of a page under `Referrer-Policy: no-referrer`.) Browsers that send neither are
+/// covered by the CSRF token and the SameSite cookie.
 async fn same_origin_posts(request: Request, next: Next) -> Response {
     if request.method() == Method::POST && !same_origin(request.headers()) {
         return refused(
@@ -107,15 +128,12 @@ async fn same_origin_posts(request: Request, next: Next) -> Response {
 
 fn same_origin(headers: &HeaderMap) -> bool {
     if let Some(site) = headers.get("sec-fetch-site") {
-        if !matches!(site.as_bytes(), b"same-origin" | b"none") {
-            return false;
-        }
+        return matches!(site.as_bytes(), b"same-origin" | b"none");
     }
-    match headers.get(ORIGIN) {
-        None => true,
+    match headers.get(ORIGIN).map(HeaderValue::as_bytes) {
+        None | Some(b"null") => true,
         Some(origin) => {
             let host = headers.get(HOST).map(HeaderValue::as_bytes);
-            let origin = origin.as_bytes();
             let origin_host = origin
                 .strip_prefix(b"http://")
                 .or_else(|| origin.strip_prefix(b"https://"));
@@ -274,6 +292,10 @@ async fn style() -> Response {
 
 async fn script() -> Response {
     static_file(SCRIPT, "text/javascript; charset=utf-8")
+}
+
+async fn icon() -> Response {
+    static_file(ICON, "image/svg+xml")
 }
 
 fn static_file(body: &'static str, content_type: &'static str) -> Response {

@@ -139,6 +139,7 @@ fn layout(title: &str, who: Option<&Who<'_>>, script: bool, body: Markup) -> Mar
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · jevjudge review" }
                 link rel="stylesheet" href="/ui/static/style.css";
+                link rel="icon" href="/ui/static/icon.svg" type="image/svg+xml";
                 @if script { script src="/ui/static/keys.js" defer {} }
             }
             body {

@@ -234,9 +234,20 @@ fn a_post_from_another_site_is_refused() {
         ("host", "127.0.0.1:8080"),
         ("origin", "http://evil.example"),
     ])));
-    assert!(!same_origin(&headers(&[
+    // Under Referrer-Policy: no-referrer, Chromium sends `Origin: null` with same-origin forms.
+    assert!(same_origin(&headers(&[
+        ("host", "127.0.0.1:8080"),
+        ("origin", "null"),
+        ("sec-fetch-site", "same-origin"),
+    ])));
+    assert!(same_origin(&headers(&[
         ("host", "127.0.0.1:8080"),
         ("origin", "null")
+    ])));
+    assert!(!same_origin(&headers(&[
+        ("host", "127.0.0.1:8080"),
+        ("origin", "null"),
+        ("sec-fetch-site", "cross-site"),
     ])));
     assert!(!same_origin(&headers(&[
         ("host", "127.0.0.1:8080"),
