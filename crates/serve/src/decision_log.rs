@@ -11,7 +11,7 @@ use std::{
 };
 
 use jevjudge_judge::{Backend, BackendFuture, BackendKind, Definition, Verdict};
-use jevjudge_store::{KeptState, NewReview, ReviewId, Store, StoreError};
+use jevjudge_store::{Enqueue, KeptState, NewReview, QueueItemId, ReviewId, Store, StoreError};
 use jevjudge_wire::{Request, canonical};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
@@ -70,6 +70,14 @@ impl DecisionLog {
             self.store
                 .put_definition(&digest, definition.version(), &questions)
                 .await?;
+            let expected: std::collections::BTreeMap<String, bool> = definition
+                .criteria()
+                .iter()
+                .map(|criterion| (criterion.id().to_owned(), criterion.expected()))
+                .collect();
+            self.store
+                .put_definition_expected(&digest, &expected)
+                .await?;
             added.push((definition.version().to_owned(), digest));
         }
         let mut digests = match self.digests.write() {
@@ -105,12 +113,17 @@ impl DecisionLog {
         ok
     }
 
-    /// Writes one review; on failure the service is not ready until a check succeeds.
-    pub(crate) async fn write(&self, review: &NewReview) -> Result<(), StoreError> {
-        match self.store.insert(review).await {
-            Ok(()) => {
+    /// Writes one review and, when `enqueue` says so, its queue item(s), in one transaction;
+    /// on failure the service is not ready until a check succeeds.
+    pub(crate) async fn write_queued(
+        &self,
+        review: &NewReview,
+        enqueue: Option<&Enqueue>,
+    ) -> Result<Vec<QueueItemId>, StoreError> {
+        match self.store.insert_queued(review, enqueue).await {
+            Ok(items) => {
                 self.ready.store(true, Ordering::Relaxed);
-                Ok(())
+                Ok(items)
             }
             Err(error) => {
                 self.ready.store(false, Ordering::Relaxed);

@@ -10,6 +10,7 @@ mod definitions;
 mod endpoints;
 mod errors;
 mod limits;
+mod queue;
 mod rate_limits;
 mod record;
 mod shutdown;

@@ -11,6 +11,7 @@ mod decision_log;
 mod hardening;
 mod limits;
 mod queue;
+mod queue_export;
 mod repeats;
 mod serve;
 
