@@ -392,14 +392,18 @@ fn field(value: &Value) -> Markup {
     html! {
         @match value {
             Value::String(text) => div.text { (text) },
+            Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_string) => {
+                ul.texts { @for item in items { li.text { (item.as_str().unwrap_or_default()) } } }
+            }
             other => pre.json { (serde_json::to_string_pretty(other).unwrap_or_default()) },
         }
     }
 }
 
-/// The first block of a UUID: enough to tell items apart on a page.
+/// The last 8 hex digits of an item id: its random part, enough to tell items apart on a
+/// page (a UUIDv7 starts with its time, shared by every item queued in the same minute).
 fn short(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
+    id.get(id.len().saturating_sub(8)..).unwrap_or(id)
 }
 
 /// Percent-encodes a query value.

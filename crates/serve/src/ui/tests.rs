@@ -56,7 +56,8 @@ fn every_form_has_the_token(html: &str, token: &str) {
 
 #[test]
 fn state_text_is_escaped_never_markup() {
-    let state = json!({"draft": XSS, "evidence": {"nested": XSS}, "question": "Refund?"});
+    let state = json!({"draft": XSS, "evidence": {"nested": XSS}, "question": "Refund?",
+                       "records": ["<b>one</b>", "two"]});
     let html = pages::item(&item_view(&state)).into_string();
     for raw in [
         "<script>window",
@@ -69,8 +70,9 @@ fn state_text_is_escaped_never_markup() {
     }
     assert!(html.contains("&lt;script&gt;window.__xss=1&lt;/script&gt;"));
     assert!(html.contains("&lt;img src=x onerror="));
-    // Nested JSON is shown as preformatted text, escaped too.
+    // A list of strings is a list of texts; other JSON is preformatted text, escaped too.
     assert!(html.contains(r#"<pre class="json">"#));
+    assert!(html.contains(r#"<ul class="texts"><li class="text">&lt;b&gt;one&lt;/b&gt;</li><li class="text">two</li></ul>"#), "{html}");
     assert!(html.contains("&lt;/textarea&gt;&lt;script&gt;alert(1)"));
     assert!(html.contains("ticket &lt;7&gt;"));
     // The only script is the site's own file.
@@ -150,7 +152,7 @@ fn the_queue_page_lists_versions_and_rows_with_a_claim_form() {
     assert!(html.contains("/ui/?version=v%3C2%3E"));
     assert!(html.contains("2 min"));
     assert!(html.contains("<td>second</td>"));
-    assert!(html.contains("0190a0b0"));
+    assert!(html.contains("<code>00000001</code>"), "{html}");
     assert!(html.contains(r#"href="/ui/?cursor=abc&amp;version=v%3C2%3E""#));
     every_form_has_the_token(&html, "c5rf");
 }
