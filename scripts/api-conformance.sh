@@ -140,5 +140,9 @@ failed=0
 echo "== all operations, $serve_url"
 conformance "" "$serve_url" || failed=1
 echo "== the review queue's operations, $queue_url"
-conformance queue- "$queue_url" --include-path-regex '^/v1/queue' || failed=1
+# positive_data_acceptance is left out of this run: whether a decision is valid depends on the
+# claimed item's definition (its findings must answer exactly its criteria, else 422
+# invalid_decision), which no static schema can say.
+conformance queue- "$queue_url" --include-path-regex '^/v1/queue' \
+    --exclude-checks positive_data_acceptance || failed=1
 exit $failed
