@@ -5,7 +5,11 @@
 #
 # 1. `jevjudge serve` on the sms-spam recording (replay backend: TypeSafe's hosted Jev
 #    `jev-1.13.0` recorded by jevassert; no model is called) with a SQLite store keeping state,
-#    queueing the INCONCLUSIVE reviews (`--queue-statuses INCONCLUSIVE`) for two reviewers.
+#    queueing the INCONCLUSIVE reviews for people (QUEUE_STATUSES, default INCONCLUSIVE,FAIL)
+#    and a seeded share of the PASS ones (SAMPLE_PASS, default 0.5). The uncertain band alone
+#    (25 of the 150) is too small for calibrate to recommend thresholds at any useful
+#    precision target (docs/review-queue.md has its figures), so by default the FAIL verdicts
+#    and half the PASS ones are reviewed too: PASS and FAIL precision are measured as well.
 # 2. The 150 states of examples/sms-spam/cases.jsonl are posted, each with its case id as
 #    `reference`; counts per status and the queue's size.
 # 3. A scripted reviewer (Python, the reviewer API over HTTP) claims each queued item, looks
@@ -16,7 +20,7 @@
 # 6. The new definition goes into serve's definitions directory; `kill -HUP` reloads it; GET
 #    /v1/definitions shows the new version, and a review under it answers.
 #
-# Settings (environment): JEVJUDGE (the binary; default target/debug/jevjudge, built if
+# Settings (environment): QUEUE_STATUSES (INCONCLUSIVE,FAIL), SAMPLE_PASS (0.5), JEVJUDGE (the binary; default target/debug/jevjudge, built if
 # missing), KEEP (1 keeps the work directory and prints it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,10 +49,12 @@ export JEVJUDGE_LOOP_REVIEWERS="loop-reviewer:tok-loop-$(od -An -N8 -tx8 /dev/ur
 REVIEWER_TOKEN=${JEVJUDGE_LOOP_REVIEWERS#loop-reviewer:}
 REVIEWER_TOKEN=${REVIEWER_TOKEN%%,*}
 
-echo "== 1. serve: sms-spam recording (replay, jev-1.13.0), store $STORE, queue INCONCLUSIVE"
+QUEUE_STATUSES=${QUEUE_STATUSES:-INCONCLUSIVE,FAIL}
+SAMPLE_PASS=${SAMPLE_PASS:-0.5}
+echo "== 1. serve: sms-spam recording (replay, jev-1.13.0), store $STORE, queue $QUEUE_STATUSES + PASS sampled at $SAMPLE_PASS"
 "$JEVJUDGE" serve --definitions "$WORK/definitions" --addr 127.0.0.1:0 \
     --replay examples/sms-spam/recordings.jevl --model jev-1.13.0 \
-    --store "$STORE" --store-state --queue-statuses INCONCLUSIVE \
+    --store "$STORE" --store-state --queue-statuses "$QUEUE_STATUSES" --sample-pass "$SAMPLE_PASS" \
     --reviewer-tokens-env JEVJUDGE_LOOP_REVIEWERS \
     >"$WORK/serve.out" 2>"$WORK/serve.log" &
 SERVE_PID=$!
@@ -65,10 +71,11 @@ echo "serve at $URL (pid $SERVE_PID)"
 
 echo "== 2. post the 150 states with their case ids as references"
 echo "== 3. the scripted reviewer claims every queued item and answers from the case labels"
-python3 - "$URL" "$REVIEWER_TOKEN" examples/sms-spam/cases.jsonl <<'PY'
+python3 - "$URL" "$REVIEWER_TOKEN" examples/sms-spam/cases.jsonl "$QUEUE_STATUSES" <<'PY'
 import collections, json, sys, urllib.request, urllib.error
 
 url, token, cases_path = sys.argv[1], sys.argv[2], sys.argv[3]
+queued_statuses = sys.argv[4].upper().split(",")
 
 def call(method, path, body=None, token=None):
     data = None if body is None else json.dumps(body).encode()
@@ -99,10 +106,12 @@ print(f"posted: {sum(statuses.values())}  " +
 status, stats = call("GET", "/v1/queue/stats", token=token)
 queued = sum(stats["pending_by_version"].values())
 print(f"queued: {queued} (pending by version: {stats['pending_by_version']})")
-if queued != statuses["INCONCLUSIVE"]:
-    sys.exit(f"queued {queued} != INCONCLUSIVE {statuses['INCONCLUSIVE']}")
+by_status = sum(statuses[s] for s in queued_statuses)
+print(f"queued by status ({','.join(queued_statuses)}): {by_status}; PASS sampled: {queued - by_status}")
+if queued < by_status or queued > by_status + statuses["PASS"]:
+    sys.exit(f"queued {queued} does not fit the policy")
 
-decided, agree_with_jev = 0, collections.Counter()
+decided, agree_with_jev, jev_status = 0, collections.Counter(), collections.Counter()
 while True:
     status, item = call("POST", "/v1/queue/claim", {}, token=token)
     if status == 204:
@@ -112,6 +121,7 @@ while True:
     if "yes_probability" in json.dumps(item):
         sys.exit("the claim is not blind")
     _, review = call("GET", f"/v1/reviews/{item['review_id']}")
+    jev_status[review["status"]] += 1
     case = by_id[review["reference"]]
     findings = {c["id"]: case["expected_findings"].get(c["id"]) for c in item["criteria"]}
     status, answer = call("POST", f"/v1/queue/{item['item']}/decision",
@@ -119,10 +129,10 @@ while True:
     if status != 200:
         sys.exit(f"decision: {status} {answer}")
     decided += 1
-    p = answer["findings_by_jev"]["spam"]["yes_probability"]
     agree_with_jev["spam" if findings["spam"] else "ham"] += 1
 status, stats = call("GET", "/v1/queue/stats", token=token)
-print(f"decided: {decided} (spam {agree_with_jev['spam']}, ham {agree_with_jev['ham']}); "
+print(f"decided: {decided} (labelled spam {agree_with_jev['spam']}, ham {agree_with_jev['ham']}; "
+      f"Jev's verdicts {dict(jev_status)}); "
       f"stats: pending {sum(stats['pending_by_version'].values())}, claimed {stats['claimed']}, "
       f"decided {stats['decided']}")
 if stats["decided"] != queued or sum(stats["pending_by_version"].values()) != 0:
@@ -133,16 +143,17 @@ echo "== 4. export the labelled set"
 "$JEVJUDGE" reviews export --store "$STORE" --labelled --out "$WORK/labelled"
 echo "exported: $(wc -l <"$WORK/labelled/cases.jsonl") cases, $(wc -l <"$WORK/labelled/recordings.jevl") records"
 
-echo "== 5. eval and calibrate on production's own uncertain band"
+echo "== 5. eval and calibrate on the exported set (the reviewed band)"
 "$JEVJUDGE" eval --definition "$WORK/definitions/sms-spam.toml" \
     --cases "$WORK/labelled/cases.jsonl" --replay "$WORK/labelled/recordings.jevl" \
     --model jev-1.13.0 --report "$WORK/eval.json" | tail -n 12
 python3 - "$WORK/eval.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
-summary = report.get("summary", report)
-keys = [k for k in ("cases", "correct", "incorrect", "abstained", "accuracy", "coverage") if k in summary]
-print("eval: " + ", ".join(f"{k} {summary[k]}" for k in keys))
+o = report["overall"]
+print(f"eval: {o['total']} cases, {o['correct']} correct, {o['incorrect']} incorrect, "
+      f"{o['abstained']} abstained; accuracy {o['accuracy']:.4f}, coverage {o['coverage']:.4f}, "
+      f"decided accuracy {o['decided_accuracy']:.4f}")
 PY
 set +e
 "$JEVJUDGE" calibrate --report "$WORK/eval.json" --definition "$WORK/definitions/sms-spam.toml" \
@@ -164,11 +175,27 @@ for _ in $(seq 1 100); do
     curl -sf "$URL/v1/definitions" | grep -q "\"$NEW_VERSION\"" && break
     sleep 0.05
 done
-curl -sf "$URL/v1/definitions" | python3 -c '
+curl -sf "$URL/v1/definitions" >"$WORK/definitions.json"
+python3 - "$WORK/definitions.json" <<'PY'
 import json, sys
-for d in json.load(sys.stdin)["definitions"]:
+for d in json.load(open(sys.argv[1]))["definitions"]:
     c = d["criteria"][0]
-    print(f"served: {d[\"version\"]}: {c[\"id\"]} fail_at_or_below {c[\"fail_at_or_below\"]}, pass_at_or_above {c[\"pass_at_or_above\"]}")
-'
+    print(f"served: {d['version']}: {c['id']} fail_at_or_below {c['fail_at_or_below']}, "
+          f"pass_at_or_above {c['pass_at_or_above']}")
+PY
 curl -sf "$URL/v1/definitions" | grep -q "\"$NEW_VERSION\"" || { echo "the new version is not served" >&2; exit 1; }
+python3 - "$URL" "$NEW_VERSION" examples/sms-spam/cases.jsonl <<'PY'
+import collections, json, sys, urllib.request
+url, version, cases_path = sys.argv[1], sys.argv[2], sys.argv[3]
+statuses = collections.Counter()
+for line in open(cases_path, encoding="utf-8"):
+    case = json.loads(line)
+    request = urllib.request.Request(f"{url}/v1/reviews/{version}",
+                                     data=json.dumps({"state": case["state"]}).encode(),
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        statuses[json.load(response)["status"]] += 1
+print(f"the 150 states again under {version}: " +
+      "  ".join(f"{s}: {statuses[s]}" for s in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR")))
+PY
 echo "loop closed: $NEW_VERSION is served after SIGHUP"

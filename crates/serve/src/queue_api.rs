@@ -11,7 +11,7 @@ use axum::{
     Extension, Json,
     body::Body,
     extract::{Path, Request, State, rejection::PathRejection},
-    http::{StatusCode, header::AUTHORIZATION},
+    http::{Method, StatusCode, header::AUTHORIZATION},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -23,20 +23,36 @@ use crate::{ServeError, ServeState, reviewers::Reviewer};
 /// The largest body of a queue request, in bytes (a decision: findings and a note).
 pub const MAX_QUEUE_BODY_BYTES: usize = 64 * 1024;
 
-/// Middleware of `/v1/queue/*`: 404 without a queue, 401 without a reviewer's token; else the
+/// Middleware of `/v1/queue/*`: 401 without a reviewer's token (or without any token when
+/// there is no queue), 404 `no_queue` with a token but no queue; else the
 /// [`Reviewer`] is put in the request's extensions.
 pub(crate) async fn require_reviewer(
     State(state): State<ServeState>,
     mut request: Request,
     next: Next,
 ) -> Result<Response, ServeError> {
-    let Some(policy) = state.queue_policy() else {
-        return Err(ServeError::NoQueue);
+    // A method the route does not take is answered 405 by the router, token or not.
+    let expected = if request.uri().path().ends_with("/stats") {
+        Method::GET
+    } else {
+        Method::POST
     };
+    if request.method() != expected {
+        return Ok(next.run(request).await);
+    }
     let header = request
         .headers()
         .get(AUTHORIZATION)
         .map(|value| value.as_bytes());
+    let Some(policy) = state.queue_policy() else {
+        // A request without any token is refused as such; with one, it learns there is no
+        // queue to authenticate against.
+        return Err(if header.is_none() {
+            ServeError::Unauthorized
+        } else {
+            ServeError::NoQueue
+        });
+    };
     let reviewer = policy
         .reviewers
         .reviewer_for_header(header)

@@ -304,6 +304,15 @@ async fn without_a_queue_the_routes_answer_no_queue() {
     let reply = queue(&service, Method::POST, "/v1/queue/claim", Some(ANA), None).await;
     assert_eq!(reply.status, 404);
     assert_eq!(reply.error_code(), "no_queue");
+    let reply = queue(&service, Method::GET, "/v1/queue/stats", None, None).await;
+    assert_eq!(reply.status, 401, "no token at all is 401 first");
+    for (method, path) in [
+        (Method::TRACE, "/v1/queue/stats"),
+        (Method::GET, "/v1/queue/claim"),
+    ] {
+        let reply = queue(&service, method, path, Some(ANA), None).await;
+        assert_eq!(reply.status, 405, "{path}");
+    }
     assert!(!service.state.queue_enabled());
     assert!(service.state.reviewer_for_token(ANA).is_none());
 }
