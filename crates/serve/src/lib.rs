@@ -20,6 +20,13 @@
 //!     `GET /openapi.json` (OpenAPI 3.1);
 //!   - `GET /readyz` (readiness), and with a [`DecisionLog`] (`--store`)
 //!     `GET /v1/reviews/{id}` and `GET /v1/reviews?reference=&version=&status=&since=&limit=&cursor=`.
+//!   - with a review queue ([`ServeState::with_review_queue`], issue 13), for reviewers'
+//!     tokens ([`ReviewerTokens`]): `POST /v1/queue/claim`, `POST /v1/queue/{item}/decision`,
+//!     `POST /v1/queue/{item}/release`, `GET /v1/queue/stats` (`docs/review-queue.md`).
+//! - [`ServeState::with_review_queue`] queues reviews for people under a [`QueuePolicy`]
+//!   (statuses, a seeded PASS sample, second reviews), each written with its queue items in
+//!   one transaction; [`reload_definitions`] swaps in a new definitions directory (SIGHUP in
+//!   `jevjudge serve`) without dropping in-flight requests.
 //! - [`ServeState::with_decision_log`] writes every review to a decision log before its
 //!   answer (which then carries `review_id`); when the log cannot take it the caller gets 503
 //!   `store_unavailable` and `/readyz` is not ready until the store answers again.
