@@ -2,12 +2,12 @@
 # The reviewer pages at 100,000 pending items (issue 13 "Show"): how long the pages take over
 # real HTTP on 127.0.0.1, with the queue page (stats by version + the oldest 50 items,
 # rendered) the one with a target: under 200 ms.
-#   1. builds jevjudge in release;
-#   2. starts `jevjudge serve --fake` on a new SQLite store with a reviewer token (the store is
-#      migrated and the definitions kept), then seeds PENDING (100000) queued INCONCLUSIVE
-#      reviews into it with one generated-rows SQL statement per table (the seeding of
-#      scripts/bench-queue.sh, here four in five of refund-answer-v1 and one in five of
-#      support-draft-v1, one queue item each, then ANALYZE), and signs in with curl;
+#   1. builds jevjudge and the store's queue_bench example in release;
+#   2. seeds a new SQLite store with crates/store/examples/queue_bench.rs (queue-store's
+#      seeding: 20,000 reviews decided earlier, then PENDING (100000) queued reviews, one in
+#      ten queued twice, a fifth of them of a second version bench-v2; it claims and decides
+#      100 and prints its own store-level numbers), starts `jevjudge serve --fake` on that
+#      store with a reviewer token, and signs in with curl;
 #   3. times N (200) requests of each: the queue page, the queue page of one version, a page
 #      deep in the queue (cursor after half the items), claim (303), and an item page; prints
 #      p50 / p99 / max in ms (nearest rank; curl's time_total, connection set-up included).
@@ -23,6 +23,8 @@ if [ -z "${JEVJUDGE:-}" ]; then
   step "cargo build --release --bin jevjudge"
   cargo build --release --quiet --bin jevjudge
 fi
+step "cargo build --release -p jevjudge-store --example queue_bench"
+cargo build --release --quiet -p jevjudge-store --example queue_bench
 
 work=$(mktemp -d)
 serve_pid=""
@@ -33,6 +35,10 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+
+step "seeding $pending pending reviews (queue_bench)"
+target/release/examples/queue_bench "sqlite:$work/queue.db" "$pending" 100 20000 \
+  | grep -E 'seeded|p50' || { echo "bench-ui: queue_bench failed" >&2; exit 1; }
 
 token="bench-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
 export JEVJUDGE_BENCH_REVIEWERS="ada:$token"
@@ -47,40 +53,6 @@ for _ in $(seq 200); do
 done
 url=$(grep -o 'http://[0-9.:]*' "$work/serve.out" | head -1)
 [ -n "$url" ] || { cat "$work/serve.err" >&2; exit 1; }
-
-step "seeding $pending pending reviews"
-python3 - "$work/queue.db" "$pending" <<'PY'
-import sqlite3, sys, time
-db, pending = sqlite3.connect(sys.argv[1], isolation_level=None), int(sys.argv[2])
-digest = dict(db.execute("SELECT version, digest FROM definitions").fetchall())
-started = time.time()
-series = f"WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < {pending})"
-version = "CASE WHEN n % 5 = 0 THEN 'support-draft-v1' ELSE 'refund-answer-v1' END"
-digests = (f"CASE WHEN n % 5 = 0 THEN '{digest['support-draft-v1']}' "
-           f"ELSE '{digest['refund-answer-v1']}' END")
-review_id = "printf('01900000-%04x-7000-8000-%012x', n / 65536, n)"
-item_id = "printf('01900001-%04x-7000-8000-%012x', n / 65536, n)"
-db.executescript(f"""
-BEGIN;
-{series}
-INSERT INTO reviews (id, received_at, definition_version, definition_digest, state_digest,
-    reference, status, error, detail, findings, model, input_tokens, output_tokens,
-    elapsed_micros, request_id, backend, state, answers, requested_model)
-SELECT {review_id}, 1767225600000 + n, {version}, {digests}, 'sha256:bench',
-    'bench-' || n, 'INCONCLUSIVE', 'NONE', NULL,
-    '{{"supported":{{"status":"INCONCLUSIVE","yes_probability":0.5,"expected_probability":0.5}}}}',
-    'jev-1.13.0', 300, 20, 1000, 'bench-' || n, 'fake',
-    '{{"user_question":"Has my refund gone through?","supporting_context":["no refund executed"],"assistant_answer":"Draft ' || n || '"}}',
-    NULL, 'jev-1.13.0'
-FROM s;
-{series}
-INSERT INTO queue_items (id, review_id, definition_version, reason, slot, queued_at)
-SELECT {item_id}, {review_id}, {version}, 'status', 1, 1767225600000 + n FROM s;
-COMMIT;
-ANALYZE;
-""")
-print(f"seeded {pending} pending items in {time.time() - started:.1f} s")
-PY
 
 jar="$work/cookies"
 csrf() { grep -o 'name="csrf" value="[0-9a-f]*"' "$1" | head -1 | cut -d'"' -f4; }
@@ -97,7 +69,9 @@ step "serving $url; the queue page says $total pending"
 middle=$(python3 -c '
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-print(db.execute("SELECT id FROM queue_items ORDER BY id LIMIT 1 OFFSET ?", (int(sys.argv[2]) // 2,)).fetchone()[0])
+row = db.execute("SELECT queued_at, id FROM queue_items WHERE decided_at IS NULL "
+                 "ORDER BY queued_at, id LIMIT 1 OFFSET ?", (int(sys.argv[2]) // 2,)).fetchone()
+print(f"{row[0]}.{row[1]}")  # the store cursor after this item: q1.<queued_at>.<id>
 ' "$work/queue.db" "$total")
 
 times() { # label, then curl arguments: n timed requests after 5 warm-up ones
@@ -120,7 +94,7 @@ print(f"{sys.argv[1]:<32} n={len(ms)} status {status}  p50 {rank(.5):6.1f} ms  p
 
 step "timing ($n requests each; $pending pending)"
 times "GET /ui/ (queue page)" "$url/ui/"
-times "GET /ui/?version=support-draft-v1" "$url/ui/?version=support-draft-v1"
+times "GET /ui/?version=bench-v2" "$url/ui/?version=bench-v2"
 times "GET /ui/?cursor=<middle>" "$url/ui/?cursor=q1.$middle"
 times "POST /ui/claim" -X POST --data-urlencode "csrf=$form_csrf" --data-urlencode "version=" "$url/ui/claim"
 item=$(curl -s -o /dev/null -b "$jar" -w '%{redirect_url}' -X POST --data-urlencode "csrf=$form_csrf" "$url/ui/claim")
