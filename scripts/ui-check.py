@@ -104,6 +104,7 @@ def wait_for(predicate, what, seconds=10):
     deadline = time.time() + seconds
     while time.time() < deadline:
         if predicate():
+            check(True, what)
             return True
         time.sleep(0.1)
     check(False, what)
@@ -171,7 +172,8 @@ try:
     session_cookie = [c for c in cookies if c["name"] == "jevjudge_ui"]
     check(len(session_cookie) == 1 and session_cookie[0]["httpOnly"]
           and session_cookie[0]["sameSite"] == "Strict" and session_cookie[0]["path"] == "/ui",
-          f"the session cookie is HttpOnly, SameSite=Strict, Path=/ui ({session_cookie})")
+          "the session cookie is HttpOnly, SameSite=Strict, Path=/ui ("
+          + str([{k: v for k, v in c.items() if k != "value"} for c in session_cookie]) + ")")
     check(js("return document.cookie;") == "", "page scripts cannot read the session cookie")
 
     # 3. The queue, then claim the oldest support-draft-v1 item.
