@@ -5,7 +5,7 @@ use std::{sync::Arc, time::Duration};
 
 use jevjudge_judge::{Status, SystemOneBackend};
 use jevjudge_serve::{Config, DecisionLog, Metrics, QueuePolicy, ReviewerTokens, ServeState};
-use jevjudge_store::{Enqueue, KeptState, NewReview, QueueReason, ReviewId, Store};
+use jevjudge_store::{Enqueue, KeptState, NewReview, QueueReason, ReviewId, Store, StoreUrl};
 use serde_json::json;
 
 use crate::{
@@ -20,13 +20,22 @@ const XSS: &str = "<script>window.__xss=1</script> <img src=x onerror=\"window._
 /// one queued INCONCLUSIVE refund-answer-v1 review (Jev: 0.5) whose answer is `XSS`. The review
 /// is written with the store's `insert_queued`, as the service writes a queued review.
 async fn service() -> (Service, jevjudge_fake::FakeServer) {
+    let (service, fake, url) = replica(None).await;
+    queue_one(&url).await;
+    (service, fake)
+}
+
+/// A service on the store at `url` (a new SQLite file when None), with the reviewers `ada` and
+/// `bob` and a review queue; and the store's URL.
+async fn replica(url: Option<StoreUrl>) -> (Service, jevjudge_fake::FakeServer, StoreUrl) {
+    let url = url.unwrap_or_else(sqlite_url);
     let fake = fake_answering(&[("supported", 0.5)]).await;
     let metrics = Metrics::new();
     let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
     let state = ServeState::new(backend, definitions(), Config::default(), metrics)
         .expect("a valid configuration");
-    let store = Store::open(&sqlite_url()).await.expect("the store opens");
-    let log = DecisionLog::open(store.clone(), &state.definitions(), true, "jev-latest")
+    let store = Store::open(&url).await.expect("the store opens");
+    let log = DecisionLog::open(store, &state.definitions(), true, "jev-latest")
         .await
         .expect("the definitions are kept");
     let reviewers = ReviewerTokens::parse("ada:tok-ada-1,bob:tok-bob-2").expect("reviewers");
@@ -35,7 +44,12 @@ async fn service() -> (Service, jevjudge_fake::FakeServer) {
         .expect("one decision log")
         .with_review_queue(QueuePolicy::new([Status::Inconclusive], reviewers))
         .expect("a review queue");
+    (Service::start_state(state).await, fake, url)
+}
 
+/// Queues one INCONCLUSIVE refund-answer-v1 review whose answer is `XSS`.
+async fn queue_one(url: &StoreUrl) {
+    let store = Store::open(url).await.expect("the store opens");
     let definition = definitions();
     let questions = definition
         .get("refund-answer-v1")
@@ -79,7 +93,6 @@ async fn service() -> (Service, jevjudge_fake::FakeServer) {
         .await
         .expect("the review is queued");
     assert_eq!(items.len(), 1);
-    (Service::start_state(state).await, fake)
 }
 
 /// A browser-like client that follows no redirect and keeps no cookie by itself.
@@ -390,5 +403,55 @@ async fn the_static_files_are_served_with_their_types() {
     assert_eq!(js.headers["content-type"], "text/javascript; charset=utf-8");
     assert_eq!(js.headers["x-content-type-options"], "nosniff");
     assert!(js.text().contains("keydown"));
+    service.stop().await.expect("a clean stop");
+}
+
+#[tokio::test]
+async fn a_session_made_on_one_replica_works_on_another() {
+    let (first, _fake_1, url) = replica(None).await;
+    queue_one(&url).await;
+    let (second, _fake_2, _) = replica(Some(url)).await;
+    let (_, session) = sign_in(&first, "tok-ada-1").await;
+    let session = session.expect("signed in on the first replica");
+    let queue = get(&format!("{}/ui/", second.url), &session).await;
+    assert_eq!(queue.status, 200, "{}", queue.text());
+    let token = csrf(&queue.text());
+    // A form of the first replica is accepted by the second: one key from one token set.
+    let claimed = post(
+        &format!("{}/ui/claim", second.url),
+        &session,
+        &[("csrf", &token)],
+        &[],
+    )
+    .await;
+    assert_eq!(claimed.status, 303, "{}", claimed.text());
+    let item = claimed.headers["location"]
+        .to_str()
+        .expect("ASCII")
+        .to_owned();
+    let page = get(&format!("{}{item}", first.url), &session).await;
+    assert_eq!(
+        page.status, 200,
+        "the first replica shows the item the second leased"
+    );
+    first.stop().await.expect("a clean stop");
+    second.stop().await.expect("a clean stop");
+}
+
+#[tokio::test]
+async fn the_cookie_is_secure_when_the_host_is_not_loopback() {
+    let (service, _fake) = service().await;
+    let reply = read(
+        browser()
+            .get(format!("{}/ui/sign-in", service.url))
+            .header("host", "review.example")
+            .send()
+            .await
+            .expect("a response"),
+    )
+    .await;
+    assert_eq!(reply.status, 200);
+    let cookie = set_cookies(&reply, "jevjudge_ui_pre")[0];
+    assert!(cookie.ends_with("; Secure"), "{cookie}");
     service.stop().await.expect("a clean stop");
 }
