@@ -126,4 +126,26 @@ mod tests {
         assert_eq!(table.observed(), Some(1.0));
         assert_eq!(cohen_kappa(&pairs(0, 0, 0, 3)), None);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn kappa_is_bounded_symmetric_and_one_only_for_full_agreement(
+            pairs in proptest::collection::vec((proptest::bool::ANY, proptest::bool::ANY), 0..200)
+        ) {
+            let table = AgreementTable::of(&pairs);
+            let swapped: Vec<(bool, bool)> = pairs.iter().map(|&(a, b)| (b, a)).collect();
+            let observed = table.observed();
+            proptest::prop_assert_eq!(observed.is_some(), !pairs.is_empty());
+            if let Some(observed) = observed {
+                proptest::prop_assert!((0.0..=1.0).contains(&observed));
+            }
+            let kappa = table.kappa();
+            proptest::prop_assert_eq!(kappa, cohen_kappa(&swapped), "raters are symmetric");
+            if let Some(kappa) = kappa {
+                proptest::prop_assert!((-1.0 - 1e-12..=1.0 + 1e-12).contains(&kappa));
+                let agree = pairs.iter().all(|(a, b)| a == b);
+                proptest::prop_assert_eq!((kappa - 1.0).abs() < 1e-12, agree);
+            }
+        }
+    }
 }

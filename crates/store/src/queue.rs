@@ -1170,6 +1170,51 @@ mod tests {
         assert!(serde_json::from_str::<Decision>(r#"{"findings": {"a": "yes"}}"#).is_err());
     }
 
+    #[tokio::test]
+    async fn a_version_1_store_upgrades_to_the_queue_and_keeps_its_reviews() {
+        use sqlx::Executor as _;
+        let path = std::env::temp_dir().join(format!(
+            "jevjudge_queue_upgrade_{}_{}.db",
+            std::process::id(),
+            QueueItemId::new()
+        ));
+        let url = crate::StoreUrl::Sqlite(path.clone());
+        let store = Store::connect(&url).await.unwrap();
+        // Version 1 exactly as a jevjudge before the queue left it, with a review in it.
+        let mut transaction = store.locked_for_tests().await.unwrap();
+        for statement in crate::schema::MIGRATIONS[0].1 {
+            transaction.execute(*statement).await.unwrap();
+        }
+        transaction
+            .execute(
+                "INSERT INTO jevjudge_schema (version, name, applied_at) VALUES (1, 'reviews', 0)",
+            )
+            .await
+            .unwrap();
+        transaction.commit().await.unwrap();
+        assert_eq!(store.schema_version().await.unwrap(), 1);
+        let questions = serde_json::json!({"ok": {"type": "noul", "instructions": "OK?"}});
+        store
+            .put_definition("sha256:old", "old", &questions)
+            .await
+            .unwrap();
+
+        let migrated = store.migrate().await.unwrap();
+        assert_eq!((migrated.from, migrated.to), (1, 2));
+        store
+            .put_definition_expected("sha256:old", &BTreeMap::from([("ok".to_owned(), true)]))
+            .await
+            .expect("a definition kept by version 1 takes its expected flags");
+        assert!(matches!(
+            store
+                .put_definition_expected("sha256:none", &BTreeMap::new())
+                .await,
+            Err(StoreError::Invalid(_))
+        ));
+        store.close().await;
+        let _ = std::fs::remove_file(&path);
+    }
+
     #[test]
     fn claims_lock_on_postgres_only() {
         assert!(claim_sql(StoreKind::Postgres, false).contains("FOR UPDATE SKIP LOCKED"));

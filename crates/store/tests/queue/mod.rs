@@ -39,6 +39,7 @@ both!(
     agreement_is_cohens_kappa_per_criterion,
     queue_pages_are_oldest_first_with_cursors_and_versions,
     a_review_and_its_items_are_written_together_or_not_at_all,
+    labelled_reads_give_each_queued_review_its_decisions_and_record,
 );
 
 const LEASE: Duration = Duration::from_secs(600);
@@ -616,5 +617,96 @@ async fn a_review_and_its_items_are_written_together_or_not_at_all(url: StoreUrl
     store.insert_queued(&sampled, Some(&once)).await.unwrap();
     let claimed = store.claim("ana", None, LEASE).await.unwrap().unwrap();
     assert_eq!(claimed.reason, "sampled_pass");
+    store.close().await;
+}
+
+async fn labelled_reads_give_each_queued_review_its_decisions_and_record(url: StoreUrl) {
+    let store = store(&url).await;
+    let t0 = SystemTime::now();
+    // Three reviews: once (decided), twice (slot 1 decided, slot 2 not), once without answers.
+    let mut with_record = kept_review("INCONCLUSIVE", "v1");
+    if let Some(kept) = with_record.kept.as_mut() {
+        kept.answers = Some(
+            json!({"supported": {"type": "noul", "noul": 0.5}, "polite": {"type": "noul", "noul": 0.4}})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+    }
+    let once = Enqueue {
+        reason: QueueReason::Status,
+        copies: 1,
+    };
+    store
+        .insert_queued(&with_record, Some(&once))
+        .await
+        .unwrap();
+    let (twice, _) = queue(&store, "v2", 2).await;
+    let (no_answers, _) = queue(&store, "v1", 1).await;
+    let first = store
+        .claim_at("ana", None, LEASE, t0)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .decide_at(first.item, "ana", &decision(Some(true), Some(false)), t0)
+        .await
+        .unwrap();
+    let second = store
+        .claim_at("ana", None, LEASE, t0)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.review.review_id, twice.id);
+    store
+        .decide_at(second.item, "ana", &decision(None, Some(true)), t0)
+        .await
+        .unwrap();
+
+    let mut seen = Vec::new();
+    let count = store
+        .export_labelled(|labelled| {
+            seen.push(labelled);
+            Ok(())
+        })
+        .await
+        .unwrap();
+    assert_eq!(count, 3);
+    let ids: Vec<_> = seen.iter().map(|l| l.review_id).collect();
+    assert_eq!(
+        ids,
+        vec![with_record.id, twice.id, no_answers.id],
+        "review id order"
+    );
+    let expected = BTreeMap::from([("supported".to_owned(), true), ("polite".to_owned(), false)]);
+    assert!(seen.iter().all(|l| l.expected.as_ref() == Some(&expected)));
+    assert!(seen.iter().all(|l| {
+        l.criteria.as_deref() == Some(&["supported".to_owned(), "polite".to_owned()][..])
+    }));
+
+    assert_eq!(seen[0].definition_version, "v1");
+    assert_eq!(
+        seen[0].decisions,
+        vec![Some(decision(Some(true), Some(false)).findings)]
+    );
+    let record = seen[0]
+        .record
+        .as_ref()
+        .expect("state, answers and model are kept");
+    assert_eq!(
+        record.request.state,
+        json!({"assistant_answer": "No refund yet."})
+    );
+    assert_eq!(record.requested_model(), "jev-latest");
+
+    assert_eq!(seen[1].definition_version, "v2");
+    assert_eq!(
+        seen[1].decisions,
+        vec![Some(decision(None, Some(true)).findings), None],
+        "slot 2 is not decided"
+    );
+    assert!(seen[2].state.is_some());
+    assert!(seen[2].record.is_none(), "no answers kept: no record");
+    assert_eq!(seen[2].decisions, vec![None]);
     store.close().await;
 }
