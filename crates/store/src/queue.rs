@@ -113,8 +113,8 @@ pub struct Enqueue {
     pub copies: u8,
 }
 
-/// A leased item, with what its reviewer needs to decide.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A leased item, with what its reviewer needs to decide. `Debug` never shows the state text.
+#[derive(Clone, PartialEq, Serialize)]
 pub struct Claimed {
     /// The item.
     pub item: QueueItemId,
@@ -138,6 +138,7 @@ pub struct Claimed {
 
 /// A reviewer's decision: whether each criterion's condition really holds (`None`: can't tell).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Decision {
     /// Every criterion id of the definition, each `true`, `false` or `null`.
     pub findings: BTreeMap<String, Option<bool>>,
@@ -207,20 +208,27 @@ pub struct QueueStats {
     pub agreement: BTreeMap<String, Agreement>,
 }
 
-/// A cursor of [`Store::queue_page`]: `q1.` followed by the last item id of the page.
+/// A cursor of [`Store::queue_page`]: opaque to callers; it is `q1.`, the last item's
+/// queued time (Unix milliseconds), `.` and its id (pages are in (queued time, id) order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QueueCursor(QueueItemId);
+pub struct QueueCursor {
+    queued_at: i64,
+    item: QueueItemId,
+}
 
 impl QueueCursor {
-    /// The cursor after this item.
-    pub fn after(item: QueueItemId) -> QueueCursor {
-        QueueCursor(item)
+    /// The cursor after this entry.
+    pub fn after(entry: &QueueEntry) -> QueueCursor {
+        QueueCursor {
+            queued_at: entry.queued_at_millis,
+            item: entry.item,
+        }
     }
 }
 
 impl fmt::Display for QueueCursor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "q1.{}", self.0)
+        write!(f, "q1.{}.{}", self.queued_at, self.item)
     }
 }
 
@@ -228,8 +236,15 @@ impl FromStr for QueueCursor {
     type Err = crate::CursorError;
 
     fn from_str(text: &str) -> Result<QueueCursor, crate::CursorError> {
-        let id = text.strip_prefix("q1.").ok_or(crate::CursorError)?;
-        id.parse().map(QueueCursor).map_err(|_| crate::CursorError)
+        let rest = text.strip_prefix("q1.").ok_or(crate::CursorError)?;
+        let (queued_at, item) = rest.split_once('.').ok_or(crate::CursorError)?;
+        if queued_at.is_empty() || !queued_at.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(crate::CursorError);
+        }
+        Ok(QueueCursor {
+            queued_at: queued_at.parse().map_err(|_| crate::CursorError)?,
+            item: item.parse().map_err(|_| crate::CursorError)?,
+        })
     }
 }
 
@@ -281,7 +296,8 @@ pub struct DecisionView {
 }
 
 /// One item with its review, the definition's questions and its decision if decided.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// `Debug` never shows the state text.
+#[derive(Clone, PartialEq, Serialize)]
 pub struct QueueItemView {
     /// The item's queue facts (its lease as of now).
     pub entry: QueueEntry,
@@ -297,8 +313,8 @@ pub struct QueueItemView {
     pub decision: Option<DecisionView>,
 }
 
-/// A queued review as a labelled export reads it.
-#[derive(Debug, Clone)]
+/// A queued review as a labelled export reads it. `Debug` never shows the state text.
+#[derive(Clone)]
 pub struct Labelled {
     /// The review.
     pub review_id: ReviewId,
@@ -314,6 +330,42 @@ pub struct Labelled {
     pub record: Option<Record>,
     /// Each queued copy in slot order: its decided findings, or `None` while undecided.
     pub decisions: Vec<Option<BTreeMap<String, Option<bool>>>>,
+}
+
+impl fmt::Debug for Claimed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Claimed")
+            .field("item", &self.item)
+            .field("review", &self.review)
+            .field("state", &self.state.as_ref().map(|_| "<private>"))
+            .field("reason", &self.reason)
+            .field("slot", &self.slot)
+            .field("lease_expires", &self.lease_expires)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for QueueItemView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueueItemView")
+            .field("entry", &self.entry)
+            .field("review", &self.review)
+            .field("state", &self.state.as_ref().map(|_| "<private>"))
+            .field("decision", &self.decision)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Labelled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Labelled")
+            .field("review_id", &self.review_id)
+            .field("definition_version", &self.definition_version)
+            .field("state", &self.state.as_ref().map(|_| "<private>"))
+            .field("record", &self.record.as_ref().map(|_| "<private>"))
+            .field("decisions", &self.decisions)
+            .finish_non_exhaustive()
+    }
 }
 
 fn serialize_time<S: Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
@@ -437,7 +489,7 @@ impl Store {
             };
             sqlx::query(
                 "INSERT INTO queue_items (id, review_id, definition_version, reason, slot, \
-                 queued_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                 queued_at, copies) VALUES ($1, $2, $3, $4, $5, $6, $7)",
             )
             .bind(id.to_string())
             .bind(review.id.to_string())
@@ -445,6 +497,7 @@ impl Store {
             .bind(reason)
             .bind(index as i64 + 1)
             .bind(now)
+            .bind(i64::from(enqueue.copies))
             .execute(&mut *transaction)
             .await?;
         }
@@ -603,7 +656,7 @@ impl Store {
              decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(item.to_string())
-        .bind(&facts.review_id)
+        .bind(facts.review.review_id.to_string())
         .bind(facts.slot)
         .bind(reviewer)
         .bind(findings)
@@ -612,18 +665,10 @@ impl Store {
         .execute(&mut *transaction)
         .await?;
         transaction.commit().await?;
-        let review_id: ReviewId = facts
-            .review_id
-            .parse()
-            .map_err(|_| corrupt("queue_items.review_id"))?;
-        let review = self
-            .get(review_id)
-            .await?
-            .ok_or_else(|| corrupt("a queued review is missing"))?;
         Ok(Decided {
             item,
-            findings_by_jev: review.findings.clone(),
-            review,
+            findings_by_jev: facts.review.findings.clone(),
+            review: facts.review,
         })
     }
 
@@ -657,24 +702,27 @@ impl Store {
         Err(QueueError::LeaseNotHeld)
     }
 
+    /// The item's lease facts, its review and the definition's questions: one statement.
     async fn item_facts(&self, item: QueueItemId) -> Result<ItemFacts, QueueError> {
-        let row = sqlx::query(
-            "SELECT q.review_id AS review_id, q.slot AS slot, q.claimed_by AS claimed_by, \
-             q.lease_expires AS lease_expires, q.decided_at AS decided_at, \
-             (SELECT d.questions FROM reviews r JOIN definitions d \
-              ON d.digest = r.definition_digest WHERE r.id = q.review_id) AS questions \
-             FROM queue_items q WHERE q.id = $1",
-        )
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS}, q.q_slot AS q_slot, q.q_claimed_by AS q_claimed_by, \
+             q.q_lease_expires AS q_lease_expires, q.q_decided_at AS q_decided_at, \
+             (SELECT d.questions FROM definitions d WHERE d.digest = reviews.definition_digest) \
+             AS questions FROM reviews JOIN (SELECT review_id AS q_review_id, slot AS q_slot, \
+             claimed_by AS q_claimed_by, lease_expires AS q_lease_expires, \
+             decided_at AS q_decided_at FROM queue_items WHERE id = $1) q \
+             ON reviews.id = q.q_review_id"
+        ))
         .bind(item.to_string())
         .fetch_optional(&self.pool)
         .await?
         .ok_or(QueueError::NotFound)?;
         Ok(ItemFacts {
-            review_id: row.try_get("review_id")?,
-            slot: row.try_get("slot")?,
-            claimed_by: row.try_get("claimed_by")?,
-            lease_expires: row.try_get("lease_expires")?,
-            decided: row.try_get::<Option<i64>, _>("decided_at")?.is_some(),
+            review: review_of(&row)?,
+            slot: row.try_get("q_slot")?,
+            claimed_by: row.try_get("q_claimed_by")?,
+            lease_expires: row.try_get("q_lease_expires")?,
+            decided: row.try_get::<Option<i64>, _>("q_decided_at")?.is_some(),
             questions: json_of(row.try_get("questions")?, "questions")?.unwrap_or(Value::Null),
         })
     }
@@ -688,13 +736,10 @@ impl Store {
     pub async fn queue_stats_at(&self, now: SystemTime) -> Result<QueueStats, StoreError> {
         let now = unix_millis(now);
         let mut stats = QueueStats::default();
-        let rows = sqlx::query(
-            "SELECT definition_version, COUNT(*) AS n FROM queue_items WHERE decided_at IS NULL \
-             AND (lease_expires IS NULL OR lease_expires <= $1) GROUP BY definition_version",
-        )
-        .bind(now)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(PENDING_COUNTS_SQL)
+            .bind(now)
+            .fetch_all(&self.pool)
+            .await?;
         for row in rows {
             let n: i64 = row.try_get("n")?;
             stats.pending_by_version.insert(
@@ -780,24 +825,27 @@ impl Store {
     ) -> Result<QueuePage, StoreError> {
         let limit = limit.clamp(1, MAX_PAGE);
         let mut conditions = vec!["q.decided_at IS NULL".to_owned()];
-        let mut binds: Vec<String> = Vec::new();
+        let mut binds: Vec<Bind> = Vec::new();
         if let Some(version) = version {
-            binds.push(version.to_owned());
+            binds.push(Bind::Text(version.to_owned()));
             conditions.push(format!("q.definition_version = ${}", binds.len()));
         }
         if let Some(cursor) = cursor {
-            binds.push(cursor.0.to_string());
-            conditions.push(format!("q.id > ${}", binds.len()));
+            binds.push(Bind::Int(cursor.queued_at));
+            binds.push(Bind::Text(cursor.item.to_string()));
+            conditions.push(format!(
+                "(q.queued_at, q.id) > (${}, ${})",
+                binds.len() - 1,
+                binds.len()
+            ));
         }
-        let sql = format!(
-            "SELECT {ENTRY_COLUMNS} FROM queue_items q JOIN reviews r ON r.id = q.review_id \
-             WHERE {} ORDER BY q.id LIMIT ${}",
-            conditions.join(" AND "),
-            binds.len() + 1
-        );
+        let sql = page_sql(&conditions.join(" AND "), binds.len() + 1);
         let mut query = sqlx::query(&sql);
         for bind in binds {
-            query = query.bind(bind);
+            query = match bind {
+                Bind::Text(text) => query.bind(text),
+                Bind::Int(int) => query.bind(int),
+            };
         }
         let rows = query
             .bind(i64::from(limit) + 1)
@@ -812,7 +860,7 @@ impl Store {
             items.truncate(limit as usize);
             items
                 .last()
-                .map(|entry| QueueCursor::after(entry.item).to_string())
+                .map(|entry| QueueCursor::after(entry).to_string())
         } else {
             None
         };
@@ -958,16 +1006,49 @@ fn claim_sql(kind: StoreKind, by_version: bool) -> String {
         "UPDATE queue_items SET claimed_by = $1, lease_expires = $2 WHERE id = (\
          SELECT q.id FROM queue_items q WHERE q.decided_at IS NULL \
          AND (q.lease_expires IS NULL OR q.lease_expires <= $3){version} \
-         AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE o.review_id = q.review_id \
-         AND o.id <> q.id AND o.claimed_by = $1) \
-         ORDER BY q.id LIMIT 1{lock}) \
+         AND (q.copies = 1 OR NOT EXISTS (SELECT 1 FROM queue_items o \
+         WHERE o.claimed_by = $1 AND o.review_id = q.review_id AND o.id <> q.id)) \
+         ORDER BY q.queued_at, q.id LIMIT 1{lock}) \
          RETURNING id, review_id, reason, slot"
     )
 }
 
-/// The claim statement as run, for `EXPLAIN` in benchmarks and docs.
-pub fn claim_statement(kind: StoreKind, by_version: bool) -> String {
-    claim_sql(kind, by_version)
+/// Pending items by version; `$1` now.
+const PENDING_COUNTS_SQL: &str = "SELECT definition_version, COUNT(*) AS n FROM queue_items \
+    WHERE decided_at IS NULL AND (lease_expires IS NULL OR lease_expires <= $1) \
+    GROUP BY definition_version";
+
+/// A queue page: `conditions` over `q`, the limit in `$limit`.
+fn page_sql(conditions: &str, limit: usize) -> String {
+    format!(
+        "SELECT {ENTRY_COLUMNS} FROM queue_items q JOIN reviews r ON r.id = q.review_id \
+         WHERE {conditions} ORDER BY q.queued_at, q.id LIMIT ${limit}"
+    )
+}
+
+/// The queue's hot statements exactly as run, for `EXPLAIN` in benchmarks and docs.
+pub mod statements {
+    use crate::StoreKind;
+
+    /// The claim: `$1` reviewer, `$2` lease end, `$3` now, `$4` version (when `by_version`).
+    pub fn claim(kind: StoreKind, by_version: bool) -> String {
+        super::claim_sql(kind, by_version)
+    }
+
+    /// Pending counts by version: `$1` now.
+    pub fn pending_counts() -> &'static str {
+        super::PENDING_COUNTS_SQL
+    }
+
+    /// The first page of one version: `$1` version, `$2` limit.
+    pub fn first_page_of_version() -> String {
+        super::page_sql("q.decided_at IS NULL AND q.definition_version = $1", 2)
+    }
+
+    /// A later page of all versions: `$1` cursor's queued time, `$2` its item id, `$3` limit.
+    pub fn next_page() -> String {
+        super::page_sql("q.decided_at IS NULL AND (q.queued_at, q.id) > ($1, $2)", 3)
+    }
 }
 
 const ENTRY_COLUMNS: &str = "q.id AS id, q.review_id AS review_id, \
@@ -1002,9 +1083,14 @@ fn entry_of(row: &AnyRow, now: i64) -> Result<QueueEntry, StoreError> {
     })
 }
 
+enum Bind {
+    Text(String),
+    Int(i64),
+}
+
 /// What decide and release check before writing.
 struct ItemFacts {
-    review_id: String,
+    review: Review,
     slot: i64,
     claimed_by: Option<String>,
     lease_expires: Option<i64>,
@@ -1034,9 +1120,15 @@ mod tests {
         let id = QueueItemId::new();
         assert_eq!(id.to_string().parse::<QueueItemId>(), Ok(id));
         assert!("nope".parse::<QueueItemId>().is_err());
-        let cursor = QueueCursor::after(id);
+        let cursor = QueueCursor {
+            queued_at: 1_795_996_800_000,
+            item: id,
+        };
+        assert_eq!(cursor.to_string(), format!("q1.1795996800000.{id}"));
         assert_eq!(cursor.to_string().parse::<QueueCursor>(), Ok(cursor));
         assert!(format!("r1.{id}").parse::<QueueCursor>().is_err());
+        assert!(format!("q1.{id}").parse::<QueueCursor>().is_err());
+        assert!(format!("q1.-5.{id}").parse::<QueueCursor>().is_err());
     }
 
     #[test]
@@ -1067,6 +1159,60 @@ mod tests {
             check_decision(&long, &criteria),
             Err(QueueError::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn decisions_refuse_unknown_fields() {
+        let ok: Decision =
+            serde_json::from_str(r#"{"findings": {"a": true, "b": null}, "note": "n"}"#).unwrap();
+        assert_eq!(ok.findings["b"], None);
+        assert!(serde_json::from_str::<Decision>(r#"{"findings": {}, "extra": 1}"#).is_err());
+        assert!(serde_json::from_str::<Decision>(r#"{"findings": {"a": "yes"}}"#).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_version_1_store_upgrades_to_the_queue_and_keeps_its_reviews() {
+        use sqlx::Executor as _;
+        let path = std::env::temp_dir().join(format!(
+            "jevjudge_queue_upgrade_{}_{}.db",
+            std::process::id(),
+            QueueItemId::new()
+        ));
+        let url = crate::StoreUrl::Sqlite(path.clone());
+        let store = Store::connect(&url).await.unwrap();
+        // Version 1 exactly as a jevjudge before the queue left it, with a review in it.
+        let mut transaction = store.locked_for_tests().await.unwrap();
+        for statement in crate::schema::MIGRATIONS[0].1 {
+            transaction.execute(*statement).await.unwrap();
+        }
+        transaction
+            .execute(
+                "INSERT INTO jevjudge_schema (version, name, applied_at) VALUES (1, 'reviews', 0)",
+            )
+            .await
+            .unwrap();
+        transaction.commit().await.unwrap();
+        assert_eq!(store.schema_version().await.unwrap(), 1);
+        let questions = serde_json::json!({"ok": {"type": "noul", "instructions": "OK?"}});
+        store
+            .put_definition("sha256:old", "old", &questions)
+            .await
+            .unwrap();
+
+        let migrated = store.migrate().await.unwrap();
+        assert_eq!((migrated.from, migrated.to), (1, 2));
+        store
+            .put_definition_expected("sha256:old", &BTreeMap::from([("ok".to_owned(), true)]))
+            .await
+            .expect("a definition kept by version 1 takes its expected flags");
+        assert!(matches!(
+            store
+                .put_definition_expected("sha256:none", &BTreeMap::new())
+                .await,
+            Err(StoreError::Invalid(_))
+        ));
+        store.close().await;
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]

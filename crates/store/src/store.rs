@@ -179,6 +179,14 @@ impl Store {
         Ok(transaction)
     }
 
+    /// [`Store::locked`] for the crate's migration tests.
+    #[cfg(test)]
+    pub(crate) async fn locked_for_tests(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
+        self.locked().await
+    }
+
     async fn version_in(
         transaction: &mut sqlx::Transaction<'static, sqlx::Any>,
     ) -> Result<i64, StoreError> {

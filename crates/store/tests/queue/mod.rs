@@ -134,6 +134,10 @@ async fn a_claimed_item_is_decided_once_by_its_holder(url: StoreUrl) {
     let json = serde_json::to_value(&claimed).unwrap();
     assert!(json["lease_expires"].as_str().unwrap().ends_with('Z'));
     assert_eq!(json["item"], items[0].to_string());
+    assert!(
+        !format!("{claimed:?}").contains("No refund yet"),
+        "Debug never shows state text"
+    );
 
     // Leased: nobody else gets it, and only its holder may decide or release it.
     assert!(
