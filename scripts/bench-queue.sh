@@ -79,8 +79,8 @@ SELECT $review_id, 1767225600000 + n, 'refund-answer-v1', '$digest', 'sha256:ben
     '{"supported":{"type":"noul","noul":0.5}}', 'jev-1.13.0'
 FROM s;
 $series
-INSERT INTO queue_items (id, review_id, definition_version, reason, slot, queued_at)
-SELECT $item_id, $review_id, 'refund-answer-v1', 'status', 1, 1767225600000 + n FROM s;
+INSERT INTO queue_items (id, review_id, definition_version, reason, slot, copies, queued_at)
+SELECT $item_id, $review_id, 'refund-answer-v1', 'status', 1, 1, 1767225600000 + n FROM s;
 COMMIT;
 ANALYZE;
 SQL

@@ -329,11 +329,12 @@ async fn the_state_exposes_reviewers_store_and_lease() {
     assert!(!format!("{state:?}").contains(ANA));
 }
 
-/// A reload while reviews are in flight: every one of them answers 200 on the set it started
-/// with; later requests see the new set.
+/// A reload while reviews are in flight (all 20 hold a backend slot, waiting on a 1.5 s
+/// backend): every one of them answers 200 on the set it started with; later requests see the
+/// new set.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_drops_no_request_in_flight() {
-    let fake = fake_with_latency(Duration::from_millis(300)).await;
+    let fake = fake_with_latency(Duration::from_millis(1500)).await;
     let service = Service::in_front_of(&fake, Config::default()).await;
     let url = service.url.clone();
     let in_flight: Vec<_> = (0..20)
@@ -351,8 +352,21 @@ async fn a_reload_drops_no_request_in_flight() {
             })
         })
         .collect();
-    // The reviews are waiting on the fake's latency now.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Wait until all 20 hold a backend slot (each took its definition before): they are
+    // waiting on the fake's latency now.
+    let mut running = false;
+    for _ in 0..800 {
+        if service
+            .metrics_text()
+            .lines()
+            .any(|line| line == "jevjudge_reviews_in_flight 20")
+        {
+            running = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(running, "{}", service.metrics_text());
     let dir = std::env::temp_dir().join(format!("jevjudge-reload-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(
