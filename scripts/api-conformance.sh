@@ -6,11 +6,15 @@
 #
 # Setup: `jevjudge fake-server` (hash answers; no model) as the System One backend, and
 # `jevjudge serve --definitions examples/definitions` in front of it with a bearer token.
-# Both listen on 127.0.0.1 only and are stopped on exit.
+# A second run covers the review queue's routes (/v1/queue/*, issue 13) on a second `serve`
+# with a SQLite store keeping state and a queue (INCONCLUSIVE and FAIL, every PASS sampled)
+# whose one reviewer has the conformance token, so those routes are exercised past
+# authentication. All listen on 127.0.0.1 only and are stopped on exit.
 #
 # Settings: SCHEMATHESIS_EXAMPLES (max test cases per operation and phase, default 40),
 # SCHEMATHESIS_SEED (default 1, so that CI runs are reproducible).
-# Outputs: target/api-conformance/{schemathesis.txt,junit.xml,serve.log,fake.log}.
+# Outputs: target/api-conformance/{schemathesis.txt,junit.xml,serve.log,fake.log} and
+# queue-{schemathesis.txt,junit.xml,events.ndjson}, serve-queue.log for the queue run.
 # Needs python3 and PyPI access the first time (schemathesis into .venv-schemathesis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +50,8 @@ start() {
     pids+=($!)
     url=""
     for _ in $(seq 1 300); do
-        url=$(sed -n '1s/^listening on \(http:\/\/[^ ]*\)$/\1/p' "$log" 2>/dev/null || true)
+        # Log lines on standard error may come first (the store and queue announce themselves).
+        url=$(sed -n 's/^listening on \(http:\/\/[^ ]*\)$/\1/p' "$log" 2>/dev/null | head -n 1 || true)
         [[ -n "$url" ]] && return 0
         if ! kill -0 "${pids[-1]}" 2>/dev/null; then
             echo "error: $name exited early:" >&2
@@ -68,11 +73,31 @@ start serve "$bin" serve --definitions examples/definitions --addr 127.0.0.1:0 \
     --base-url "$fake_url" --auth-token-env JEVJUDGE_API_CONFORMANCE_TOKENS --max-budget 2s
 serve_url=$url
 echo "serve at $serve_url (backend: fake-server at $fake_url)"
+export JEVJUDGE_API_CONFORMANCE_REVIEWERS=conformance:conformance-token
+rm -f "$out/reviews.db" "$out/reviews.db-wal" "$out/reviews.db-shm"
+start serve-queue "$bin" serve --definitions examples/definitions --addr 127.0.0.1:0 \
+    --base-url "$fake_url" --auth-token-env JEVJUDGE_API_CONFORMANCE_TOKENS --max-budget 2s \
+    --store "sqlite:$out/reviews.db" --store-state \
+    --queue-statuses INCONCLUSIVE,FAIL --sample-pass 1 --second-review 0.5 \
+    --reviewer-tokens-env JEVJUDGE_API_CONFORMANCE_REVIEWERS
+queue_url=$url
+# Items to claim and decide: reviews of the queue's service, each queued.
+for i in $(seq 1 40); do
+    curl -sf -H "Authorization: Bearer $JEVJUDGE_API_CONFORMANCE_TOKENS" \
+        -H 'content-type: application/json' \
+        -d "{\"state\": {\"user_question\": \"q$i\", \"supporting_context\": [\"c\"], \"assistant_answer\": \"a$i\"}}" \
+        "$queue_url/v1/reviews/refund-answer-v1" >/dev/null
+done
+echo "serve with a review queue at $queue_url (40 reviews queued)"
 
+# conformance PREFIX URL [schemathesis options]: one schemathesis run and its summary.
+conformance() {
+local prefix=$1 url=$2
+shift 2
 set +e
 # From $out, so that schemathesis's own cache directory lands there, not in the worktree.
-cd "$out"
-timeout 900 "$venv/bin/schemathesis" run "$serve_url/openapi.json" \
+cd "$out" || return 1
+timeout 900 "$venv/bin/schemathesis" run "$url/openapi.json" \
     --checks all \
     --header "Authorization: Bearer $JEVJUDGE_API_CONFORMANCE_TOKENS" \
     --max-examples "${SCHEMATHESIS_EXAMPLES:-40}" \
@@ -81,14 +106,14 @@ timeout 900 "$venv/bin/schemathesis" run "$serve_url/openapi.json" \
     --workers 2 \
     --request-timeout 10 \
     --no-color \
-    --report junit,ndjson --report-junit-path "$out/junit.xml" --report-ndjson-path "$out/events.ndjson" \
-    >"$out/schemathesis.txt" 2>&1
+    --report junit,ndjson --report-junit-path "$out/${prefix}junit.xml" --report-ndjson-path "$out/${prefix}events.ndjson" "$@" \
+    >"$out/${prefix}schemathesis.txt" 2>&1
 status=$?
 set -e
 # The summary: operations, test cases, and each check's passed/total.
-sed -n '/^API Operations:/,$p' "$out/schemathesis.txt" | grep -v '^$' | head -40 || true
+sed -n '/^API Operations:/,$p' "$out/${prefix}schemathesis.txt" | grep -v '^$' | head -40 || true
 # Checks run, from the NDJSON events: name, passed / run.
-python3 - "$out/events.ndjson" <<'PY' || true
+python3 - "$out/${prefix}events.ndjson" <<'PY' || true
 import collections, json, sys
 runs, passed = collections.Counter(), collections.Counter()
 for line in open(sys.argv[1], encoding="utf-8"):
@@ -105,7 +130,19 @@ for name in sorted(runs):
     print(f"  {name:30} {passed[name]}/{runs[name]}")
 PY
 if [[ $status -ne 0 ]]; then
-    echo "schemathesis failed (exit $status); full output: $out/schemathesis.txt" >&2
-    sed -n '/FAILURES/,/SUMMARY/p' "$out/schemathesis.txt" | head -80 >&2
-    exit 1
+    echo "schemathesis failed (exit $status); full output: $out/${prefix}schemathesis.txt" >&2
+    sed -n '/FAILURES/,/SUMMARY/p' "$out/${prefix}schemathesis.txt" | head -80 >&2
+    return 1
 fi
+}
+
+failed=0
+echo "== all operations, $serve_url"
+conformance "" "$serve_url" || failed=1
+echo "== the review queue's operations, $queue_url"
+# positive_data_acceptance is left out of this run: whether a decision is valid depends on the
+# claimed item's definition (its findings must answer exactly its criteria, else 422
+# invalid_decision), which no static schema can say.
+conformance queue- "$queue_url" --include-path-regex '^/v1/queue' \
+    --exclude-checks positive_data_acceptance || failed=1
+exit $failed

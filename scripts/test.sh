@@ -12,6 +12,8 @@
 #   8. a short coverage-guided fuzzing run of every parser (scripts/fuzz.sh, FUZZ_SECONDS=20 each)
 #   9. the HTML report in headless Chromium at 1280 and 800 px (scripts/html-check.sh); Debian's
 #      chromium is installed with apt-get when /usr/bin/chromium is missing (CI runs as root)
+#  10. the reviewer pages (/ui/) in Chromium driven over WebDriver (scripts/ui-check.sh; installs
+#      Debian's chromium-driver with apt-get when chromedriver is missing)
 # Needs Rust (stable), Python 3 and PostgreSQL 15's server binaries (initdb, pg_ctl); jevcompat and schemathesis are installed from PyPI into
 # .venv-jevcompat and .venv-schemathesis. See docs/testing.md.
 set -euo pipefail
@@ -61,5 +63,8 @@ if [ ! -x /usr/bin/chromium ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium
 fi
 bash scripts/html-check.sh
+
+step "reviewer pages in Chromium over WebDriver (scripts/ui-check.sh)"
+bash scripts/ui-check.sh
 
 step "all checks passed"

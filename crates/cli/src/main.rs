@@ -13,6 +13,7 @@ mod inputs;
 mod judge_cmd;
 mod limits;
 mod output;
+mod queue_cmd;
 mod report_cmd;
 mod reviews_cmd;
 mod serve_cmd;

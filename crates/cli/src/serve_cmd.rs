@@ -30,7 +30,10 @@ const DRAIN_GRACE: Duration = Duration::from_secs(5);
 #[command(
     after_help = "Endpoints: POST /v1/reviews/{version} with {\"state\": ..., \
     \"budget_millis\": ..., \"reference\": ...}; GET /v1/definitions, /healthz, /readyz, /metrics, \
-    /openapi.json; with --store, GET /v1/reviews and /v1/reviews/{id}.\n\
+    /openapi.json; with --store, GET /v1/reviews and /v1/reviews/{id}; with a review queue, \
+    POST /v1/queue/claim, /v1/queue/{item}/decision, /v1/queue/{item}/release, GET \
+    /v1/queue/stats.\n\
+    SIGHUP reloads --definitions (a bad set is refused and the old one kept).\n\
     Logs: standard error; RUST_LOG sets the level (default info).\n\
     Exit status: 0 stopped by SIGINT/SIGTERM after finishing in-flight reviews; \
     2 invalid input or configuration (nothing was served)."
@@ -101,6 +104,9 @@ pub struct Args {
 
     #[command(flatten)]
     pub store: crate::store_cmd::ServeStoreArgs,
+
+    #[command(flatten)]
+    pub review_queue: crate::queue_cmd::QueueArgs,
 }
 
 /// How log lines are written.
@@ -140,6 +146,7 @@ fn parse_size(text: &str) -> Result<usize, String> {
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     init_logging(args.log_format);
     let config = config(&args)?;
+    let queue_policy = args.review_queue.policy(&args.store)?;
     let definitions = Definitions::load_dir(&args.definitions)
         .map_err(|e| InputError(format!("--definitions: {e}")))?;
     let metrics = Metrics::new();
@@ -161,6 +168,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     )
     .map_err(|e| InputError(e.to_string()))?;
     let state = args.store.attach(state, &model).await?;
+    let state = crate::queue_cmd::attach(state, queue_policy)?;
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("cannot listen on {}", args.addr))?;
@@ -180,7 +188,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     writeln!(stdout, "listening on http://{addr}").context("cannot write to standard output")?;
     stdout.flush().context("cannot write to standard output")?;
     drop(stdout);
-    let versions: Vec<&str> = state.definitions().iter().map(|d| d.version()).collect();
+    let definitions = state.definitions();
+    let versions: Vec<&str> = definitions.iter().map(|d| d.version()).collect();
     tracing::info!(
         %addr,
         definitions = ?versions,
@@ -193,6 +202,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         "serving"
     );
 
+    let reloader = tokio::spawn(crate::queue_cmd::reload_on_hangup(
+        state.clone(),
+        args.definitions.clone(),
+    ));
     let (stop, stopped) = oneshot::channel::<()>();
     let mut server = tokio::spawn(jevjudge_serve::serve(listener, state, async move {
         let _ = stopped.await;
@@ -206,6 +219,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             return Ok(exit::SUCCESS);
         }
     }
+    reloader.abort();
     tracing::info!("stopping: no new connections; finishing in-flight reviews");
     let _ = stop.send(());
     let drain_limit = args

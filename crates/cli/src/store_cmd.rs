@@ -54,7 +54,7 @@ impl ServeStoreArgs {
             .map_err(|e| InputError(format!("--store {url}: {e}")))?;
         let log = DecisionLog::open(
             store,
-            state.definitions(),
+            &state.definitions(),
             self.store_state,
             requested_model,
         )

@@ -4,14 +4,14 @@
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex,
+        Arc, Mutex, RwLock,
         atomic::{AtomicBool, Ordering},
     },
     time::{Duration, SystemTime},
 };
 
 use jevjudge_judge::{Backend, BackendFuture, BackendKind, Definition, Verdict};
-use jevjudge_store::{KeptState, NewReview, ReviewId, Store, StoreError};
+use jevjudge_store::{Enqueue, KeptState, NewReview, QueueItemId, ReviewId, Store, StoreError};
 use jevjudge_wire::{Request, canonical};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
@@ -33,7 +33,7 @@ pub struct DecisionLog {
     store: Store,
     keep_state: bool,
     requested_model: String,
-    digests: HashMap<String, String>,
+    digests: RwLock<HashMap<String, String>>,
     ready: AtomicBool,
 }
 
@@ -48,22 +48,44 @@ impl DecisionLog {
         keep_state: bool,
         requested_model: impl Into<String>,
     ) -> Result<DecisionLog, StoreError> {
-        let mut digests = HashMap::new();
-        for definition in definitions.iter() {
-            let questions = definition.questions().to_json();
-            let digest = definition_digest(definition, &questions);
-            store
-                .put_definition(&digest, definition.version(), &questions)
-                .await?;
-            digests.insert(definition.version().to_owned(), digest);
-        }
-        Ok(DecisionLog {
+        let log = DecisionLog {
             store,
             keep_state,
             requested_model: requested_model.into(),
-            digests,
+            digests: RwLock::new(HashMap::new()),
             ready: AtomicBool::new(true),
-        })
+        };
+        log.add_definitions(definitions).await?;
+        Ok(log)
+    }
+
+    /// Keeps these definitions' questions in the store (once per digest), so reviews of them
+    /// can be exported and reviewers can read their questions; a reload calls it with the new
+    /// set before swapping it in.
+    pub async fn add_definitions(&self, definitions: &Definitions) -> Result<(), StoreError> {
+        let mut added = Vec::new();
+        for definition in definitions.iter() {
+            let questions = definition.questions().to_json();
+            let digest = definition_digest(definition, &questions);
+            self.store
+                .put_definition(&digest, definition.version(), &questions)
+                .await?;
+            let expected: std::collections::BTreeMap<String, bool> = definition
+                .criteria()
+                .iter()
+                .map(|criterion| (criterion.id().to_owned(), criterion.expected()))
+                .collect();
+            self.store
+                .put_definition_expected(&digest, &expected)
+                .await?;
+            added.push((definition.version().to_owned(), digest));
+        }
+        let mut digests = match self.digests.write() {
+            Ok(digests) => digests,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        digests.extend(added);
+        Ok(())
     }
 
     /// The store.
@@ -91,12 +113,17 @@ impl DecisionLog {
         ok
     }
 
-    /// Writes one review; on failure the service is not ready until a check succeeds.
-    pub(crate) async fn write(&self, review: &NewReview) -> Result<(), StoreError> {
-        match self.store.insert(review).await {
-            Ok(()) => {
+    /// Writes one review and, when `enqueue` says so, its queue item(s), in one transaction;
+    /// on failure the service is not ready until a check succeeds.
+    pub(crate) async fn write_queued(
+        &self,
+        review: &NewReview,
+        enqueue: Option<&Enqueue>,
+    ) -> Result<Vec<QueueItemId>, StoreError> {
+        match self.store.insert_queued(review, enqueue).await {
+            Ok(items) => {
                 self.ready.store(true, Ordering::Relaxed);
-                Ok(())
+                Ok(items)
             }
             Err(error) => {
                 self.ready.store(false, Ordering::Relaxed);
@@ -122,11 +149,11 @@ impl DecisionLog {
         NewReview {
             id,
             definition_version: definition.version().to_owned(),
-            definition_digest: self
-                .digests
-                .get(definition.version())
-                .cloned()
-                .unwrap_or_default(),
+            definition_digest: match self.digests.read() {
+                Ok(digests) => digests.get(definition.version()).cloned(),
+                Err(poisoned) => poisoned.into_inner().get(definition.version()).cloned(),
+            }
+            .unwrap_or_else(|| definition_digest(definition, &definition.questions().to_json())),
             state_digest,
             reference,
             status: verdict.status.as_str().to_owned(),

@@ -85,6 +85,25 @@ pub enum ServeError {
     /// 404 `no_store`: the service keeps no decision log.
     #[error("this service keeps no decision log (start it with --store URL)")]
     NoStore,
+    /// 404 `no_queue`: the service queues no reviews (no `--queue-statuses`/`--sample-pass`).
+    #[error("this service has no review queue (start it with --queue-statuses or --sample-pass)")]
+    NoQueue,
+    /// 404 `queue_item_not_found`: no queue item has this id.
+    #[error("no queue item has this id")]
+    QueueItemNotFound,
+    /// 409 `lease_not_held`: the item is not leased to the caller, or the lease has expired.
+    #[error("the item is not leased to you, or its lease has expired: claim an item again")]
+    LeaseNotHeld,
+    /// 409 `already_decided`: the item has been decided already.
+    #[error("the item has been decided already")]
+    AlreadyDecided,
+    /// 422 `invalid_decision`: a decision that does not fit the item (for example an unknown criterion id); the
+    /// message names the field.
+    #[error("{message}")]
+    InvalidDecision {
+        /// What is wrong.
+        message: String,
+    },
     /// 500 `internal`: a bug; details are only in the logs.
     #[error("internal error")]
     Internal,
@@ -108,6 +127,9 @@ impl ServeError {
             | ServeError::StoreUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ServeError::ReviewNotFound | ServeError::NoStore => StatusCode::NOT_FOUND,
             ServeError::InvalidQuery { .. } => StatusCode::BAD_REQUEST,
+            ServeError::NoQueue | ServeError::QueueItemNotFound => StatusCode::NOT_FOUND,
+            ServeError::LeaseNotHeld | ServeError::AlreadyDecided => StatusCode::CONFLICT,
+            ServeError::InvalidDecision { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ServeError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -130,12 +152,17 @@ impl ServeError {
             ServeError::ReviewNotFound => "review_not_found",
             ServeError::InvalidQuery { .. } => "invalid_query",
             ServeError::NoStore => "no_store",
+            ServeError::NoQueue => "no_queue",
+            ServeError::QueueItemNotFound => "queue_item_not_found",
+            ServeError::LeaseNotHeld => "lease_not_held",
+            ServeError::AlreadyDecided => "already_decided",
+            ServeError::InvalidDecision { .. } => "invalid_decision",
             ServeError::Internal => "internal",
         }
     }
 
     /// Every code, for the OpenAPI document.
-    pub(crate) const CODES: [&'static str; 16] = [
+    pub(crate) const CODES: [&'static str; 21] = [
         "unauthorized",
         "unknown_version",
         "not_found",
@@ -151,6 +178,11 @@ impl ServeError {
         "review_not_found",
         "invalid_query",
         "no_store",
+        "no_queue",
+        "queue_item_not_found",
+        "lease_not_held",
+        "already_decided",
+        "invalid_decision",
         "internal",
     ];
 }
@@ -216,6 +248,13 @@ mod tests {
                 message: String::new(),
             },
             ServeError::NoStore,
+            ServeError::NoQueue,
+            ServeError::QueueItemNotFound,
+            ServeError::LeaseNotHeld,
+            ServeError::AlreadyDecided,
+            ServeError::InvalidDecision {
+                message: String::new(),
+            },
             ServeError::Internal,
         ];
         let codes: Vec<&str> = errors.iter().map(ServeError::code).collect();

@@ -20,6 +20,13 @@
 //!     `GET /openapi.json` (OpenAPI 3.1);
 //!   - `GET /readyz` (readiness), and with a [`DecisionLog`] (`--store`)
 //!     `GET /v1/reviews/{id}` and `GET /v1/reviews?reference=&version=&status=&since=&limit=&cursor=`.
+//!   - with a review queue ([`ServeState::with_review_queue`], issue 13), for reviewers'
+//!     tokens ([`ReviewerTokens`]): `POST /v1/queue/claim`, `POST /v1/queue/{item}/decision`,
+//!     `POST /v1/queue/{item}/release`, `GET /v1/queue/stats` (`docs/review-queue.md`).
+//! - [`ServeState::with_review_queue`] queues reviews for people under a [`QueuePolicy`]
+//!   (statuses, a seeded PASS sample, second reviews), each written with its queue items in
+//!   one transaction; [`reload_definitions`] swaps in a new definitions directory (SIGHUP in
+//!   `jevjudge serve`) without dropping in-flight requests.
 //! - [`ServeState::with_decision_log`] writes every review to a decision log before its
 //!   answer (which then carries `review_id`); when the log cannot take it the caller gets 503
 //!   `store_unavailable` and `/readyz` is not ready until the store answers again.
@@ -106,12 +113,17 @@ mod definitions;
 mod error;
 mod metrics;
 mod openapi;
+mod queue_api;
+mod queue_policy;
+mod reload;
 mod request_middleware;
 mod review;
+mod reviewers;
 mod reviews_api;
 mod router;
 mod server;
 mod state;
+mod ui;
 
 pub use auth_tokens::{AuthTokens, AuthTokensError};
 pub use config::{
@@ -124,8 +136,14 @@ pub use definitions::{Definitions, DefinitionsError};
 pub use error::ServeError;
 pub use metrics::Metrics;
 pub use openapi::openapi;
+pub use queue_api::{MAX_QUEUE_BODY_BYTES, claim_json};
+pub use queue_policy::{DEFAULT_LEASE, QueuePolicy, QueuePolicyError, Queueing, Reason, draw};
+pub use reload::{ReloadOutcome, reload_definitions};
 pub use request_middleware::{REQUEST_ID_HEADER, RequestId};
 pub use review::{MAX_STATE_VALUES, ReviewRequest};
+pub use reviewers::{
+    MAX_REVIEWER_NAME_CHARS, Reviewer, ReviewerTokens, ReviewerTokensError, valid_reviewer_name,
+};
 pub use router::{ROUTES, app};
 pub use server::serve;
-pub use state::ServeState;
+pub use state::{ReviewQueueError, ServeState};

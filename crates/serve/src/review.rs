@@ -322,7 +322,17 @@ pub(crate) async fn review(
             kept_state,
             answers.filter(|_| verdict.status != jevjudge_judge::Status::Error),
         );
-        if let Err(error) = log.write(&row).await {
+        let enqueue = state
+            .queue_policy()
+            .and_then(|policy| policy.decide(&id.to_string(), verdict.status))
+            .map(|queueing| jevjudge_store::Enqueue {
+                reason: match queueing.reason {
+                    crate::Reason::Status => jevjudge_store::QueueReason::Status,
+                    crate::Reason::SampledPass => jevjudge_store::QueueReason::SampledPass,
+                },
+                copies: queueing.copies,
+            });
+        if let Err(error) = log.write_queued(&row, enqueue.as_ref()).await {
             tracing::warn!(%error, "a review could not be written to the decision log");
             return Err(ServeError::StoreUnavailable { retry_after_secs });
         }

@@ -11,15 +11,15 @@ use axum::{
 };
 
 use crate::{
-    ServeError, ServeState, auth::require_token, request_middleware::request_context, review,
-    reviews_api,
+    ServeError, ServeState, auth::require_token, queue_api, request_middleware::request_context,
+    review, reviews_api,
 };
 
 /// Every route as (method, path template), as the OpenAPI document lists them.
 ///
 /// `GET /v1/reviews/{version}` reads a review by id: the segment is a review id there (one
 /// template per path, as the router and OpenAPI require).
-pub const ROUTES: [(&str, &str); 8] = [
+pub const ROUTES: [(&str, &str); 12] = [
     ("POST", "/v1/reviews/{version}"),
     ("GET", "/v1/definitions"),
     ("GET", "/healthz"),
@@ -28,6 +28,10 @@ pub const ROUTES: [(&str, &str); 8] = [
     ("GET", "/v1/reviews"),
     ("GET", "/v1/reviews/{version}"),
     ("GET", "/readyz"),
+    ("POST", "/v1/queue/claim"),
+    ("POST", "/v1/queue/{item}/decision"),
+    ("POST", "/v1/queue/{item}/release"),
+    ("GET", "/v1/queue/stats"),
 ];
 
 /// The service's router.
@@ -46,6 +50,17 @@ pub fn app(state: ServeState) -> Router {
         .route(ROUTES[3].1, get(metrics))
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+    // Reviewers' routes: their own tokens (`--reviewer-tokens-env`), not the callers'.
+    let queue = Router::new()
+        .route(ROUTES[8].1, post(queue_api::claim))
+        .route(ROUTES[9].1, post(queue_api::decide))
+        .route(ROUTES[10].1, post(queue_api::release))
+        .route(ROUTES[11].1, get(queue_api::stats))
+        .method_not_allowed_fallback(method_not_allowed)
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            queue_api::require_reviewer,
+        ));
     let open = Router::new()
         .route(ROUTES[2].1, get(healthz))
         .route(ROUTES[4].1, get(openapi))
@@ -53,7 +68,9 @@ pub fn app(state: ServeState) -> Router {
         .method_not_allowed_fallback(method_not_allowed);
     Router::new()
         .merge(protected)
+        .merge(queue)
         .merge(open)
+        .merge(crate::ui::router())
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(
             state.clone(),

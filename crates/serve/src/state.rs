@@ -3,7 +3,8 @@
 
 use std::{
     fmt,
-    sync::{Arc, OnceLock},
+    sync::{Arc, OnceLock, RwLock},
+    time::Duration,
 };
 
 use jevjudge_client::limit::Limiter;
@@ -14,6 +15,8 @@ use crate::{
     admission::Admission,
     decision_log::{Capturing, DecisionLog},
     metrics::Gauges,
+    queue_policy::{QueuePolicy, QueuePolicyError},
+    reviewers::Reviewer,
 };
 
 /// The state of a review service; cheap to clone (clones share everything).
@@ -24,13 +27,15 @@ pub struct ServeState {
 
 struct Inner {
     judge: Judge<Arc<dyn Backend>>,
-    definitions: Definitions,
+    /// Swapped whole by a reload: a request takes the `Arc` once and keeps its set to the end.
+    definitions: RwLock<Arc<Definitions>>,
     config: Config,
     metrics: Metrics,
     admission: Arc<Admission>,
     /// The OpenAPI document, written on first request (see [`ServeState::openapi_json`]).
     openapi: OnceLock<String>,
     decision_log: OnceLock<Arc<DecisionLog>>,
+    review_queue: OnceLock<Arc<QueuePolicy>>,
     limiter: Option<Arc<Limiter>>,
 }
 
@@ -71,12 +76,13 @@ impl ServeState {
         Ok(ServeState {
             inner: Arc::new(Inner {
                 judge,
-                definitions,
+                definitions: RwLock::new(Arc::new(definitions)),
                 admission: Admission::new(config.max_concurrent, config.queue),
                 config,
                 metrics,
                 openapi: OnceLock::new(),
                 decision_log: OnceLock::new(),
+                review_queue: OnceLock::new(),
                 limiter,
             }),
         })
@@ -87,9 +93,24 @@ impl ServeState {
         &self.inner.config
     }
 
-    /// The definitions.
-    pub fn definitions(&self) -> &Definitions {
-        &self.inner.definitions
+    /// The definitions now: a request takes them once and keeps that set to its end, even
+    /// when a reload ([`ServeState::replace_definitions`]) swaps in another meanwhile.
+    pub fn definitions(&self) -> Arc<Definitions> {
+        match self.inner.definitions.read() {
+            Ok(definitions) => definitions.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Swaps in a new set of definitions (a reload): requests that already took the old set
+    /// finish on it; every later request sees the new one. Returns the old set.
+    pub fn replace_definitions(&self, definitions: Definitions) -> Arc<Definitions> {
+        let new = Arc::new(definitions);
+        let mut slot = match self.inner.definitions.write() {
+            Ok(slot) => slot,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        std::mem::replace(&mut *slot, new)
     }
 
     /// The metrics.
@@ -139,6 +160,51 @@ impl ServeState {
         self.inner.decision_log.get()
     }
 
+    /// Queues reviews for people under `policy` (issue 13); set once, before serving. Needs a
+    /// decision log that keeps state text (`--store` and `--store-state`): reviewers read the
+    /// state, and the export rebuilds records from it.
+    pub fn with_review_queue(self, policy: QueuePolicy) -> Result<ServeState, ReviewQueueError> {
+        policy.validate().map_err(ReviewQueueError::Policy)?;
+        let log = self.decision_log().ok_or(ReviewQueueError::NoStore)?;
+        if !log.keeps_state() {
+            return Err(ReviewQueueError::NoState);
+        }
+        self.inner
+            .review_queue
+            .set(Arc::new(policy))
+            .map_err(|_| ReviewQueueError::AlreadySet)?;
+        Ok(self)
+    }
+
+    /// The review queue's policy, when reviews are queued.
+    pub fn queue_policy(&self) -> Option<&Arc<QueuePolicy>> {
+        self.inner.review_queue.get()
+    }
+
+    /// Whether reviews are queued for people (`--queue-statuses`/`--sample-pass`).
+    pub fn queue_enabled(&self) -> bool {
+        self.inner.review_queue.get().is_some()
+    }
+
+    /// The store the decision log and the review queue use, when there is one.
+    pub fn store(&self) -> Option<&jevjudge_store::Store> {
+        self.decision_log().map(|log| log.store())
+    }
+
+    /// How long a claim holds its item (`--lease`; the default when no queue is set).
+    pub fn lease(&self) -> Duration {
+        self.queue_policy()
+            .map_or(crate::queue_policy::DEFAULT_LEASE, |policy| policy.lease)
+    }
+
+    /// The reviewer whose token this is (compared in constant time against every reviewer
+    /// token); `None` for an unknown token or when no queue is set.
+    pub fn reviewer_for_token(&self, token: &str) -> Option<Reviewer> {
+        self.queue_policy()?
+            .reviewers
+            .reviewer_for_token(token.as_bytes())
+    }
+
     pub(crate) fn judge(&self) -> &Judge<Arc<dyn Backend>> {
         &self.inner.judge
     }
@@ -157,9 +223,28 @@ impl ServeState {
 impl fmt::Debug for ServeState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ServeState")
-            .field("definitions", &self.inner.definitions.len())
+            .field("definitions", &self.definitions().len())
+            .field("review_queue", &self.queue_policy())
             .field("backend", &self.backend_kind())
             .field("config", &self.inner.config)
             .finish_non_exhaustive()
     }
+}
+
+/// Why a review queue could not be set.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReviewQueueError {
+    /// The policy cannot work.
+    #[error(transparent)]
+    Policy(QueuePolicyError),
+    /// No decision log (`--store`).
+    #[error("a review queue needs a store (--store)")]
+    NoStore,
+    /// The decision log keeps no state text (`--store-state`).
+    #[error("a review queue needs the state text kept (--store-state)")]
+    NoState,
+    /// A queue was set already.
+    #[error("a review queue was set twice")]
+    AlreadySet,
 }

@@ -61,9 +61,14 @@ pub async fn with_store(fake: &FakeServer, url: &StoreUrl, keep_state: bool) -> 
     let state = ServeState::new(backend, definitions(), Config::default(), metrics)
         .expect("a valid configuration");
     let store = Store::open(url).await.expect("the store opens");
-    let log = DecisionLog::open(store.clone(), state.definitions(), keep_state, "jev-latest")
-        .await
-        .expect("the definitions are kept");
+    let log = DecisionLog::open(
+        store.clone(),
+        &state.definitions(),
+        keep_state,
+        "jev-latest",
+    )
+    .await
+    .expect("the definitions are kept");
     let state = state
         .with_decision_log(Arc::new(log))
         .expect("one decision log");

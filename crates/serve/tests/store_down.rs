@@ -63,7 +63,7 @@ async fn a_stopped_postgres_is_503_and_not_ready_then_recovers() {
     let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
     let state = ServeState::new(backend, definitions(), Config::default(), metrics).unwrap();
     let store = Store::open(&url).await.unwrap();
-    let log = DecisionLog::open(store.clone(), state.definitions(), false, "jev-latest")
+    let log = DecisionLog::open(store.clone(), &state.definitions(), false, "jev-latest")
         .await
         .unwrap();
     let service = Service::start_state(state.with_decision_log(Arc::new(log)).unwrap()).await;

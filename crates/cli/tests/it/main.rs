@@ -10,6 +10,7 @@ mod cli;
 mod decision_log;
 mod hardening;
 mod limits;
+mod queue;
 mod queue_export;
 mod repeats;
 mod serve;

@@ -1,0 +1,209 @@
+//! The review queue on `jevjudge serve` (issue 13): which reviews go to people, the reviewers'
+//! tokens, the lease; and the SIGHUP reload of the definitions.
+
+use std::{path::PathBuf, time::Duration};
+
+use jevjudge_judge::Status;
+use jevjudge_serve::{QueuePolicy, ReviewerTokens, ServeState};
+
+use crate::InputError;
+
+/// The review-queue options of `jevjudge serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct QueueArgs {
+    /// Queue reviews with these statuses for people: INCONCLUSIVE, FAIL, or both
+    /// (comma-separated). Needs --store, --store-state and --reviewer-tokens-env.
+    #[arg(long, value_name = "STATUSES", value_delimiter = ',', value_parser = parse_queued_status)]
+    pub queue_statuses: Vec<Status>,
+
+    /// Also queue this share of PASS reviews (0 to 1), drawn from the review id and
+    /// --sample-seed, so PASS precision is measured too.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub sample_pass: Option<f64>,
+
+    /// The seed of the --sample-pass and --second-review draws (same seed, same draws).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub sample_seed: u64,
+
+    /// The share of queued reviews (0 to 1) that a second reviewer decides too; their
+    /// agreement is in GET /v1/queue/stats.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub second_review: Option<f64>,
+
+    /// The environment variable holding the reviewers: comma-separated name:token pairs.
+    /// Reviewers send `Authorization: Bearer TOKEN` to /v1/queue/*; names are what the store
+    /// and the stats show. Tokens are never accepted as flag values and never logged.
+    #[arg(long, value_name = "VAR")]
+    pub reviewer_tokens_env: Option<String>,
+
+    /// How long a claimed item stays with its reviewer, in seconds; after it, the item goes
+    /// back to the queue.
+    #[arg(long, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=7 * 24 * 3600))]
+    pub lease: Option<u64>,
+}
+
+/// Parses INCONCLUSIVE or FAIL (any case).
+fn parse_queued_status(text: &str) -> Result<Status, String> {
+    match text.trim().to_ascii_uppercase().as_str() {
+        "INCONCLUSIVE" => Ok(Status::Inconclusive),
+        "FAIL" => Ok(Status::Fail),
+        "PASS" => Err("PASS is not queued by status; use --sample-pass RATE".to_owned()),
+        _ => Err(format!("`{text}` is not INCONCLUSIVE or FAIL")),
+    }
+}
+
+/// Parses a share between 0 and 1.
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
+        _ => Err(format!(
+            "`{text}` is not a share between 0 and 1 (like 0.05)"
+        )),
+    }
+}
+
+impl QueueArgs {
+    /// Whether any queue option was given.
+    fn any(&self) -> bool {
+        !self.queue_statuses.is_empty()
+            || self.sample_pass.is_some()
+            || self.second_review.is_some()
+            || self.reviewer_tokens_env.is_some()
+            || self.lease.is_some()
+    }
+
+    /// The policy, or `None` when no queue option was given. Errors (exit 2) name the flag:
+    /// a queue needs `--store` and `--store-state` (reviewers read the state), reviewers, and
+    /// something to queue.
+    pub fn policy(
+        &self,
+        store: &crate::store_cmd::ServeStoreArgs,
+    ) -> Result<Option<QueuePolicy>, InputError> {
+        if !self.any() {
+            return Ok(None);
+        }
+        let missing: Vec<&str> = [
+            ("--store URL", store.store.is_none()),
+            ("--store-state", !store.store_state),
+        ]
+        .into_iter()
+        .filter_map(|(flag, missing)| missing.then_some(flag))
+        .collect();
+        if !missing.is_empty() {
+            return Err(InputError(format!(
+                "the review queue (--queue-statuses, --sample-pass, --second-review, \
+                 --reviewer-tokens-env, --lease) needs {}: reviews and their state text are \
+                 queued in the store",
+                missing.join(" and ")
+            )));
+        }
+        if self.queue_statuses.is_empty() && self.sample_pass.unwrap_or(0.0) == 0.0 {
+            return Err(InputError(
+                "the review queue needs --queue-statuses INCONCLUSIVE[,FAIL] or a positive \
+                 --sample-pass RATE: nothing would be queued"
+                    .to_owned(),
+            ));
+        }
+        let Some(name) = &self.reviewer_tokens_env else {
+            return Err(InputError(
+                "the review queue needs --reviewer-tokens-env VAR (name:token pairs): nobody \
+                 could claim an item"
+                    .to_owned(),
+            ));
+        };
+        let value = std::env::var(name).map_err(|e| {
+            InputError(match e {
+                std::env::VarError::NotPresent => {
+                    format!("--reviewer-tokens-env: the variable {name} is not set")
+                }
+                std::env::VarError::NotUnicode(_) => {
+                    format!("--reviewer-tokens-env: the variable {name} is not valid Unicode")
+                }
+            })
+        })?;
+        let reviewers = ReviewerTokens::parse(&value)
+            .map_err(|e| InputError(format!("--reviewer-tokens-env: {name}: {e}")))?;
+        let mut policy = QueuePolicy::new(self.queue_statuses.iter().copied(), reviewers);
+        policy.sample_pass = self.sample_pass.unwrap_or(0.0);
+        policy.second_review = self.second_review.unwrap_or(0.0);
+        policy.seed = self.sample_seed;
+        if let Some(lease) = self.lease {
+            policy.lease = Duration::from_secs(lease);
+        }
+        policy
+            .validate()
+            .map_err(|e| InputError(format!("review queue: {e}")))?;
+        Ok(Some(policy))
+    }
+}
+
+/// Sets the review queue on `state` (after the decision log is attached).
+pub fn attach(state: ServeState, policy: Option<QueuePolicy>) -> anyhow::Result<ServeState> {
+    let Some(policy) = policy else {
+        return Ok(state);
+    };
+    let statuses: Vec<&str> = policy.statuses.iter().map(|s| s.as_str()).collect();
+    let names: Vec<&str> = policy.reviewers.names().collect();
+    tracing::info!(
+        statuses = ?statuses,
+        sample_pass = policy.sample_pass,
+        second_review = policy.second_review,
+        seed = policy.seed,
+        lease_secs = policy.lease.as_secs(),
+        reviewers = ?names,
+        "review queue on"
+    );
+    state
+        .with_review_queue(policy)
+        .map_err(|e| InputError(format!("review queue: {e}")).into())
+}
+
+/// Reloads the definitions from `dir` on every SIGHUP, for as long as the service runs
+/// (spawn it). A bad set is refused with a log line and the old one kept.
+pub async fn reload_on_hangup(state: ServeState, dir: PathBuf) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hangups = match signal(SignalKind::hangup()) {
+            Ok(hangups) => hangups,
+            Err(error) => {
+                tracing::warn!(%error, "SIGHUP cannot be handled; definitions will not reload");
+                return;
+            }
+        };
+        while hangups.recv().await.is_some() {
+            tracing::info!(dir = %dir.display(), "SIGHUP: reloading the definitions");
+            let _ = jevjudge_serve::reload_definitions(&state, &dir).await;
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (state, dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_and_rates_are_checked() {
+        assert_eq!(
+            parse_queued_status("inconclusive"),
+            Ok(Status::Inconclusive)
+        );
+        assert_eq!(parse_queued_status("FAIL"), Ok(Status::Fail));
+        assert!(
+            parse_queued_status("PASS")
+                .unwrap_err()
+                .contains("--sample-pass")
+        );
+        assert!(parse_queued_status("ERROR").is_err());
+        assert_eq!(parse_rate("0.05"), Ok(0.05));
+        assert_eq!(parse_rate("1"), Ok(1.0));
+        for bad in ["-0.1", "1.01", "NaN", "x", ""] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+    }
+}

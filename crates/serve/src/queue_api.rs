@@ -1,0 +1,514 @@
+//! The reviewer API of the review queue (issue 13): `POST /v1/queue/claim`,
+//! `POST /v1/queue/{item}/decision`, `POST /v1/queue/{item}/release`, `GET /v1/queue/stats`.
+//!
+//! Every route needs `Authorization: Bearer <reviewer token>` (from `--reviewer-tokens-env`,
+//! not the callers' `--auth-token-env`): 401 otherwise. Without a queue they answer 404
+//! `no_queue`. Claims are leases in the store, so two reviewers on any replicas sharing one
+//! store never hold the same item. The claim is blind: it carries the state and the criteria,
+//! never Jev's findings; the decision's answer reveals them.
+
+use axum::{
+    Extension, Json,
+    body::Body,
+    extract::{Path, Request, State, rejection::PathRejection},
+    http::{Method, StatusCode, header::AUTHORIZATION},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use jevjudge_store::{Claimed, Decision, MAX_NOTE_CHARS, QueueError, QueueItemId, StoreError};
+use serde_json::{Map, Value, json};
+
+use crate::{ServeError, ServeState, reviewers::Reviewer};
+
+/// The largest body of a queue request, in bytes (a decision: findings and a note).
+pub const MAX_QUEUE_BODY_BYTES: usize = 64 * 1024;
+
+/// Middleware of `/v1/queue/*`: 401 without a reviewer's token (or without any token when
+/// there is no queue), 404 `no_queue` with a token but no queue; else the
+/// [`Reviewer`] is put in the request's extensions.
+pub(crate) async fn require_reviewer(
+    State(state): State<ServeState>,
+    mut request: Request,
+    next: Next,
+) -> Result<Response, ServeError> {
+    // A method the route does not take is answered 405 by the router, token or not.
+    let expected = if request.uri().path().ends_with("/stats") {
+        Method::GET
+    } else {
+        Method::POST
+    };
+    if request.method() != expected {
+        return Ok(next.run(request).await);
+    }
+    let header = request
+        .headers()
+        .get(AUTHORIZATION)
+        .map(|value| value.as_bytes());
+    let Some(policy) = state.queue_policy() else {
+        // A request without any token is refused as such; with one, it learns there is no
+        // queue to authenticate against.
+        return Err(if header.is_none() {
+            ServeError::Unauthorized
+        } else {
+            ServeError::NoQueue
+        });
+    };
+    let reviewer = policy
+        .reviewers
+        .reviewer_for_header(header)
+        .ok_or(ServeError::Unauthorized)?;
+    request.extensions_mut().insert(reviewer);
+    Ok(next.run(request).await)
+}
+
+fn unavailable(state: &ServeState, error: &StoreError) -> ServeError {
+    tracing::warn!(%error, "the review queue's store failed");
+    ServeError::StoreUnavailable {
+        retry_after_secs: state.config().retry_after_secs(),
+    }
+}
+
+fn queue_error(state: &ServeState, error: QueueError) -> ServeError {
+    match error {
+        QueueError::NotFound => ServeError::QueueItemNotFound,
+        QueueError::LeaseNotHeld => ServeError::LeaseNotHeld,
+        QueueError::AlreadyDecided => ServeError::AlreadyDecided,
+        QueueError::Invalid(message) => ServeError::InvalidDecision { message },
+        QueueError::Store(error) => unavailable(state, &error),
+        _ => ServeError::Internal,
+    }
+}
+
+/// Reads a small JSON object body; an empty body is `{}`.
+async fn json_object(body: Body) -> Result<Map<String, Value>, ServeError> {
+    let bytes = axum::body::to_bytes(body, MAX_QUEUE_BODY_BYTES)
+        .await
+        .map_err(|_| ServeError::BodyTooLarge {
+            limit: MAX_QUEUE_BODY_BYTES,
+        })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    let value: Value =
+        serde_json::from_slice(&bytes).map_err(|error| ServeError::MalformedJson {
+            message: format!(
+                "the body is not valid JSON (line {}, column {})",
+                error.line(),
+                error.column()
+            ),
+        })?;
+    match value {
+        Value::Object(fields) => Ok(fields),
+        other => Err(ServeError::InvalidBody {
+            message: format!(
+                "the body must be a JSON object, not {}",
+                jevjudge_wire::json_kind(&other)
+            ),
+        }),
+    }
+}
+
+fn unknown_field(fields: &Map<String, Value>, known: &[&str]) -> Result<(), ServeError> {
+    match fields.keys().find(|key| !known.contains(&key.as_str())) {
+        Some(key) => Err(ServeError::InvalidBody {
+            message: format!(
+                "unknown field `{}`; expected {}",
+                key.chars()
+                    .take(64)
+                    .filter(|c| !c.is_control())
+                    .collect::<String>(),
+                known
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The claim's JSON: the item, the review's id and version, the state, and the criteria
+/// (id, question, expected flag) — no finding of Jev's.
+pub fn claim_json(claimed: &Claimed) -> Value {
+    let criteria: Vec<Value> = match &claimed.questions {
+        Value::Object(questions) => questions
+            .iter()
+            .map(|(id, question)| {
+                json!({
+                    "id": id,
+                    "instructions": question.get("instructions").cloned().unwrap_or(Value::Null),
+                    "expected": claimed
+                        .expected
+                        .as_ref()
+                        .and_then(|expected| expected.get(id))
+                        .copied(),
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    json!({
+        "item": claimed.item.to_string(),
+        "review_id": claimed.review.review_id.to_string(),
+        "definition_version": claimed.review.definition_version,
+        "reason": claimed.reason,
+        "slot": claimed.slot,
+        "state": claimed.state,
+        "criteria": criteria,
+        "lease_expires": serde_json::to_value(claimed)
+            .ok()
+            .and_then(|value| value.get("lease_expires").cloned())
+            .unwrap_or(Value::Null),
+    })
+}
+
+/// `POST /v1/queue/claim` with an optional `{"version": "…"}`: 200 with the leased item, or
+/// 204 when nothing is pending.
+pub(crate) async fn claim(
+    State(state): State<ServeState>,
+    Extension(reviewer): Extension<Reviewer>,
+    body: Body,
+) -> Result<Response, ServeError> {
+    let fields = json_object(body).await?;
+    unknown_field(&fields, &["version"])?;
+    let version = match fields.get("version") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(version)) if !version.is_empty() && version.chars().count() <= 256 => {
+            Some(version.as_str())
+        }
+        Some(_) => {
+            return Err(ServeError::InvalidBody {
+                message: "`version` must be a string of 1 to 256 characters".to_owned(),
+            });
+        }
+    };
+    let store = state.store().ok_or(ServeError::NoQueue)?;
+    match store.claim(&reviewer.name, version, state.lease()).await {
+        Ok(Some(claimed)) => Ok(Json(claim_json(&claimed)).into_response()),
+        Ok(None) => Ok(StatusCode::NO_CONTENT.into_response()),
+        Err(error) => Err(unavailable(&state, &error)),
+    }
+}
+
+fn item_id(path: Result<Path<String>, PathRejection>) -> Result<QueueItemId, ServeError> {
+    let Ok(Path(item)) = path else {
+        return Err(ServeError::QueueItemNotFound);
+    };
+    item.parse().map_err(|_| ServeError::QueueItemNotFound)
+}
+
+/// Reads `{"findings": {"<criterion id>": true|false|null}, "note": "…"}`.
+fn decision(fields: Map<String, Value>) -> Result<Decision, ServeError> {
+    unknown_field(&fields, &["findings", "note"])?;
+    let invalid = |message: &str| ServeError::InvalidBody {
+        message: message.to_owned(),
+    };
+    let Some(Value::Object(findings)) = fields.get("findings") else {
+        return Err(invalid(
+            "`findings` must be an object: {\"<criterion id>\": true | false | null}",
+        ));
+    };
+    let mut decided = std::collections::BTreeMap::new();
+    for (id, answer) in findings {
+        let answer = match answer {
+            Value::Bool(holds) => Some(*holds),
+            Value::Null => None,
+            _ => {
+                return Err(invalid(
+                    "each finding must be true (holds), false (does not hold) or null (can't tell)",
+                ));
+            }
+        };
+        decided.insert(id.clone(), answer);
+    }
+    let note = match fields.get("note") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(note)) if note.chars().count() <= MAX_NOTE_CHARS => Some(note.clone()),
+        Some(_) => {
+            return Err(ServeError::InvalidBody {
+                message: format!("`note` must be a string of at most {MAX_NOTE_CHARS} characters"),
+            });
+        }
+    };
+    Ok(Decision {
+        findings: decided,
+        note,
+    })
+}
+
+/// `POST /v1/queue/{item}/decision`: saves the decision of the item's lease holder; 200 with
+/// Jev's verdict and findings (revealed now), 404, 409 `lease_not_held` / `already_decided`,
+/// 422 for a decision that does not answer exactly the definition's criteria.
+pub(crate) async fn decide(
+    State(state): State<ServeState>,
+    Extension(reviewer): Extension<Reviewer>,
+    path: Result<Path<String>, PathRejection>,
+    body: Body,
+) -> Result<Response, ServeError> {
+    let item = item_id(path)?;
+    let decision = decision(json_object(body).await?)?;
+    let store = state.store().ok_or(ServeError::NoQueue)?;
+    let decided = store
+        .decide(item, &reviewer.name, &decision)
+        .await
+        .map_err(|error| queue_error(&state, error))?;
+    Ok(Json(json!({
+        "item": decided.item.to_string(),
+        "review_id": decided.review.review_id.to_string(),
+        "definition_version": decided.review.definition_version,
+        "reviewer": reviewer.name,
+        "findings": decision.findings,
+        "status_by_jev": decided.review.status,
+        "findings_by_jev": decided.findings_by_jev,
+    }))
+    .into_response())
+}
+
+/// `POST /v1/queue/{item}/release`: gives a held item back to the queue; 200
+/// `{"item": …, "released": true}`, 404, 409.
+pub(crate) async fn release(
+    State(state): State<ServeState>,
+    Extension(reviewer): Extension<Reviewer>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Response, ServeError> {
+    let item = item_id(path)?;
+    let store = state.store().ok_or(ServeError::NoQueue)?;
+    store
+        .release(item, &reviewer.name)
+        .await
+        .map_err(|error| queue_error(&state, error))?;
+    Ok(Json(json!({"item": item.to_string(), "released": true})).into_response())
+}
+
+/// `GET /v1/queue/stats`: pending by version, claimed, decided, and agreement (Cohen's kappa
+/// per criterion) over items decided by two reviewers.
+pub(crate) async fn stats(
+    State(state): State<ServeState>,
+    Extension(_reviewer): Extension<Reviewer>,
+) -> Result<Response, ServeError> {
+    let store = state.store().ok_or(ServeError::NoQueue)?;
+    match store.queue_stats().await {
+        Ok(stats) => Ok(Json(stats).into_response()),
+        Err(error) => Err(unavailable(&state, &error)),
+    }
+}
+
+/// Adds the queue's paths and schemas to the OpenAPI document.
+pub(crate) fn describe(document: &mut Value) {
+    let error = |description: &str| {
+        json!({
+            "description": description,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+        })
+    };
+    let reviewer = json!([{"reviewer": []}]);
+    let item_parameter = json!({
+        "name": "item", "in": "path", "required": true,
+        "description": "A queue item id (from a claim).",
+        "schema": {"type": "string"}
+    });
+    let unauthorized = error("No valid reviewer token (`unauthorized`).");
+    let no_queue = |also: &str| {
+        error(&format!(
+            "The service has no review queue (`no_queue`){also}."
+        ))
+    };
+    let unavailable = error("The store is unavailable (`store_unavailable`); retry later.");
+    let paths = &mut document["paths"];
+    paths["/v1/queue/claim"] = json!({"post": {
+        "operationId": "claimQueueItem",
+        "summary": "Lease the oldest pending item (optionally of one definition version). \
+                    Blind: the state and the criteria, never Jev's findings.",
+        "security": reviewer,
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {
+            "type": "object", "additionalProperties": false,
+            "properties": {"version": {"type": ["string", "null"], "minLength": 1, "maxLength": 256}}
+        }}}},
+        "responses": {
+            "200": {"description": "The leased item.", "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/ClaimedItem"}}}},
+            "204": {"description": "Nothing is pending."},
+            "400": error("The body is not JSON (`malformed_json`)."),
+            "401": unauthorized.clone(),
+            "404": no_queue(""),
+            "413": error("The body is over 64 KiB (`body_too_large`)."),
+            "422": error("The body is not `{\"version\": …}` (`invalid_body`)."),
+            "503": unavailable.clone()
+        }
+    }});
+    paths["/v1/queue/{item}/decision"] = json!({"post": {
+        "operationId": "decideQueueItem",
+        "summary": "Save the lease holder's decision: whether each criterion's condition really \
+                    holds (null: can't tell). The answer reveals Jev's findings.",
+        "security": reviewer,
+        "parameters": [item_parameter.clone()],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {
+            "$ref": "#/components/schemas/QueueDecision"}}}},
+        "responses": {
+            "200": {"description": "Saved.", "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/QueueDecided"}}}},
+            "400": error("The body is not JSON (`malformed_json`)."),
+            "401": unauthorized.clone(),
+            "404": no_queue(", or no item has this id (`queue_item_not_found`)"),
+            "409": error("The lease is not the caller's or has expired (`lease_not_held`), or the \
+                          item was decided already (`already_decided`)."),
+            "413": error("The body is over 64 KiB (`body_too_large`)."),
+            "422": error("The body is not a decision (`invalid_body`), or its findings do not \
+                          answer exactly the definition's criteria (`invalid_decision`)."),
+            "503": unavailable.clone()
+        }
+    }});
+    paths["/v1/queue/{item}/release"] = json!({"post": {
+        "operationId": "releaseQueueItem",
+        "summary": "Give a held item back to the queue.",
+        "security": reviewer,
+        "parameters": [item_parameter],
+        "responses": {
+            "200": {"description": "Released.", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["item", "released"],
+                "properties": {"item": {"type": "string"}, "released": {"const": true}}
+            }}}},
+            "401": unauthorized.clone(),
+            "404": no_queue(", or no item has this id (`queue_item_not_found`)"),
+            "409": error("The lease is not the caller's or has expired (`lease_not_held`), or the \
+                          item was decided already (`already_decided`)."),
+            "503": unavailable.clone()
+        }
+    }});
+    paths["/v1/queue/stats"] = json!({"get": {
+        "operationId": "queueStats",
+        "summary": "Pending items by version, claimed, decided, and agreement (Cohen's kappa per \
+                    criterion) where two reviewers decided the same review.",
+        "security": reviewer,
+        "responses": {
+            "200": {"description": "The queue in numbers.", "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/QueueStats"}}}},
+            "401": unauthorized,
+            "404": no_queue(""),
+            "503": unavailable
+        }
+    }});
+    document["components"]["securitySchemes"]["reviewer"] = json!({
+        "type": "http", "scheme": "bearer",
+        "description": "A reviewer's token from the variable named by --reviewer-tokens-env."
+    });
+    let schemas = &mut document["components"]["schemas"];
+    schemas["ClaimedItem"] = json!({
+        "type": "object",
+        "required": ["item", "review_id", "definition_version", "reason", "slot", "state",
+                     "criteria", "lease_expires"],
+        "properties": {
+            "item": {"type": "string"},
+            "review_id": {"type": "string"},
+            "definition_version": {"type": "string"},
+            "reason": {"enum": ["status", "sampled_pass", "second_review"]},
+            "slot": {"type": "integer", "minimum": 1, "maximum": 2},
+            "state": {"description": "The state text as reviewed (null if erased)."},
+            "criteria": {"type": "array", "items": {
+                "type": "object",
+                "required": ["id", "instructions", "expected"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "instructions": {"type": ["string", "null"]},
+                    "expected": {"type": ["boolean", "null"]}
+                }
+            }},
+            "lease_expires": {"type": "string", "description": "RFC 3339."}
+        }
+    });
+    schemas["QueueDecision"] = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["findings"],
+        "properties": {
+            "findings": {
+                "type": "object",
+                "description": "Every criterion id of the definition: true (holds), false (does \
+                                not hold) or null (can't tell).",
+                "additionalProperties": {"type": ["boolean", "null"]}
+            },
+            "note": {"type": ["string", "null"], "maxLength": MAX_NOTE_CHARS}
+        }
+    });
+    schemas["QueueDecided"] = json!({
+        "type": "object",
+        "required": ["item", "review_id", "definition_version", "reviewer", "findings",
+                     "status_by_jev", "findings_by_jev"],
+        "properties": {
+            "item": {"type": "string"},
+            "review_id": {"type": "string"},
+            "definition_version": {"type": "string"},
+            "reviewer": {"type": "string"},
+            "findings": {"type": "object",
+                         "additionalProperties": {"type": ["boolean", "null"]}},
+            "status_by_jev": {"$ref": "#/components/schemas/Status"},
+            "findings_by_jev": {"type": "object"}
+        }
+    });
+    schemas["QueueStats"] = json!({
+        "type": "object",
+        "required": ["pending_by_version", "claimed", "decided", "agreement"],
+        "properties": {
+            "pending_by_version": {"type": "object",
+                                   "additionalProperties": {"type": "integer", "minimum": 0}},
+            "claimed": {"type": "integer", "minimum": 0},
+            "decided": {"type": "integer", "minimum": 0},
+            "agreement": {"type": "object", "additionalProperties": {
+                "type": "object",
+                "required": ["items", "observed", "kappa"],
+                "properties": {
+                    "items": {"type": "integer", "minimum": 0},
+                    "observed": {"type": ["number", "null"]},
+                    "kappa": {"type": ["number", "null"]}
+                }
+            }}
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decision_takes_true_false_or_null_per_criterion_and_a_note() {
+        let fields = json!({"findings": {"a": true, "b": false, "c": null}, "note": "ok"});
+        let Value::Object(fields) = fields else {
+            unreachable!()
+        };
+        let decided = decision(fields).unwrap();
+        assert_eq!(decided.findings["a"], Some(true));
+        assert_eq!(decided.findings["b"], Some(false));
+        assert_eq!(decided.findings["c"], None);
+        assert_eq!(decided.note.as_deref(), Some("ok"));
+    }
+
+    #[test]
+    fn a_malformed_decision_is_422_naming_the_field() {
+        for (body, message) in [
+            (json!({}), "`findings` must be an object"),
+            (json!({"findings": []}), "`findings` must be an object"),
+            (
+                json!({"findings": {"a": "yes"}}),
+                "each finding must be true",
+            ),
+            (
+                json!({"findings": {}, "note": 3}),
+                "`note` must be a string",
+            ),
+            (json!({"findings": {}, "extra": 1}), "unknown field `extra`"),
+            (
+                json!({"findings": {}, "note": "x".repeat(MAX_NOTE_CHARS + 1)}),
+                "`note` must be a string",
+            ),
+        ] {
+            let Value::Object(fields) = body else {
+                unreachable!()
+            };
+            let error = decision(fields).unwrap_err();
+            assert_eq!(error.code(), "invalid_body");
+            assert!(error.to_string().contains(message), "{error}");
+        }
+    }
+}

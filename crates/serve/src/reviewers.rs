@@ -1,0 +1,253 @@
+//! Reviewers of the review queue and their bearer tokens (`--reviewer-tokens-env VAR`, issue 13).
+//!
+//! The variable holds comma-separated `name:token` pairs. The name is what the store, the stats
+//! and the logs show; the token is only ever compared, in constant time (`subtle`), against
+//! every configured token whatever the guess, and never printed (`Debug` shows the names only).
+//! Reviewer tokens are separate from the service's callers' tokens (`--auth-token-env`).
+
+use std::fmt;
+
+use subtle::{Choice, ConditionallySelectable as _, ConstantTimeEq as _};
+
+/// The longest token accepted, in bytes.
+const MAX_TOKEN_BYTES: usize = 4096;
+/// The longest reviewer name, in characters.
+pub const MAX_REVIEWER_NAME_CHARS: usize = 64;
+
+/// A signed-in reviewer: the name from `--reviewer-tokens-env`. Holds no token.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Reviewer {
+    /// The reviewer's name (1–64 characters of `A–Z a–z 0–9 - _ . @`).
+    pub name: String,
+}
+
+/// The reviewers and their tokens.
+///
+/// `Debug` shows the names and never a token.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ReviewerTokens {
+    entries: Vec<(String, Vec<u8>)>,
+}
+
+/// Why a reviewer token list was refused; the message never holds a token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReviewerTokensError {
+    /// No pair at all.
+    #[error("no reviewer: expected name:token pairs separated by commas")]
+    Empty,
+    /// An entry without a `:` or with an empty name or token.
+    #[error("entry {position} is not name:token")]
+    NotAPair {
+        /// Its position, from 1.
+        position: usize,
+    },
+    /// A name with characters outside `A–Z a–z 0–9 - _ . @`, or longer than 64 characters.
+    #[error("entry {position}: the name must be 1–64 characters of A–Z a–z 0–9 - _ . @")]
+    BadName {
+        /// Its position, from 1.
+        position: usize,
+    },
+    /// A token with whitespace, control or non-ASCII characters, or longer than 4096 bytes.
+    #[error(
+        "entry {position}: the token is not printable ASCII without spaces (at most 4096 bytes)"
+    )]
+    BadToken {
+        /// Its position, from 1.
+        position: usize,
+    },
+    /// Two entries with one name.
+    #[error("entry {position}: the name `{name}` is given twice")]
+    DuplicateName {
+        /// Its position, from 1.
+        position: usize,
+        /// The name.
+        name: String,
+    },
+    /// Two entries with one token (two reviewers could not be told apart).
+    #[error("entry {position}: its token is already another reviewer's")]
+    DuplicateToken {
+        /// Its position, from 1.
+        position: usize,
+    },
+}
+
+/// Whether `name` is a valid reviewer name.
+pub fn valid_reviewer_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().count() <= MAX_REVIEWER_NAME_CHARS
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@'))
+}
+
+impl ReviewerTokens {
+    /// Parses `name:token,name:token` (spaces around each entry are trimmed).
+    pub fn parse(value: &str) -> Result<ReviewerTokens, ReviewerTokensError> {
+        if value.trim().is_empty() {
+            return Err(ReviewerTokensError::Empty);
+        }
+        let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+        for (index, entry) in value.split(',').map(str::trim).enumerate() {
+            let position = index + 1;
+            let Some((name, token)) = entry.split_once(':') else {
+                return Err(ReviewerTokensError::NotAPair { position });
+            };
+            let (name, token) = (name.trim(), token.trim());
+            if name.is_empty() || token.is_empty() {
+                return Err(ReviewerTokensError::NotAPair { position });
+            }
+            if !valid_reviewer_name(name) {
+                return Err(ReviewerTokensError::BadName { position });
+            }
+            if token.len() > MAX_TOKEN_BYTES || !token.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(ReviewerTokensError::BadToken { position });
+            }
+            if entries.iter().any(|(known, _)| known == name) {
+                return Err(ReviewerTokensError::DuplicateName {
+                    position,
+                    name: name.to_owned(),
+                });
+            }
+            if entries.iter().any(|(_, known)| known == token.as_bytes()) {
+                return Err(ReviewerTokensError::DuplicateToken { position });
+            }
+            entries.push((name.to_owned(), token.as_bytes().to_vec()));
+        }
+        Ok(ReviewerTokens { entries })
+    }
+
+    /// How many reviewers there are.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The reviewers' names, in the order given.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// The `(name, token)` pairs, only for deriving the reviewer pages' session key
+    /// (`ui::session`); never printed.
+    pub(crate) fn pairs(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.entries
+            .iter()
+            .map(|(name, token)| (name.as_str(), token.as_slice()))
+    }
+
+    /// The reviewer whose token this is. Every token is compared in constant time, so the
+    /// time taken says neither whether nor which one matched.
+    pub fn reviewer_for_token(&self, presented: &[u8]) -> Option<Reviewer> {
+        let mut found = Choice::from(0);
+        let mut index = 0u64;
+        for (position, (_, token)) in self.entries.iter().enumerate() {
+            let hit = token.as_slice().ct_eq(presented);
+            index = u64::conditional_select(&index, &(position as u64), hit);
+            found |= hit;
+        }
+        bool::from(found).then(|| Reviewer {
+            name: self.entries[index as usize].0.clone(),
+        })
+    }
+
+    /// The reviewer of an `Authorization: Bearer <token>` header value (scheme
+    /// case-insensitive), if its token is known.
+    pub fn reviewer_for_header(&self, authorization: Option<&[u8]>) -> Option<Reviewer> {
+        self.reviewer_for_token(bearer(authorization?)?)
+    }
+}
+
+impl fmt::Debug for ReviewerTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReviewerTokens")
+            .field("names", &self.names().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The token of a `Bearer <token>` header value.
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let scheme = value.get(..7)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+        return None;
+    }
+    let token = value[7..].trim_ascii();
+    (!token.is_empty()).then_some(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_name_reviewers_and_tokens_find_them() {
+        let tokens = ReviewerTokens::parse(" ana:tok-a1 , bo.b@x:tok-b2").unwrap();
+        assert_eq!(tokens.len(), 2);
+        assert_eq!(tokens.names().collect::<Vec<_>>(), ["ana", "bo.b@x"]);
+        assert_eq!(
+            tokens.reviewer_for_token(b"tok-b2"),
+            Some(Reviewer {
+                name: "bo.b@x".to_owned()
+            })
+        );
+        assert_eq!(
+            tokens
+                .reviewer_for_header(Some(b"bearer tok-a1"))
+                .unwrap()
+                .name,
+            "ana"
+        );
+        assert_eq!(tokens.reviewer_for_token(b"tok-a"), None);
+        assert_eq!(tokens.reviewer_for_token(b"tok-a12"), None);
+        assert_eq!(tokens.reviewer_for_token(b""), None);
+        assert_eq!(tokens.reviewer_for_header(Some(b"Basic tok-a1")), None);
+        assert_eq!(tokens.reviewer_for_header(None), None);
+    }
+
+    #[test]
+    fn a_token_may_hold_colons() {
+        let tokens = ReviewerTokens::parse("ana:a:b:c").unwrap();
+        assert_eq!(tokens.reviewer_for_token(b"a:b:c").unwrap().name, "ana");
+    }
+
+    #[test]
+    fn bad_lists_are_refused_by_position_without_the_token() {
+        use ReviewerTokensError::*;
+        for (value, error) in [
+            ("", Empty),
+            ("  ", Empty),
+            ("ana", NotAPair { position: 1 }),
+            ("ana:x,bob:", NotAPair { position: 2 }),
+            (":x", NotAPair { position: 1 }),
+            ("a b:x", BadName { position: 1 }),
+            ("ana:x y", BadToken { position: 1 }),
+            (
+                "ana:x,ana:y",
+                DuplicateName {
+                    position: 2,
+                    name: "ana".to_owned(),
+                },
+            ),
+            ("ana:SECRET,bob:SECRET", DuplicateToken { position: 2 }),
+        ] {
+            let refused = ReviewerTokens::parse(value).unwrap_err();
+            assert_eq!(refused, error, "{value}");
+            assert!(!refused.to_string().contains("SECRET"), "{refused}");
+        }
+        let long = format!("ana:{}", "x".repeat(MAX_TOKEN_BYTES + 1));
+        assert_eq!(ReviewerTokens::parse(&long), Err(BadToken { position: 1 }));
+    }
+
+    #[test]
+    fn debug_shows_names_never_tokens() {
+        let tokens = ReviewerTokens::parse("ana:tok_SECRET_1,bob:tok_SECRET_2").unwrap();
+        let shown = format!("{tokens:?}");
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert!(shown.contains("ana") && shown.contains("bob"), "{shown}");
+    }
+}

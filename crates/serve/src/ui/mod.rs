@@ -1,0 +1,734 @@
+//! The reviewers' web pages at `/ui/` (issue 13 item 3): sign in with a reviewer token, the
+//! queue by definition version and age, claim an item, decide it blind, see Jev's findings
+//! after saving. Server-rendered with maud (every value escaped), one stylesheet and one
+//! small script for the keyboard shortcuts, both embedded and served from `/ui/static/`.
+//!
+//! Protection (`docs/review-ui.md`):
+//! - the session is an HMAC-signed cookie ([`session`]), `HttpOnly; SameSite=Strict;
+//!   Path=/ui`, `Secure` unless the page was asked for on a loopback host;
+//! - every form carries a CSRF token derived from the session by HMAC, checked on every POST,
+//!   and a POST whose `Origin` or `Sec-Fetch-Site` says it came from elsewhere is refused;
+//! - every response carries a strict `Content-Security-Policy` ([`CSP`]), `nosniff`,
+//!   `Referrer-Policy: no-referrer` and `X-Frame-Options: DENY`; pages are `no-store`;
+//! - blind by default: the item page holds no verdict and no probability; they are on the
+//!   result page, shown only to the reviewer who decided the item, after the decision is saved.
+
+// A refusal here is the page to answer with: handlers return it as is, on a path taken once per
+// request, so boxing it would only add an allocation.
+#![allow(clippy::result_large_err)]
+
+mod pages;
+mod session;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::{
+    Form, Router,
+    extract::{FromRequestParts, Path, Query, Request},
+    http::{
+        HeaderMap, HeaderValue, Method, StatusCode,
+        header::{
+            CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, COOKIE, HOST, LOCATION, ORIGIN,
+            REFERRER_POLICY, SET_COOKIE, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+        },
+        request::Parts,
+    },
+    middleware::{self, Next},
+    response::{IntoResponse, Response},
+    routing::{any, get, post},
+};
+use jevjudge_store::{
+    Decision, MAX_NOTE_CHARS, MAX_PAGE, QueueCursor, QueueError, QueueItemId, QueueItemView, Store,
+};
+use maud::Markup;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::ServeState;
+use pages::{Answer, CriterionView, ItemView, QueueRow, QueueView, ResultRow, ResultView, Who};
+use session::{PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey};
+
+/// The Content-Security-Policy of every `/ui` response: nothing but this site's own
+/// stylesheet, script and forms; no inline script or style, no frames, no base URL.
+pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; \
+                       form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// Items on one queue page.
+const PAGE_ITEMS: u32 = 50;
+
+const STYLE: &str = include_str!("style.css");
+const SCRIPT: &str = include_str!("keys.js");
+const ICON: &str = include_str!("icon.svg");
+
+/// The `/ui` route templates: log lines and metrics label `/ui` requests with these (never
+/// the raw path). Not in [`crate::ROUTES`]: pages are not part of the JSON API's OpenAPI.
+pub(crate) const ROUTES: [&str; 12] = [
+    "/ui",
+    "/ui/",
+    "/ui/sign-in",
+    "/ui/sign-out",
+    "/ui/claim",
+    "/ui/items/{item}",
+    "/ui/items/{item}/decision",
+    "/ui/items/{item}/release",
+    "/ui/static/style.css",
+    "/ui/static/keys.js",
+    "/ui/static/icon.svg",
+    "/ui/{*rest}",
+];
+
+/// The `/ui` routes (merged into the service's router: `nest("/ui", …)` would serve the queue
+/// at `/ui` but not at `/ui/`).
+pub(crate) fn router() -> Router<ServeState> {
+    Router::new()
+        .route(ROUTES[0], get(|| async { see_other("/ui/") }))
+        .route(ROUTES[1], get(queue_page))
+        .route(ROUTES[2], get(sign_in_page).post(sign_in))
+        .route(ROUTES[3], post(sign_out))
+        .route(ROUTES[4], post(claim))
+        .route(ROUTES[5], get(item_page))
+        .route(ROUTES[6], post(decide))
+        .route(ROUTES[7], post(release))
+        .route(ROUTES[8], get(style))
+        .route(ROUTES[9], get(script))
+        .route(ROUTES[10], get(icon))
+        .route(ROUTES[11], any(not_found))
+        .layer(middleware::from_fn(same_origin_posts))
+        .layer(middleware::from_fn(security_headers))
+}
+
+/// The headers every `/ui` response carries.
+async fn security_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    if !headers.contains_key(CACHE_CONTROL) {
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}
+
+/// Refuses a POST that says it came from another site: `Sec-Fetch-Site` other than
+/// `same-origin` (or `none`, typed by the user); without that header, an `Origin` whose host
+/// is not this one. (`Origin: null` proves nothing either way: browsers send it for every
+/// form of a page under `Referrer-Policy: no-referrer`.) Browsers that send neither are
+/// covered by the CSRF token and the SameSite cookie.
+async fn same_origin_posts(request: Request, next: Next) -> Response {
+    if request.method() == Method::POST && !same_origin(request.headers()) {
+        return refused(
+            StatusCode::FORBIDDEN,
+            "This form did not come from this site.",
+        );
+    }
+    next.run(request).await
+}
+
+fn same_origin(headers: &HeaderMap) -> bool {
+    if let Some(site) = headers.get("sec-fetch-site") {
+        return matches!(site.as_bytes(), b"same-origin" | b"none");
+    }
+    match headers.get(ORIGIN).map(HeaderValue::as_bytes) {
+        None | Some(b"null") => true,
+        Some(origin) => {
+            let host = headers.get(HOST).map(HeaderValue::as_bytes);
+            let origin_host = origin
+                .strip_prefix(b"http://")
+                .or_else(|| origin.strip_prefix(b"https://"));
+            matches!((origin_host, host), (Some(a), Some(b)) if a.eq_ignore_ascii_case(b))
+        }
+    }
+}
+
+/// What every page handler needs: the service, the session key, the signed-in reviewer.
+struct Ui {
+    state: ServeState,
+    key: SessionKey,
+    store: Store,
+    session: Option<Session>,
+    secure: bool,
+}
+
+impl FromRequestParts<ServeState> for Ui {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &ServeState) -> Result<Ui, Response> {
+        let (Some(key), Some(store)) = (session_key(state), state.store().cloned()) else {
+            return Err(refused(
+                StatusCode::NOT_FOUND,
+                "The review queue is not enabled on this service (it needs --store, \
+                 --store-state and --reviewer-tokens-env).",
+            ));
+        };
+        let now = SystemTime::now();
+        let session = cookie_header(&parts.headers)
+            .and_then(|header| session::cookie(header, SESSION_COOKIE))
+            .and_then(|value| key.verify(value, now));
+        Ok(Ui {
+            state: state.clone(),
+            key,
+            store,
+            session,
+            secure: !loopback_host(&parts.headers),
+        })
+    }
+}
+
+impl Ui {
+    /// The signed-in reviewer, or a redirect to the sign-in page.
+    fn reviewer(&self) -> Result<&Session, Response> {
+        self.session
+            .as_ref()
+            .ok_or_else(|| see_other("/ui/sign-in"))
+    }
+
+    /// The signed-in reviewer whose form carried the right CSRF token.
+    fn checked(&self, form: &[(String, String)]) -> Result<&Session, Response> {
+        let session = self.reviewer()?;
+        let given = field(form, "csrf").unwrap_or("");
+        if !self.key.check_csrf(session, given) {
+            return Err(refused(
+                StatusCode::FORBIDDEN,
+                "This form has expired or did not come from this site: reload the page and try again.",
+            ));
+        }
+        Ok(session)
+    }
+
+    fn who<'a>(&self, session: &'a Session, csrf: &'a str) -> Who<'a> {
+        Who {
+            name: &session.name,
+            csrf,
+        }
+    }
+}
+
+/// The session key: derived from the reviewer token set, so every replica started with the
+/// same set signs and checks sessions alike.
+fn session_key(state: &ServeState) -> Option<SessionKey> {
+    state
+        .queue_policy()
+        .map(|policy| SessionKey::derive(policy.reviewers.pairs()))
+}
+
+fn cookie_header(headers: &HeaderMap) -> Option<&str> {
+    headers.get(COOKIE).and_then(|value| value.to_str().ok())
+}
+
+/// Whether the page was asked for on a loopback host (`localhost`, `127.x.x.x`, `[::1]`),
+/// where the session cookie may go without `Secure` (plain HTTP on the machine itself).
+fn loopback_host(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(HOST).and_then(|h| h.to_str().ok()) else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    form.iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.as_str())
+}
+
+fn page(status: StatusCode, markup: Markup) -> Response {
+    (
+        status,
+        [(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        )],
+        markup.into_string(),
+    )
+        .into_response()
+}
+
+fn refused(status: StatusCode, text: &str) -> Response {
+    let title = match status {
+        StatusCode::FORBIDDEN => "Refused",
+        StatusCode::NOT_FOUND => "Not found",
+        StatusCode::CONFLICT => "Not yours",
+        _ => "Something went wrong",
+    };
+    page(status, pages::message(None, title, text))
+}
+
+fn see_other(location: &str) -> Response {
+    (
+        StatusCode::SEE_OTHER,
+        [(
+            LOCATION,
+            HeaderValue::from_str(location).unwrap_or(HeaderValue::from_static("/ui/")),
+        )],
+    )
+        .into_response()
+}
+
+fn store_failed(error: impl std::fmt::Display) -> Response {
+    tracing::warn!(target: "jevjudge_serve::ui", %error, "review page: the store failed");
+    refused(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The store did not answer: try again in a moment.",
+    )
+}
+
+fn unix_millis(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |elapsed| {
+        i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+    })
+}
+
+async fn style() -> Response {
+    static_file(STYLE, "text/css; charset=utf-8")
+}
+
+async fn script() -> Response {
+    static_file(SCRIPT, "text/javascript; charset=utf-8")
+}
+
+async fn icon() -> Response {
+    static_file(ICON, "image/svg+xml")
+}
+
+fn static_file(body: &'static str, content_type: &'static str) -> Response {
+    (
+        [
+            (CONTENT_TYPE, HeaderValue::from_static(content_type)),
+            (
+                CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=3600"),
+            ),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn not_found() -> Response {
+    refused(StatusCode::NOT_FOUND, "There is no such page.")
+}
+
+async fn sign_in_page(ui: Ui) -> Response {
+    if ui.session.is_some() {
+        return see_other("/ui/");
+    }
+    fresh_sign_in(&ui, StatusCode::OK, None)
+}
+
+/// The sign-in form with a new pre-session cookie (its CSRF nonce).
+fn fresh_sign_in(ui: &Ui, status: StatusCode, error: Option<&str>) -> Response {
+    let now = SystemTime::now();
+    let pre = ui.key.pre_session(now);
+    let csrf = ui.key.pre_csrf(&pre, now).unwrap_or_default();
+    let mut response = page(status, pages::sign_in(&csrf, error));
+    if let Ok(cookie) =
+        HeaderValue::from_str(&session::set_cookie(PRE_COOKIE, &pre, PRE_TTL, ui.secure))
+    {
+        response.headers_mut().append(SET_COOKIE, cookie);
+    }
+    response
+}
+
+async fn sign_in(ui: Ui, headers: HeaderMap, Form(form): Form<Vec<(String, String)>>) -> Response {
+    let now = SystemTime::now();
+    let pre = cookie_header(&headers)
+        .and_then(|header| session::cookie(header, PRE_COOKIE))
+        .unwrap_or("");
+    if !ui
+        .key
+        .check_pre_csrf(pre, field(&form, "csrf").unwrap_or(""), now)
+    {
+        return fresh_sign_in(
+            &ui,
+            StatusCode::FORBIDDEN,
+            Some("The sign-in form expired or did not come from this site: try again."),
+        );
+    }
+    let token = field(&form, "token").unwrap_or("").trim();
+    let Some(reviewer) = ui.state.reviewer_for_token(token) else {
+        return fresh_sign_in(
+            &ui,
+            StatusCode::UNAUTHORIZED,
+            Some("That token is not a reviewer's."),
+        );
+    };
+    let session = ui.key.sign_in(&reviewer.name, now);
+    tracing::info!(target: "jevjudge_serve::ui", reviewer = %reviewer.name, "review page: signed in");
+    let mut response = see_other("/ui/");
+    let cookies = [
+        session::set_cookie(
+            SESSION_COOKIE,
+            &ui.key.encode(&session),
+            SESSION_TTL,
+            ui.secure,
+        ),
+        session::set_cookie(PRE_COOKIE, "", Duration::ZERO, ui.secure),
+    ];
+    for cookie in cookies {
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().append(SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+async fn sign_out(ui: Ui, Form(form): Form<Vec<(String, String)>>) -> Response {
+    if let Err(response) = ui.checked(&form) {
+        return response;
+    }
+    let mut response = see_other("/ui/sign-in");
+    if let Ok(value) = HeaderValue::from_str(&session::set_cookie(
+        SESSION_COOKIE,
+        "",
+        Duration::ZERO,
+        ui.secure,
+    )) {
+        response.headers_mut().append(SET_COOKIE, value);
+    }
+    response
+}
+
+/// The queue page's query: a version to list, a page cursor, a message to show.
+#[derive(Deserialize)]
+struct QueueQuery {
+    version: Option<String>,
+    cursor: Option<String>,
+    message: Option<String>,
+}
+
+async fn queue_page(ui: Ui, Query(query): Query<QueueQuery>) -> Response {
+    let session = match ui.reviewer() {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let csrf = ui.key.csrf(session);
+    let version = query.version.as_deref().filter(|v| !v.is_empty());
+    let cursor = match query.cursor.as_deref().filter(|c| !c.is_empty()) {
+        None => None,
+        Some(text) => match text.parse::<QueueCursor>() {
+            Ok(cursor) => Some(cursor),
+            Err(_) => return refused(StatusCode::BAD_REQUEST, "That page link is not valid."),
+        },
+    };
+    let stats = match ui.store.queue_stats().await {
+        Ok(stats) => stats,
+        Err(error) => return store_failed(error),
+    };
+    let list = match ui
+        .store
+        .queue_page(version, PAGE_ITEMS.min(MAX_PAGE), cursor.as_ref())
+        .await
+    {
+        Ok(list) => list,
+        Err(error) => return store_failed(error),
+    };
+    let now = unix_millis(SystemTime::now());
+    let rows = list
+        .items
+        .iter()
+        .map(|item| QueueRow {
+            item: item.item.to_string(),
+            version: item.definition_version.clone(),
+            slot: item.slot,
+            age: pages::age(now - item.queued_at_millis),
+            claimed_by: item.claimed_by.clone(),
+        })
+        .collect();
+    let next = list.next_cursor.as_ref().map(|cursor| {
+        let mut query = format!("cursor={}", pages::urlencode(cursor));
+        if let Some(version) = version {
+            query.push_str(&format!("&version={}", pages::urlencode(version)));
+        }
+        query
+    });
+    let message = match query.message.as_deref() {
+        Some("empty") => Some("Nothing is pending: the queue is empty."),
+        Some("released") => Some("Released: the item is back in the queue."),
+        _ => None,
+    };
+    let view = QueueView {
+        who: ui.who(session, &csrf),
+        pending_by_version: stats.pending_by_version.into_iter().collect(),
+        claimed: stats.claimed,
+        decided: stats.decided,
+        version,
+        rows,
+        next,
+        message,
+    };
+    page(StatusCode::OK, pages::queue(&view))
+}
+
+async fn claim(ui: Ui, Form(form): Form<Vec<(String, String)>>) -> Response {
+    let session = match ui.checked(&form) {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let version = field(&form, "version").filter(|v| !v.is_empty());
+    match ui
+        .store
+        .claim(&session.name, version, ui.state.lease())
+        .await
+    {
+        Ok(Some(claimed)) => see_other(&format!("/ui/items/{}", claimed.item)),
+        Ok(None) => see_other("/ui/?message=empty"),
+        Err(error) => store_failed(error),
+    }
+}
+
+fn item_id(text: &str) -> Result<QueueItemId, Response> {
+    text.parse()
+        .map_err(|_| refused(StatusCode::NOT_FOUND, "There is no such item."))
+}
+
+/// The criteria of an item: (id, instructions) from the definition's questions JSON.
+fn criteria(questions: &Value) -> Vec<(String, String)> {
+    match questions {
+        Value::Object(map) => map
+            .iter()
+            .map(|(id, question)| {
+                let instructions = question
+                    .get("instructions")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| question.to_string(), str::to_owned);
+                (id.clone(), instructions)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What a reviewer may see of an item.
+enum Access {
+    /// Theirs to decide: the form.
+    Decide,
+    /// Decided by them: the result.
+    Result,
+    /// Not theirs.
+    None,
+}
+
+/// The store reads `claimed_by` as of now: it is set only while the lease is live.
+fn access(view: &QueueItemView, name: &str) -> Access {
+    match &view.decision {
+        Some(decision) if decision.reviewer == name => Access::Result,
+        Some(_) => Access::None,
+        None if view.entry.claimed_by.as_deref() == Some(name) => Access::Decide,
+        None => Access::None,
+    }
+}
+
+async fn item_page(ui: Ui, Path(item): Path<String>) -> Response {
+    let session = match ui.reviewer() {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let item = match item_id(&item) {
+        Ok(item) => item,
+        Err(response) => return response,
+    };
+    let view = match ui.store.queue_item(item).await {
+        Ok(Some(view)) => view,
+        Ok(None) => return refused(StatusCode::NOT_FOUND, "There is no such item."),
+        Err(error) => return store_failed(error),
+    };
+    let csrf = ui.key.csrf(session);
+    match access(&view, &session.name) {
+        Access::Decide => item_form(&ui, session, &csrf, &view, &[], StatusCode::OK, None),
+        Access::Result => result_page(&ui, session, &csrf, &view),
+        Access::None => not_yours(),
+    }
+}
+
+fn not_yours() -> Response {
+    refused(
+        StatusCode::CONFLICT,
+        "This item is not yours: another reviewer holds or decided it, or your lease expired \
+         and it went back to the queue. Claim the next item from the queue.",
+    )
+}
+
+fn item_form(
+    ui: &Ui,
+    session: &Session,
+    csrf: &str,
+    view: &QueueItemView,
+    form: &[(String, String)],
+    status: StatusCode,
+    error: Option<String>,
+) -> Response {
+    let criteria = criteria(&view.questions)
+        .into_iter()
+        .map(|(id, instructions)| CriterionView {
+            answer: field(form, &format!("c.{id}")).and_then(Answer::parse),
+            id,
+            instructions,
+        })
+        .collect();
+    // RFC 3339 UTC from the store: the time of day is what a reviewer needs.
+    let lease = view
+        .entry
+        .lease_expires
+        .as_deref()
+        .map_or_else(String::new, |at| match at.get(11..19) {
+            Some(time) => format!("{time} UTC"),
+            None => at.to_owned(),
+        });
+    let page_view = ItemView {
+        who: ui.who(session, csrf),
+        item: view.entry.item.to_string(),
+        version: view.review.definition_version.clone(),
+        reference: view.review.reference.clone(),
+        state: view.state.as_ref(),
+        criteria,
+        note: field(form, "note").unwrap_or("").to_owned(),
+        lease_expires: lease,
+        error,
+    };
+    page(status, pages::item(&page_view))
+}
+
+fn result_page(ui: &Ui, session: &Session, csrf: &str, view: &QueueItemView) -> Response {
+    let Some(decision) = &view.decision else {
+        return not_yours();
+    };
+    let rows = criteria(&view.questions)
+        .into_iter()
+        .map(|(id, instructions)| {
+            let jev = view.review.findings.get(&id);
+            ResultRow {
+                reviewer: decision.findings.get(&id).copied().flatten(),
+                jev_status: jev
+                    .and_then(|f| f.get("status"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                jev_probability: jev
+                    .and_then(|f| f.get("yes_probability"))
+                    .and_then(Value::as_f64),
+                id,
+                instructions,
+            }
+        })
+        .collect();
+    let result = ResultView {
+        who: ui.who(session, csrf),
+        item: view.entry.item.to_string(),
+        version: view.review.definition_version.clone(),
+        review_status: view.review.status.clone(),
+        rows,
+        note: decision.note.clone(),
+    };
+    page(StatusCode::OK, pages::result(&result))
+}
+
+async fn decide(
+    ui: Ui,
+    Path(item): Path<String>,
+    Form(form): Form<Vec<(String, String)>>,
+) -> Response {
+    let session = match ui.checked(&form) {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let item = match item_id(&item) {
+        Ok(item) => item,
+        Err(response) => return response,
+    };
+    let view = match ui.store.queue_item(item).await {
+        Ok(Some(view)) => view,
+        Ok(None) => return refused(StatusCode::NOT_FOUND, "There is no such item."),
+        Err(error) => return store_failed(error),
+    };
+    let csrf = ui.key.csrf(session);
+    let mut findings = std::collections::BTreeMap::new();
+    let mut missing = Vec::new();
+    for (id, _) in criteria(&view.questions) {
+        match field(&form, &format!("c.{id}")).and_then(Answer::parse) {
+            Some(answer) => {
+                findings.insert(id, answer.finding());
+            }
+            None => missing.push(id),
+        }
+    }
+    let note = field(&form, "note").unwrap_or("").trim();
+    let error = if !missing.is_empty() {
+        Some(format!(
+            "Answer every criterion (missing: {}).",
+            missing.join(", ")
+        ))
+    } else if note.chars().count() > MAX_NOTE_CHARS {
+        Some(format!(
+            "The note is longer than {MAX_NOTE_CHARS} characters."
+        ))
+    } else {
+        None
+    };
+    if let Some(error) = error {
+        if matches!(access(&view, &session.name), Access::Decide) {
+            return item_form(
+                &ui,
+                session,
+                &csrf,
+                &view,
+                &form,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Some(error),
+            );
+        }
+        return not_yours();
+    }
+    let decision = Decision {
+        findings,
+        note: (!note.is_empty()).then(|| note.to_owned()),
+    };
+    match ui.store.decide(item, &session.name, &decision).await {
+        Ok(_) => see_other(&format!("/ui/items/{item}")),
+        Err(QueueError::AlreadyDecided) => see_other(&format!("/ui/items/{item}")),
+        Err(QueueError::NotFound) => refused(StatusCode::NOT_FOUND, "There is no such item."),
+        Err(QueueError::LeaseNotHeld) => not_yours(),
+        Err(QueueError::Invalid(reason)) => item_form(
+            &ui,
+            session,
+            &csrf,
+            &view,
+            &form,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some(reason),
+        ),
+        Err(QueueError::Store(error)) => store_failed(error),
+        Err(error) => store_failed(error),
+    }
+}
+
+async fn release(
+    ui: Ui,
+    Path(item): Path<String>,
+    Form(form): Form<Vec<(String, String)>>,
+) -> Response {
+    let session = match ui.checked(&form) {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let item = match item_id(&item) {
+        Ok(item) => item,
+        Err(response) => return response,
+    };
+    match ui.store.release(item, &session.name).await {
+        Ok(()) => see_other("/ui/?message=released"),
+        Err(QueueError::NotFound) => refused(StatusCode::NOT_FOUND, "There is no such item."),
+        Err(QueueError::LeaseNotHeld | QueueError::AlreadyDecided) => not_yours(),
+        Err(QueueError::Invalid(reason)) => refused(StatusCode::UNPROCESSABLE_ENTITY, &reason),
+        Err(error) => store_failed(error),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,382 @@
+//! The reviewer's session and the forms' CSRF tokens, both HMAC-SHA256 under one key.
+//!
+//! A session is a signed cookie value, `v1.<name hex>.<expires unix s>.<nonce hex>.<mac hex>`:
+//! nothing is kept in memory or in the store, so any replica holding the same reviewer tokens
+//! accepts it. The key is derived from the reviewer token set ([`SessionKey::derive`]): changing
+//! any token signs every reviewer out, and a session never outlives the token set it was made
+//! under. The name is hex-encoded so no byte of it can break the cookie syntax.
+//!
+//! A form's CSRF token is `HMAC(key, "csrf" ‖ session nonce ‖ purpose)`: fixed for one sign-in
+//! and one purpose, different after signing in again, unguessable without the key. The sign-in
+//! form, which has no session yet, gets its token from a short-lived pre-session cookie nonce
+//! (double submit, signed).
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use hmac::{Hmac, Mac};
+use rand::RngCore as _;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq as _;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// The session cookie's name.
+pub(crate) const SESSION_COOKIE: &str = "jevjudge_ui";
+/// The pre-session cookie's name (the sign-in form's CSRF nonce).
+pub(crate) const PRE_COOKIE: &str = "jevjudge_ui_pre";
+/// How long a session lasts.
+pub(crate) const SESSION_TTL: Duration = Duration::from_secs(8 * 60 * 60);
+/// How long the sign-in form stays valid.
+pub(crate) const PRE_TTL: Duration = Duration::from_secs(30 * 60);
+/// The longest reviewer name a session carries.
+const MAX_NAME_BYTES: usize = 256;
+
+/// The key sessions and CSRF tokens are signed with.
+#[derive(Clone)]
+pub(crate) struct SessionKey([u8; 32]);
+
+impl std::fmt::Debug for SessionKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionKey(..)")
+    }
+}
+
+impl SessionKey {
+    /// The key for a reviewer token set: SHA-256 over a domain label and the `name:token`
+    /// pairs in sorted order, so every replica started with the same set derives the same key,
+    /// whatever order the pairs were given in.
+    pub(crate) fn derive<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> SessionKey {
+        let mut pairs: Vec<(&str, &[u8])> = pairs.into_iter().collect();
+        pairs.sort_unstable();
+        let mut hash = Sha256::new();
+        hash.update(b"jevjudge-ui-session-v1\0");
+        for (name, token) in pairs {
+            hash.update((name.len() as u64).to_be_bytes());
+            hash.update(name.as_bytes());
+            hash.update((token.len() as u64).to_be_bytes());
+            hash.update(token);
+        }
+        SessionKey(hash.finalize().into())
+    }
+
+    fn mac(&self, parts: &[&[u8]]) -> [u8; 32] {
+        let mut mac = HmacSha256::new_from_slice(&self.0).expect("HMAC takes any key length");
+        for part in parts {
+            mac.update(&(part.len() as u64).to_be_bytes());
+            mac.update(part);
+        }
+        mac.finalize().into_bytes().into()
+    }
+
+    /// A new session for `name`, valid for [`SESSION_TTL`] from `now`.
+    pub(crate) fn sign_in(&self, name: &str, now: SystemTime) -> Session {
+        let mut nonce = [0u8; 16];
+        rand::rng().fill_bytes(&mut nonce);
+        Session {
+            name: name.to_owned(),
+            expires: unix(now) + SESSION_TTL.as_secs(),
+            nonce,
+        }
+    }
+
+    /// The cookie value of a session.
+    pub(crate) fn encode(&self, session: &Session) -> String {
+        let name = hex(session.name.as_bytes());
+        let expires = session.expires.to_string();
+        let nonce = hex(&session.nonce);
+        let mac = self.mac(&[
+            b"session",
+            name.as_bytes(),
+            expires.as_bytes(),
+            nonce.as_bytes(),
+        ]);
+        format!("v1.{name}.{expires}.{nonce}.{}", hex(&mac))
+    }
+
+    /// The session a cookie value holds, when it is well formed, signed with this key and not
+    /// expired at `now`.
+    pub(crate) fn verify(&self, value: &str, now: SystemTime) -> Option<Session> {
+        let mut parts = value.split('.');
+        let (Some("v1"), Some(name), Some(expires), Some(nonce), Some(mac), None) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return None;
+        };
+        let expected = self.mac(&[
+            b"session",
+            name.as_bytes(),
+            expires.as_bytes(),
+            nonce.as_bytes(),
+        ]);
+        let given = unhex(mac)?;
+        if !bool::from(given.as_slice().ct_eq(&expected)) {
+            return None;
+        }
+        let expires: u64 = expires.parse().ok()?;
+        if expires <= unix(now) {
+            return None;
+        }
+        let name = String::from_utf8(unhex(name)?).ok()?;
+        if name.is_empty() || name.len() > MAX_NAME_BYTES {
+            return None;
+        }
+        let nonce: [u8; 16] = unhex(nonce)?.try_into().ok()?;
+        Some(Session {
+            name,
+            expires,
+            nonce,
+        })
+    }
+
+    /// The CSRF token of a session's forms.
+    pub(crate) fn csrf(&self, session: &Session) -> String {
+        hex(&self.mac(&[b"csrf", &session.nonce]))
+    }
+
+    /// Whether `given` is the session's CSRF token (constant time).
+    pub(crate) fn check_csrf(&self, session: &Session, given: &str) -> bool {
+        let expected = self.csrf(session);
+        bool::from(given.as_bytes().ct_eq(expected.as_bytes()))
+    }
+
+    /// A new pre-session cookie value (the sign-in form's nonce and expiry, signed).
+    pub(crate) fn pre_session(&self, now: SystemTime) -> String {
+        let mut nonce = [0u8; 16];
+        rand::rng().fill_bytes(&mut nonce);
+        let nonce = hex(&nonce);
+        let expires = (unix(now) + PRE_TTL.as_secs()).to_string();
+        let mac = self.mac(&[b"pre", nonce.as_bytes(), expires.as_bytes()]);
+        format!("p1.{nonce}.{expires}.{}", hex(&mac))
+    }
+
+    /// The sign-in form's CSRF token for a pre-session cookie value, when the value is
+    /// genuine and not expired.
+    pub(crate) fn pre_csrf(&self, pre: &str, now: SystemTime) -> Option<String> {
+        let mut parts = pre.split('.');
+        let (Some("p1"), Some(nonce), Some(expires), Some(mac), None) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return None;
+        };
+        let expected = self.mac(&[b"pre", nonce.as_bytes(), expires.as_bytes()]);
+        if !bool::from(unhex(mac)?.as_slice().ct_eq(&expected)) {
+            return None;
+        }
+        if expires.parse::<u64>().ok()? <= unix(now) {
+            return None;
+        }
+        Some(hex(&self.mac(&[b"pre-csrf", nonce.as_bytes()])))
+    }
+
+    /// Whether `given` is the sign-in form's CSRF token for the pre-session cookie `pre`.
+    pub(crate) fn check_pre_csrf(&self, pre: &str, given: &str, now: SystemTime) -> bool {
+        self.pre_csrf(pre, now)
+            .is_some_and(|expected| bool::from(given.as_bytes().ct_eq(expected.as_bytes())))
+    }
+}
+
+/// A signed-in reviewer.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Session {
+    /// The reviewer's name (as the store records decisions).
+    pub(crate) name: String,
+    /// When the session ends, in Unix seconds.
+    pub(crate) expires: u64,
+    nonce: [u8; 16],
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("name", &self.name)
+            .field("expires", &self.expires)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A `Set-Cookie` value: `HttpOnly; SameSite=Strict; Path=/ui`, `Secure` when asked.
+pub(crate) fn set_cookie(name: &str, value: &str, max_age: Duration, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!(
+        "{name}={value}; Max-Age={}; Path=/ui; HttpOnly; SameSite=Strict{secure}",
+        max_age.as_secs()
+    )
+}
+
+/// The value of cookie `name` in a `Cookie` header, if present.
+pub(crate) fn cookie<'a>(header: &'a str, name: &str) -> Option<&'a str> {
+    header.split(';').find_map(|pair| {
+        let (key, value) = pair.trim().split_once('=')?;
+        (key == name).then_some(value)
+    })
+}
+
+fn unix(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(DIGITS[usize::from(byte >> 4)] as char);
+        out.push(DIGITS[usize::from(byte & 0xf)] as char);
+    }
+    out
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 || text.len() > 2 * 1024 {
+        return None;
+    }
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    text.as_bytes()
+        .chunks_exact(2)
+        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> SessionKey {
+        SessionKey::derive([("ada", &b"tok-a"[..]), ("bob", b"tok-b")])
+    }
+
+    fn now() -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(1_800_000_000)
+    }
+
+    #[test]
+    fn a_session_round_trips_through_its_cookie_value() {
+        let key = key();
+        let session = key.sign_in("ada <admin>; x=1", now());
+        let value = key.encode(&session);
+        assert!(
+            value
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.'),
+            "cookie-safe: {value}"
+        );
+        assert_eq!(key.verify(&value, now()), Some(session));
+    }
+
+    #[test]
+    fn the_key_is_the_same_on_every_replica_whatever_the_order_of_the_pairs() {
+        let a = SessionKey::derive([("ada", &b"tok-a"[..]), ("bob", b"tok-b")]);
+        let b = SessionKey::derive([("bob", &b"tok-b"[..]), ("ada", b"tok-a")]);
+        let session = a.sign_in("ada", now());
+        assert!(b.verify(&a.encode(&session), now()).is_some());
+    }
+
+    #[test]
+    fn a_changed_token_set_signs_everyone_out() {
+        let session = key().sign_in("ada", now());
+        let value = key().encode(&session);
+        let rotated = SessionKey::derive([("ada", &b"tok-a2"[..]), ("bob", b"tok-b")]);
+        assert_eq!(rotated.verify(&value, now()), None);
+    }
+
+    #[test]
+    fn a_tampered_name_expiry_or_mac_is_refused() {
+        let key = key();
+        let value = key.encode(&key.sign_in("ada", now()));
+        let parts: Vec<&str> = value.split('.').collect();
+        let forged_name = format!("v1.{}.{}.{}.{}", hex(b"bob"), parts[2], parts[3], parts[4]);
+        assert_eq!(key.verify(&forged_name, now()), None);
+        let later = format!(
+            "v1.{}.{}.{}.{}",
+            parts[1],
+            parts[2].parse::<u64>().unwrap() + 1,
+            parts[3],
+            parts[4]
+        );
+        assert_eq!(key.verify(&later, now()), None);
+        let mut mac = parts[4].to_owned();
+        mac.replace_range(0..1, if mac.starts_with('0') { "1" } else { "0" });
+        let bad_mac = format!("v1.{}.{}.{}.{mac}", parts[1], parts[2], parts[3]);
+        assert_eq!(key.verify(&bad_mac, now()), None);
+        for junk in ["", "v1", "v1....", "v2.a.b.c.d", &format!("{value}.x")] {
+            assert_eq!(key.verify(junk, now()), None, "{junk}");
+        }
+    }
+
+    #[test]
+    fn an_expired_session_is_refused() {
+        let key = key();
+        let value = key.encode(&key.sign_in("ada", now()));
+        assert!(
+            key.verify(&value, now() + SESSION_TTL - Duration::from_secs(1))
+                .is_some()
+        );
+        assert_eq!(key.verify(&value, now() + SESSION_TTL), None);
+    }
+
+    #[test]
+    fn the_csrf_token_belongs_to_one_sign_in() {
+        let key = key();
+        let first = key.sign_in("ada", now());
+        let second = key.sign_in("ada", now());
+        let token = key.csrf(&first);
+        assert!(key.check_csrf(&first, &token));
+        assert!(!key.check_csrf(&second, &token));
+        assert!(!key.check_csrf(&first, ""));
+        assert!(!key.check_csrf(&first, &token[1..]));
+        let other_key = SessionKey::derive([("ada", &b"x"[..])]);
+        assert!(!other_key.check_csrf(&first, &token));
+    }
+
+    #[test]
+    fn the_sign_in_form_token_needs_its_genuine_unexpired_pre_cookie() {
+        let key = key();
+        let pre = key.pre_session(now());
+        let token = key.pre_csrf(&pre, now()).expect("a genuine pre-session");
+        assert!(key.check_pre_csrf(&pre, &token, now()));
+        assert!(!key.check_pre_csrf(&pre, "00", now()));
+        assert!(!key.check_pre_csrf(&key.pre_session(now()), &token, now()));
+        assert!(!key.check_pre_csrf(&pre, &token, now() + PRE_TTL));
+        let forged = format!("p1.{}.99999999999.{}", "00".repeat(16), "00".repeat(32));
+        assert_eq!(key.pre_csrf(&forged, now()), None);
+    }
+
+    #[test]
+    fn the_cookie_has_the_required_attributes() {
+        let plain = set_cookie(SESSION_COOKIE, "v", SESSION_TTL, false);
+        assert_eq!(
+            plain,
+            "jevjudge_ui=v; Max-Age=28800; Path=/ui; HttpOnly; SameSite=Strict"
+        );
+        assert!(set_cookie(SESSION_COOKIE, "v", SESSION_TTL, true).ends_with("; Secure"));
+    }
+
+    #[test]
+    fn cookies_are_found_by_exact_name() {
+        let header = "a=1; jevjudge_ui_pre=p; jevjudge_ui=s";
+        assert_eq!(cookie(header, SESSION_COOKIE), Some("s"));
+        assert_eq!(cookie(header, PRE_COOKIE), Some("p"));
+        assert_eq!(cookie(header, "b"), None);
+    }
+
+    #[test]
+    fn debug_never_shows_the_key_or_nonce() {
+        let key = key();
+        let session = key.sign_in("ada", now());
+        assert_eq!(format!("{key:?}"), "SessionKey(..)");
+        assert!(!format!("{session:?}").contains("nonce"));
+    }
+}

@@ -1,0 +1,457 @@
+//! The reviewer pages (`/ui/`) over real HTTP on 127.0.0.1, with a real SQLite store: sign-in
+//! and its cookie, CSRF refusals, escaping, and the blind rule.
+
+use std::{sync::Arc, time::Duration};
+
+use jevjudge_judge::{Status, SystemOneBackend};
+use jevjudge_serve::{Config, DecisionLog, Metrics, QueuePolicy, ReviewerTokens, ServeState};
+use jevjudge_store::{Enqueue, KeptState, NewReview, QueueReason, ReviewId, Store, StoreUrl};
+use serde_json::json;
+
+use crate::{
+    store::sqlite_url,
+    util::{Reply, Service, client, definitions, fake_answering, read, refund_state},
+};
+
+const XSS: &str = "<script>window.__xss=1</script> <img src=x onerror=\"window.__xss=2\"> \
+                   <a href=\"javascript:window.__xss=3\">javascript:window.__xss=3</a>";
+
+/// A service with a review queue (reviewers `ada` and `bob`) on a fresh SQLite store, holding
+/// one queued INCONCLUSIVE refund-answer-v1 review (Jev: 0.5) whose answer is `XSS`. The review
+/// is written with the store's `insert_queued`, as the service writes a queued review.
+async fn service() -> (Service, jevjudge_fake::FakeServer) {
+    let (service, fake, url) = replica(None).await;
+    queue_one(&url).await;
+    (service, fake)
+}
+
+/// A service on the store at `url` (a new SQLite file when None), with the reviewers `ada` and
+/// `bob` and a review queue; and the store's URL.
+async fn replica(url: Option<StoreUrl>) -> (Service, jevjudge_fake::FakeServer, StoreUrl) {
+    let url = url.unwrap_or_else(sqlite_url);
+    let fake = fake_answering(&[("supported", 0.5)]).await;
+    let metrics = Metrics::new();
+    let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
+    let state = ServeState::new(backend, definitions(), Config::default(), metrics)
+        .expect("a valid configuration");
+    let store = Store::open(&url).await.expect("the store opens");
+    let log = DecisionLog::open(store, &state.definitions(), true, "jev-latest")
+        .await
+        .expect("the definitions are kept");
+    let reviewers = ReviewerTokens::parse("ada:tok-ada-1,bob:tok-bob-2").expect("reviewers");
+    let state = state
+        .with_decision_log(Arc::new(log))
+        .expect("one decision log")
+        .with_review_queue(QueuePolicy::new([Status::Inconclusive], reviewers))
+        .expect("a review queue");
+    (Service::start_state(state).await, fake, url)
+}
+
+/// Queues one INCONCLUSIVE refund-answer-v1 review whose answer is `XSS`.
+async fn queue_one(url: &StoreUrl) {
+    let store = Store::open(url).await.expect("the store opens");
+    let definition = definitions();
+    let questions = definition
+        .get("refund-answer-v1")
+        .expect("the refund definition")
+        .questions()
+        .to_json();
+    store
+        .put_definition("sha256:ui-test-refund", "refund-answer-v1", &questions)
+        .await
+        .expect("the definition is kept");
+    let mut state_text = refund_state();
+    state_text["assistant_answer"] = json!(XSS);
+    let review = NewReview {
+        id: ReviewId::new(),
+        definition_version: "refund-answer-v1".to_owned(),
+        definition_digest: "sha256:ui-test-refund".to_owned(),
+        state_digest: "sha256:00ff".to_owned(),
+        reference: Some("ticket-7".to_owned()),
+        status: "INCONCLUSIVE".to_owned(),
+        error: "NONE".to_owned(),
+        detail: None,
+        findings: json!({"supported": {"status": "INCONCLUSIVE", "yes_probability": 0.5,
+                                       "expected_probability": 0.5}}),
+        model: Some("jev-1.13.0".to_owned()),
+        usage: None,
+        elapsed: Duration::from_millis(20),
+        request_id: "req-ui-1".to_owned(),
+        backend: "fake".to_owned(),
+        kept: Some(KeptState {
+            state: state_text,
+            answers: None,
+            requested_model: "jev-latest".to_owned(),
+        }),
+    };
+    let enqueue = Enqueue {
+        reason: QueueReason::Status,
+        copies: 1,
+    };
+    let items = store
+        .insert_queued(&review, Some(&enqueue))
+        .await
+        .expect("the review is queued");
+    assert_eq!(items.len(), 1);
+}
+
+/// A browser-like client that follows no redirect and keeps no cookie by itself.
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client")
+}
+
+/// The `name=value` of every `Set-Cookie` header named `name`.
+fn set_cookies<'a>(reply: &'a Reply, name: &str) -> Vec<&'a str> {
+    reply
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .filter(|value| value.starts_with(&format!("{name}=")))
+        .collect()
+}
+
+/// The value of the first hidden `csrf` field of a page.
+fn csrf(page: &str) -> String {
+    let marker = r#"name="csrf" value=""#;
+    let start = page.find(marker).expect("a csrf field") + marker.len();
+    page[start..][..page[start..].find('"').expect("a closing quote")].to_owned()
+}
+
+async fn get(url: &str, cookie: &str) -> Reply {
+    read(
+        browser()
+            .get(url)
+            .header("cookie", cookie)
+            .send()
+            .await
+            .expect("a response"),
+    )
+    .await
+}
+
+async fn post(url: &str, cookie: &str, form: &[(&str, &str)], extra: &[(&str, &str)]) -> Reply {
+    let body: String = form
+        .iter()
+        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+        .collect::<Vec<_>>()
+        .join("&");
+    let mut request = browser()
+        .post(url)
+        .header("cookie", cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body);
+    for (name, value) in extra {
+        request = request.header(*name, *value);
+    }
+    read(request.send().await.expect("a response")).await
+}
+
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// Signs in with `token`: the sign-in reply and the session cookie (`name=value`).
+async fn sign_in(service: &Service, token: &str) -> (Reply, Option<String>) {
+    let form = get(&format!("{}/ui/sign-in", service.url), "").await;
+    assert_eq!(form.status, 200);
+    let pre = set_cookies(&form, "jevjudge_ui_pre")[0]
+        .split(';')
+        .next()
+        .expect("a pair")
+        .to_owned();
+    let token_field = csrf(&form.text());
+    let reply = post(
+        &format!("{}/ui/sign-in", service.url),
+        &pre,
+        &[("csrf", &token_field), ("token", token)],
+        &[],
+    )
+    .await;
+    let session = set_cookies(&reply, "jevjudge_ui")
+        .first()
+        .map(|cookie| cookie.split(';').next().expect("a pair").to_owned());
+    (reply, session)
+}
+
+/// Signs in and claims the queued item: (session cookie, the page's CSRF token, item path).
+async fn claim(service: &Service, token: &str) -> (String, String, String) {
+    let (_, session) = sign_in(service, token).await;
+    let session = session.expect("signed in");
+    let queue = get(&format!("{}/ui/", service.url), &session).await;
+    assert_eq!(queue.status, 200, "{}", queue.text());
+    let token = csrf(&queue.text());
+    let reply = post(
+        &format!("{}/ui/claim", service.url),
+        &session,
+        &[("csrf", &token), ("version", "")],
+        &[],
+    )
+    .await;
+    assert_eq!(reply.status, 303, "{}", reply.text());
+    let location = reply.headers["location"]
+        .to_str()
+        .expect("ASCII")
+        .to_owned();
+    assert!(location.starts_with("/ui/items/"), "{location}");
+    (session, token, location)
+}
+
+#[tokio::test]
+async fn sign_in_sets_an_http_only_same_site_strict_cookie_on_path_ui() {
+    let (service, _fake) = service().await;
+    let anonymous = get(&format!("{}/ui/", service.url), "").await;
+    assert_eq!(anonymous.status, 303);
+    assert_eq!(anonymous.headers["location"], "/ui/sign-in");
+
+    let (refused, session) = sign_in(&service, "tok-nobody").await;
+    assert_eq!(refused.status, 401);
+    assert_eq!(session, None);
+    assert!(refused.text().contains("not a reviewer"));
+
+    let (reply, session) = sign_in(&service, "tok-ada-1").await;
+    assert_eq!(reply.status, 303);
+    assert_eq!(reply.headers["location"], "/ui/");
+    let cookie = set_cookies(&reply, "jevjudge_ui")[0];
+    for attribute in [
+        "; HttpOnly",
+        "; SameSite=Strict",
+        "; Path=/ui",
+        "; Max-Age=28800",
+    ] {
+        assert!(cookie.contains(attribute), "{attribute} missing: {cookie}");
+    }
+    // On a loopback host the cookie may travel over plain HTTP (docs/review-ui.md).
+    assert!(!cookie.contains("Secure"), "{cookie}");
+    assert!(
+        !cookie.contains("tok-ada-1"),
+        "the token is never in the cookie"
+    );
+
+    let queue = get(
+        &format!("{}/ui/", service.url),
+        &session.expect("a session"),
+    )
+    .await;
+    assert_eq!(queue.status, 200);
+    let text = queue.text();
+    assert!(text.contains("signed in as <strong>ada</strong>"), "{text}");
+    assert!(text.contains("refund-answer-v1 (1 pending)"), "{text}");
+    let csp = queue.headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.starts_with("default-src 'none'"), "{csp}");
+    assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"));
+    assert_eq!(queue.headers["x-content-type-options"], "nosniff");
+    assert_eq!(queue.headers["referrer-policy"], "no-referrer");
+    assert_eq!(queue.headers["cache-control"], "no-store");
+
+    // A forged or expired cookie is no session.
+    let forged = get(
+        &format!("{}/ui/", service.url),
+        "jevjudge_ui=v1.616461.9999999999.00.00",
+    )
+    .await;
+    assert_eq!(forged.status, 303);
+    service.stop().await.expect("a clean stop");
+}
+
+#[tokio::test]
+async fn a_post_without_or_with_a_wrong_csrf_token_is_refused() {
+    let (service, _fake) = service().await;
+    let (_, ada) = sign_in(&service, "tok-ada-1").await;
+    let ada = ada.expect("a session");
+    let (_, bob) = sign_in(&service, "tok-bob-2").await;
+    let bob = bob.expect("a session");
+    let bobs_token = csrf(&get(&format!("{}/ui/", service.url), &bob).await.text());
+    let claim = format!("{}/ui/claim", service.url);
+
+    let without = post(&claim, &ada, &[("version", "")], &[]).await;
+    assert_eq!(without.status, 403, "{}", without.text());
+    let wrong = post(&claim, &ada, &[("csrf", &bobs_token)], &[]).await;
+    assert_eq!(wrong.status, 403);
+    let garbage = post(&claim, &ada, &[("csrf", "00")], &[]).await;
+    assert_eq!(garbage.status, 403);
+
+    let adas_token = csrf(&get(&format!("{}/ui/", service.url), &ada).await.text());
+    let cross_site = post(
+        &claim,
+        &ada,
+        &[("csrf", &adas_token)],
+        &[("sec-fetch-site", "cross-site")],
+    )
+    .await;
+    assert_eq!(cross_site.status, 403);
+    let other_origin = post(
+        &claim,
+        &ada,
+        &[("csrf", &adas_token)],
+        &[("origin", "http://evil.example")],
+    )
+    .await;
+    assert_eq!(other_origin.status, 403);
+    // The sign-in form needs its pre-session cookie and token too.
+    let signin = post(
+        &format!("{}/ui/sign-in", service.url),
+        "",
+        &[("token", "tok-ada-1")],
+        &[],
+    )
+    .await;
+    assert_eq!(signin.status, 403);
+    assert!(set_cookies(&signin, "jevjudge_ui").is_empty());
+    // None of those claimed anything: the item is still pending.
+    let queue = get(&format!("{}/ui/", service.url), &ada).await.text();
+    assert!(
+        queue.contains(r#"<div class="figure">1</div><div class="label">pending"#),
+        "{queue}"
+    );
+
+    let right = post(
+        &claim,
+        &ada,
+        &[("csrf", &adas_token)],
+        &[("origin", &service.url), ("sec-fetch-site", "same-origin")],
+    )
+    .await;
+    assert_eq!(right.status, 303, "{}", right.text());
+    service.stop().await.expect("a clean stop");
+}
+
+#[tokio::test]
+async fn the_item_page_shows_the_draft_escaped_and_no_probability_until_decided() {
+    let (service, _fake) = service().await;
+    let (ada, token, item) = claim(&service, "tok-ada-1").await;
+    let page = get(&format!("{}{item}", service.url), &ada).await;
+    assert_eq!(page.status, 200);
+    let html = page.text();
+    assert!(
+        html.contains("&lt;script&gt;window.__xss=1&lt;/script&gt;"),
+        "{html}"
+    );
+    assert!(
+        html.contains("&lt;img src=x onerror=&quot;window.__xss=2&quot;&gt;"),
+        "{html}"
+    );
+    assert!(!html.contains("<script>window"));
+    assert!(!html.contains("<img"));
+    assert!(!html.contains("href=\"javascript:"));
+    assert_eq!(html.matches("<script").count(), 1, "only keys.js");
+    // Blind: no verdict, no status, no probability (the fake answered 0.5).
+    for word in ["INCONCLUSIVE", "0.5", "yes_probability", "P(holds)"] {
+        assert!(!html.contains(word), "{word} in the blind page: {html}");
+    }
+    assert!(html.contains(r#"name="c.supported" value="holds""#));
+
+    // Another reviewer sees nothing of it.
+    let (_, bob) = sign_in(&service, "tok-bob-2").await;
+    let bobs = get(&format!("{}{item}", service.url), &bob.expect("a session")).await;
+    assert_eq!(bobs.status, 409);
+    assert!(!bobs.text().contains("xss"));
+
+    // An unanswered criterion sends the form back; the answer saves it.
+    let decision = format!("{}{item}/decision", service.url);
+    let incomplete = post(&decision, &ada, &[("csrf", &token), ("note", "n")], &[]).await;
+    assert_eq!(incomplete.status, 422);
+    assert!(incomplete.text().contains("missing: supported"));
+    assert!(!incomplete.text().contains("INCONCLUSIVE"));
+    let saved = post(
+        &decision,
+        &ada,
+        &[
+            ("csrf", &token),
+            ("c.supported", "not"),
+            ("note", "<b>no refund</b>"),
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(saved.status, 303, "{}", saved.text());
+    let result = get(&format!("{}{item}", service.url), &ada).await.text();
+    assert!(result.contains("Saved"), "{result}");
+    assert!(result.contains("does not hold"));
+    assert!(
+        result.contains("0.500") && result.contains("INCONCLUSIVE"),
+        "{result}"
+    );
+    assert!(result.contains("&lt;b&gt;no refund&lt;/b&gt;"));
+
+    // It left the queue.
+    let queue = get(&format!("{}/ui/", service.url), &ada).await.text();
+    assert!(queue.contains("Nothing is pending"), "{queue}");
+    assert!(!queue.contains(&item[item.len() - 8..]), "{queue}");
+    service.stop().await.expect("a clean stop");
+}
+
+#[tokio::test]
+async fn the_static_files_are_served_with_their_types() {
+    let (service, _fake) = service().await;
+    let css = get(&format!("{}/ui/static/style.css", service.url), "").await;
+    assert_eq!(css.status, 200);
+    assert_eq!(css.headers["content-type"], "text/css; charset=utf-8");
+    let js = get(&format!("{}/ui/static/keys.js", service.url), "").await;
+    assert_eq!(js.headers["content-type"], "text/javascript; charset=utf-8");
+    assert_eq!(js.headers["x-content-type-options"], "nosniff");
+    assert!(js.text().contains("keydown"));
+    service.stop().await.expect("a clean stop");
+}
+
+#[tokio::test]
+async fn a_session_made_on_one_replica_works_on_another() {
+    let (first, _fake_1, url) = replica(None).await;
+    queue_one(&url).await;
+    let (second, _fake_2, _) = replica(Some(url)).await;
+    let (_, session) = sign_in(&first, "tok-ada-1").await;
+    let session = session.expect("signed in on the first replica");
+    let queue = get(&format!("{}/ui/", second.url), &session).await;
+    assert_eq!(queue.status, 200, "{}", queue.text());
+    let token = csrf(&queue.text());
+    // A form of the first replica is accepted by the second: one key from one token set.
+    let claimed = post(
+        &format!("{}/ui/claim", second.url),
+        &session,
+        &[("csrf", &token)],
+        &[],
+    )
+    .await;
+    assert_eq!(claimed.status, 303, "{}", claimed.text());
+    let item = claimed.headers["location"]
+        .to_str()
+        .expect("ASCII")
+        .to_owned();
+    let page = get(&format!("{}{item}", first.url), &session).await;
+    assert_eq!(
+        page.status, 200,
+        "the first replica shows the item the second leased"
+    );
+    first.stop().await.expect("a clean stop");
+    second.stop().await.expect("a clean stop");
+}
+
+#[tokio::test]
+async fn the_cookie_is_secure_when_the_host_is_not_loopback() {
+    let (service, _fake) = service().await;
+    let reply = read(
+        browser()
+            .get(format!("{}/ui/sign-in", service.url))
+            .header("host", "review.example")
+            .send()
+            .await
+            .expect("a response"),
+    )
+    .await;
+    assert_eq!(reply.status, 200);
+    let cookie = set_cookies(&reply, "jevjudge_ui_pre")[0];
+    assert!(cookie.ends_with("; Secure"), "{cookie}");
+    service.stop().await.expect("a clean stop");
+}

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# The whole review loop of issue 13, end to end, with figures at each step:
+#
+#   bash scripts/review-loop.sh
+#
+# 1. `jevjudge serve` on the sms-spam recording (replay backend: TypeSafe's hosted Jev
+#    `jev-1.13.0` recorded by jevassert; no model is called) with a SQLite store keeping state,
+#    queueing the INCONCLUSIVE reviews for people (QUEUE_STATUSES, default INCONCLUSIVE,FAIL)
+#    and a seeded share of the PASS ones (SAMPLE_PASS, default 0.5). The uncertain band alone
+#    (25 of the 150) is too small for calibrate to recommend thresholds at any useful
+#    precision target (docs/review-queue.md has its figures), so by default the FAIL verdicts
+#    and half the PASS ones are reviewed too: PASS and FAIL precision are measured as well.
+# 2. The 150 states of examples/sms-spam/cases.jsonl are posted, each with its case id as
+#    `reference`; counts per status and the queue's size.
+# 3. A scripted reviewer (Python, the reviewer API over HTTP) claims each queued item, looks
+#    up its review's reference (GET /v1/reviews/{id}) and answers from that case's label
+#    (`expected_findings`): the people of the loop, played by the corpus's labels.
+# 4. `jevjudge reviews export --labelled` writes the decided items as cases + recordings.
+# 5. `jevjudge eval --replay` and `jevjudge calibrate --write-definition` on the exported set.
+# 6. The new definition goes into serve's definitions directory; `kill -HUP` reloads it; GET
+#    /v1/definitions shows the new version, and a review under it answers.
+#
+# Settings (environment): QUEUE_STATUSES (INCONCLUSIVE,FAIL), SAMPLE_PASS (0.5), JEVJUDGE (the binary; default target/debug/jevjudge, built if
+# missing), KEEP (1 keeps the work directory and prints it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+JEVJUDGE=${JEVJUDGE:-target/debug/jevjudge}
+if [[ ! -x "$JEVJUDGE" ]]; then
+    echo "== building $JEVJUDGE"
+    cargo build --quiet -p jevjudge
+fi
+JEVJUDGE=$(cd "$(dirname "$JEVJUDGE")" && pwd)/$(basename "$JEVJUDGE")
+export RUST_LOG=${RUST_LOG:-warn}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/jevjudge-review-loop.XXXXXX")
+SERVE_PID=""
+cleanup() {
+    # Only the process this script started, by its id.
+    if [[ -n "$SERVE_PID" ]]; then kill -TERM "$SERVE_PID" 2>/dev/null || true; wait "$SERVE_PID" 2>/dev/null || true; fi
+    if [[ "${KEEP:-0}" == 1 ]]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+mkdir -p "$WORK/definitions"
+cp examples/sms-spam/definition.toml "$WORK/definitions/sms-spam.toml"
+STORE="sqlite:$WORK/reviews.db"
+export JEVJUDGE_LOOP_REVIEWERS="loop-reviewer:tok-loop-$(od -An -N8 -tx8 /dev/urandom | tr -d ' '),second:tok-second-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+REVIEWER_TOKEN=${JEVJUDGE_LOOP_REVIEWERS#loop-reviewer:}
+REVIEWER_TOKEN=${REVIEWER_TOKEN%%,*}
+
+QUEUE_STATUSES=${QUEUE_STATUSES:-INCONCLUSIVE,FAIL}
+SAMPLE_PASS=${SAMPLE_PASS:-0.5}
+echo "== 1. serve: sms-spam recording (replay, jev-1.13.0), store $STORE, queue $QUEUE_STATUSES + PASS sampled at $SAMPLE_PASS"
+"$JEVJUDGE" serve --definitions "$WORK/definitions" --addr 127.0.0.1:0 \
+    --replay examples/sms-spam/recordings.jevl --model jev-1.13.0 \
+    --store "$STORE" --store-state --queue-statuses "$QUEUE_STATUSES" --sample-pass "$SAMPLE_PASS" \
+    --reviewer-tokens-env JEVJUDGE_LOOP_REVIEWERS \
+    >"$WORK/serve.out" 2>"$WORK/serve.log" &
+SERVE_PID=$!
+URL=""
+for _ in $(seq 1 400); do
+    if [[ -s "$WORK/serve.out" ]] && [[ "$(head -n 1 "$WORK/serve.out")" == "listening on http://"* ]]; then
+        URL=$(head -n 1 "$WORK/serve.out"); URL=${URL#listening on }; break
+    fi
+    kill -0 "$SERVE_PID" 2>/dev/null || { echo "serve exited:" >&2; cat "$WORK/serve.log" >&2; exit 1; }
+    sleep 0.05
+done
+[[ -n "$URL" ]] || { echo "serve did not print its address" >&2; exit 1; }
+echo "serve at $URL (pid $SERVE_PID)"
+
+echo "== 2. post the 150 states with their case ids as references"
+echo "== 3. the scripted reviewer claims every queued item and answers from the case labels"
+python3 - "$URL" "$REVIEWER_TOKEN" examples/sms-spam/cases.jsonl "$QUEUE_STATUSES" <<'PY'
+import collections, json, sys, urllib.request, urllib.error
+
+url, token, cases_path = sys.argv[1], sys.argv[2], sys.argv[3]
+queued_statuses = sys.argv[4].upper().split(",")
+
+def call(method, path, body=None, token=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url + path, data=data, method=method)
+    request.add_header("content-type", "application/json")
+    if token:
+        request.add_header("authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read()
+            return response.status, (json.loads(text) if text else None)
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+cases = [json.loads(line) for line in open(cases_path, encoding="utf-8") if line.strip()]
+by_id = {case["id"]: case for case in cases}
+statuses = collections.Counter()
+for case in cases:
+    status, verdict = call("POST", "/v1/reviews/sms-spam-0.1.0",
+                           {"state": case["state"], "reference": case["id"]})
+    if status != 200:
+        sys.exit(f"POST {case['id']}: {status} {verdict}")
+    if verdict.get("backend") != "replay":
+        sys.exit(f"expected the replay backend, got {verdict.get('backend')}")
+    statuses[verdict["status"]] += 1
+print(f"posted: {sum(statuses.values())}  " +
+      "  ".join(f"{s}: {statuses[s]}" for s in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR")))
+status, stats = call("GET", "/v1/queue/stats", token=token)
+queued = sum(stats["pending_by_version"].values())
+print(f"queued: {queued} (pending by version: {stats['pending_by_version']})")
+by_status = sum(statuses[s] for s in queued_statuses)
+print(f"queued by status ({','.join(queued_statuses)}): {by_status}; PASS sampled: {queued - by_status}")
+if queued < by_status or queued > by_status + statuses["PASS"]:
+    sys.exit(f"queued {queued} does not fit the policy")
+
+decided, agree_with_jev, jev_status = 0, collections.Counter(), collections.Counter()
+while True:
+    status, item = call("POST", "/v1/queue/claim", {}, token=token)
+    if status == 204:
+        break
+    if status != 200:
+        sys.exit(f"claim: {status} {item}")
+    if "yes_probability" in json.dumps(item):
+        sys.exit("the claim is not blind")
+    _, review = call("GET", f"/v1/reviews/{item['review_id']}")
+    jev_status[review["status"]] += 1
+    case = by_id[review["reference"]]
+    findings = {c["id"]: case["expected_findings"].get(c["id"]) for c in item["criteria"]}
+    status, answer = call("POST", f"/v1/queue/{item['item']}/decision",
+                          {"findings": findings, "note": f"label of {case['id']}"}, token=token)
+    if status != 200:
+        sys.exit(f"decision: {status} {answer}")
+    decided += 1
+    agree_with_jev["spam" if findings["spam"] else "ham"] += 1
+status, stats = call("GET", "/v1/queue/stats", token=token)
+print(f"decided: {decided} (labelled spam {agree_with_jev['spam']}, ham {agree_with_jev['ham']}; "
+      f"Jev's verdicts {dict(jev_status)}); "
+      f"stats: pending {sum(stats['pending_by_version'].values())}, claimed {stats['claimed']}, "
+      f"decided {stats['decided']}")
+if stats["decided"] != queued or sum(stats["pending_by_version"].values()) != 0:
+    sys.exit("not every queued item was decided")
+PY
+
+echo "== 4. export the labelled set"
+"$JEVJUDGE" reviews export --store "$STORE" --labelled --out "$WORK/labelled"
+echo "exported: $(wc -l <"$WORK/labelled/cases.jsonl") cases, $(wc -l <"$WORK/labelled/recordings.jevl") records"
+
+echo "== 5. eval and calibrate on the exported set (the reviewed band)"
+"$JEVJUDGE" eval --definition "$WORK/definitions/sms-spam.toml" \
+    --cases "$WORK/labelled/cases.jsonl" --replay "$WORK/labelled/recordings.jevl" \
+    --model jev-1.13.0 --report "$WORK/eval.json" | tail -n 12
+python3 - "$WORK/eval.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+o = report["overall"]
+print(f"eval: {o['total']} cases, {o['correct']} correct, {o['incorrect']} incorrect, "
+      f"{o['abstained']} abstained; accuracy {o['accuracy']:.4f}, coverage {o['coverage']:.4f}, "
+      f"decided accuracy {o['decided_accuracy']:.4f}")
+PY
+set +e
+"$JEVJUDGE" calibrate --report "$WORK/eval.json" --definition "$WORK/definitions/sms-spam.toml" \
+    --write-definition "$WORK/sms-spam-calibrated.toml" --min-pass-precision 0.8 \
+    --min-fail-precision 0.8 --max-abstain 0.5
+calibrated=$?
+set -e
+if [[ $calibrated -ne 0 ]]; then
+    echo "calibrate wrote no definition (exit $calibrated): the loop stops before the reload" >&2
+    exit 1
+fi
+NEW_VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$WORK/sms-spam-calibrated.toml")
+echo "calibrated: version $NEW_VERSION, thresholds $(grep -E '^(fail_at_or_below|pass_at_or_above)' "$WORK/sms-spam-calibrated.toml" | tr '\n' ' ')"
+
+echo "== 6. the new definition into serve's directory; kill -HUP $SERVE_PID"
+cp "$WORK/sms-spam-calibrated.toml" "$WORK/definitions/sms-spam-calibrated.toml"
+kill -HUP "$SERVE_PID"
+for _ in $(seq 1 100); do
+    curl -sf "$URL/v1/definitions" | grep -q "\"$NEW_VERSION\"" && break
+    sleep 0.05
+done
+curl -sf "$URL/v1/definitions" >"$WORK/definitions.json"
+python3 - "$WORK/definitions.json" <<'PY'
+import json, sys
+for d in json.load(open(sys.argv[1]))["definitions"]:
+    c = d["criteria"][0]
+    print(f"served: {d['version']}: {c['id']} fail_at_or_below {c['fail_at_or_below']}, "
+          f"pass_at_or_above {c['pass_at_or_above']}")
+PY
+curl -sf "$URL/v1/definitions" | grep -q "\"$NEW_VERSION\"" || { echo "the new version is not served" >&2; exit 1; }
+python3 - "$URL" "$NEW_VERSION" examples/sms-spam/cases.jsonl <<'PY'
+import collections, json, sys, urllib.request
+url, version, cases_path = sys.argv[1], sys.argv[2], sys.argv[3]
+statuses = collections.Counter()
+for line in open(cases_path, encoding="utf-8"):
+    case = json.loads(line)
+    request = urllib.request.Request(f"{url}/v1/reviews/{version}",
+                                     data=json.dumps({"state": case["state"]}).encode(),
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        statuses[json.load(response)["status"]] += 1
+print(f"the 150 states again under {version}: " +
+      "  ".join(f"{s}: {statuses[s]}" for s in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR")))
+PY
+echo "loop closed: $NEW_VERSION is served after SIGHUP"

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Drives the reviewer pages (/ui/) of a running `jevjudge serve` in headless Chromium over
+WebDriver (chromedriver), with nothing but Python's standard library: a WebDriver client is a
+few JSON requests over HTTP. Called by scripts/ui-check.sh, which starts the service, posts the
+reviews and starts chromedriver; see docs/review-ui.md.
+
+Usage: ui-check.py SERVICE_URL DRIVER_URL TOKEN OUT_DIR
+"""
+import base64
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+
+SERVICE, DRIVER, TOKEN, OUT = sys.argv[1:5]
+ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
+CTRL, ENTER = "\ue009", "\ue007"
+XSS_TEXT = '<script>window.__xss=1</script>'
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def wd(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(DRIVER + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.load(response)["value"]
+    except urllib.error.HTTPError as error:
+        detail = json.load(error)["value"]
+        raise RuntimeError(f"{method} {path}: {detail.get('error')}: {detail.get('message', '')[:200]}")
+
+
+capabilities = {
+    "browserName": "chrome",
+    "goog:chromeOptions": {
+        "binary": "/usr/bin/chromium",
+        "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--no-first-run", "--disable-background-networking", "--disable-sync",
+                 "--disable-component-update", "--window-size=1280,900", "--hide-scrollbars"],
+    },
+    "goog:loggingPrefs": {"browser": "ALL"},
+}
+session = wd("POST", "/session", {"capabilities": {"alwaysMatch": capabilities}})["sessionId"]
+S = f"/session/{session}"
+
+
+def go(path):
+    wd("POST", S + "/url", {"url": SERVICE + path})
+
+
+def url():
+    return wd("GET", S + "/url")
+
+
+def find(css):
+    return wd("POST", S + "/element", {"using": "css selector", "value": css})[ELEMENT]
+
+
+def find_all(css):
+    return [e[ELEMENT] for e in wd("POST", S + "/elements", {"using": "css selector", "value": css})]
+
+
+def click(css):
+    wd("POST", S + f"/element/{find(css)}/click", {})
+
+
+def type_into(css, text):
+    wd("POST", S + f"/element/{find(css)}/value", {"text": text})
+
+
+def js(script, *args):
+    return wd("POST", S + "/execute/sync", {"script": script, "args": list(args)})
+
+
+def keys(*sequence):
+    """Presses keys one after another; a tuple is a chord (held together)."""
+    actions = []
+    for key in sequence:
+        chord = key if isinstance(key, tuple) else (key,)
+        actions += [{"type": "keyDown", "value": k} for k in chord]
+        actions += [{"type": "keyUp", "value": k} for k in reversed(chord)]
+    wd("POST", S + "/actions", {"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})
+    time.sleep(0.2)
+
+
+def text():
+    return js("return document.body.innerText;")
+
+
+def source():
+    return js("return document.documentElement.outerHTML;")
+
+
+def wait_for(predicate, what, seconds=10):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if predicate():
+            check(True, what)
+            return True
+        time.sleep(0.1)
+    check(False, what)
+    return False
+
+
+def screenshot(name):
+    """The whole page: the window is made as tall as the page first."""
+    js("window.scrollTo(0, 0);")
+    wd("POST", S + "/window/rect", {"width": 1280, "height": 900})
+    height = js("return document.documentElement.scrollHeight;")
+    wd("POST", S + "/window/rect", {"width": 1280, "height": max(900, height + 140)})
+    png = base64.b64decode(wd("GET", S + "/screenshot"))
+    with open(f"{OUT}/{name}.png", "wb") as out:
+        out.write(png)
+    print(f"     screenshot {OUT}/{name}.png")
+
+
+def console_errors():
+    entries = wd("POST", S + "/se/log", {"type": "browser"})
+    return [e for e in entries if e.get("level") == "SEVERE"]
+
+
+def no_alert():
+    try:
+        wd("GET", S + "/alert/text")
+        return False
+    except RuntimeError as error:
+        return "no such alert" in str(error)
+
+
+def pending(version):
+    """The pending count of a version, from the queue page's version list."""
+    go("/ui/")
+    for row in js("return Array.from(document.querySelectorAll('table:not(.items) tbody tr'))"
+                  ".map(r => r.innerText);"):
+        cells = row.split("\t")
+        if cells and cells[0].strip() == version:
+            return int(cells[1])
+    return 0
+
+
+try:
+    # 1. Headers (read with urllib: a page's own headers are not visible to its scripts).
+    with urllib.request.urlopen(SERVICE + "/ui/sign-in", timeout=10) as response:
+        headers = response.headers
+    csp = headers.get("Content-Security-Policy", "")
+    check("default-src 'none'" in csp and "script-src 'self'" in csp
+          and "frame-ancestors 'none'" in csp, f"CSP header present: {csp}")
+    check(headers.get("X-Content-Type-Options") == "nosniff", "X-Content-Type-Options: nosniff")
+    check(headers.get("Referrer-Policy") == "no-referrer", "Referrer-Policy: no-referrer")
+    check(headers.get("Cache-Control") == "no-store", "Cache-Control: no-store")
+
+    # 2. Sign in.
+    go("/ui/")
+    check(url().endswith("/ui/sign-in"), f"an anonymous visit goes to the sign-in page ({url()})")
+    screenshot("sign-in")
+    type_into("#token", "not-a-token")
+    click("form button[type=submit]")
+    check("not a reviewer" in text(), "a wrong token is refused on the page")
+    type_into("#token", TOKEN)
+    click("form button[type=submit]")
+    wait_for(lambda: "Review queue" in text(), "signed in: the queue page shows")
+    cookies = wd("GET", S + "/cookie")
+    session_cookie = [c for c in cookies if c["name"] == "jevjudge_ui"]
+    check(len(session_cookie) == 1 and session_cookie[0]["httpOnly"]
+          and session_cookie[0]["sameSite"] == "Strict" and session_cookie[0]["path"] == "/ui",
+          "the session cookie is HttpOnly, SameSite=Strict, Path=/ui ("
+          + str([{k: v for k, v in c.items() if k != "value"} for c in session_cookie]) + ")")
+    check(js("return document.cookie;") == "", "page scripts cannot read the session cookie")
+
+    # 3. The queue, then claim the oldest support-draft-v1 item.
+    before = pending("support-draft-v1")
+    check(before >= 2, f"support-draft-v1 has items pending ({before})")
+    screenshot("queue")
+    js("document.getElementById('version').value = arguments[0];", "support-draft-v1")
+    click("#claim button[type=submit]")
+    wait_for(lambda: "/ui/items/" in url(), "claim next opens an item page")
+    item_url = url()
+    item_id = item_url.rsplit("/", 1)[1]
+    page = source()
+    check("probabilit" not in text().lower().replace("probabilities are shown once", "")
+          and "yes_probability" not in page and "INCONCLUSIVE" not in page,
+          "the item page is blind (no probability, no verdict)")
+    check(len(find_all("fieldset.criterion")) == 2, "both criteria are asked")
+
+    # 4. Decide with the keyboard: 2 (does not hold, moves on), k (back), 1 (holds, moves on),
+    #    3 (can't tell), n (note), type, Ctrl+Enter.
+    keys("2")
+    keys("k")
+    keys("1")
+    keys("3")
+    checked = js("return Array.from(document.querySelectorAll('input[type=radio]:checked'))"
+                 ".map(r => r.name + '=' + r.value);")
+    check(checked == ["c.covers_request=holds", "c.unsupported_commitment=cant"],
+          f"1/2/3 and j/k answer the focused criterion ({checked})")
+    keys("n")
+    keys(*"checked in the browser test")
+    check(js("return document.getElementById('note').value;") == "checked in the browser test",
+          "n moves to the note and typing there does not answer criteria")
+    screenshot("item")
+    keys((CTRL, ENTER))
+    wait_for(lambda: "Saved" in text(), "Ctrl+Enter saves the decision and shows the result")
+    result = text()
+    check("Jev" in result and ("holds" in result) and "can't tell" in result,
+          "the result page shows the reviewer's answers beside Jev's")
+    check(any(ch.isdigit() for ch in result.split("Jev P(holds)")[-1]),
+          "the result page shows Jev's probabilities after the decision")
+    screenshot("result")
+
+    # 5. It left the queue.
+    after = pending("support-draft-v1")
+    check(after == before - 1, f"the decided item left the queue ({before} -> {after})")
+    check(item_id[-8:] not in text(), "the decided item is not listed any more")
+
+    # 6. The XSS item (refund-answer-v1): nothing runs. Reading the log empties it, so the
+    #    check below sees only what this page logged (the wrong token above was a 401).
+    console_errors()
+    go("/ui/")
+    js("document.getElementById('version').value = arguments[0];", "refund-answer-v1")
+    click("#claim button[type=submit]")
+    wait_for(lambda: "/ui/items/" in url(), "the XSS item is claimed")
+    time.sleep(0.5)
+    check(js("return typeof window.__xss;") == "undefined", "window.__xss is undefined")
+    check(no_alert(), "no alert is open")
+    check(XSS_TEXT in text(), "the <script> in the draft is shown as text")
+    check(len(find_all("main img")) == 0, "no <img> from the draft")
+    check(not js("return Array.from(document.links).some(a => a.href.startsWith('javascript:'));"),
+          "no javascript: link from the draft")
+    # Clicking the text where the link would be does nothing either.
+    keys("1")
+    check(js("return typeof window.__xss;") == "undefined", "still undefined after key presses")
+    screenshot("xss")
+    errors = console_errors()
+    check(errors == [], f"no console error ({errors})")
+
+    # 7. Release it and sign out.
+    click("form.release button")
+    wait_for(lambda: "Released" in text(), "release gives the item back")
+    click("header form button")
+    wait_for(lambda: url().endswith("/ui/sign-in"), "sign out returns to the sign-in page")
+    go("/ui/")
+    check(url().endswith("/ui/sign-in"), "after signing out the queue needs a new sign-in")
+finally:
+    wd("DELETE", S)
+
+if failures:
+    print(f"ui-check: {len(failures)} check(s) failed", file=sys.stderr)
+    sys.exit(1)
+print("ui-check: all browser checks passed")
