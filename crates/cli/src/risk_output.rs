@@ -81,31 +81,8 @@ pub fn risk_table(report: &Report, width: usize) -> String {
 }
 
 fn repeat_line(s: &Summary) -> String {
-    let r = &s.repeated;
-    let by_repeat: Vec<String> = r
-        .accuracy_by_repeat
-        .iter()
-        .flatten()
-        .map(|a| format!("{a:.4}"))
-        .collect();
-    let sd: Vec<String> = r
-        .probability_sd
-        .iter()
-        .flatten()
-        .map(|(criterion, sd)| format!("{criterion} {sd:.4}"))
-        .collect();
-    format!(
-        "{:>7} {:>7} {:>9.4}  {:<24}  {}",
-        r.repeats,
-        r.flipped.unwrap_or(0),
-        r.flip_rate.unwrap_or(0.0),
-        by_repeat.join(" "),
-        if sd.is_empty() {
-            "n/a".to_owned()
-        } else {
-            sd.join(", ")
-        }
-    )
+    let [repeats, flipped, flip_rate, by_repeat, sd] = jevjudge_eval::html::repeat_cells(s, " ");
+    format!("{repeats:>7} {flipped:>7} {flip_rate:>9}  {by_repeat:<24}  {sd}")
 }
 
 /// Evaluates `--min-accuracy-lower`, `--max-false-pass` and `--min-coverage`.

@@ -175,17 +175,9 @@ mod tests {
     }
 
     fn report(rows: Vec<Row>) -> Report {
-        let (overall, scenarios) = crate::summarize(&rows, None);
         Report {
-            format: crate::REPORT_FORMAT.into(),
-            definition_version: "v".into(),
             backend: BackendKind::Injected,
-            complete: true,
-            wall_millis: None,
-            stopped: None,
-            overall,
-            scenarios,
-            rows,
+            ..crate::test_support::report("v", rows)
         }
     }
 

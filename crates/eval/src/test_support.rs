@@ -1,7 +1,6 @@
 //! Builders shared by the crate's unit tests.
 
 use jevjudge_judge::BackendKind;
-use serde_json::Value;
 
 use crate::{REPORT_FORMAT, Report, Row, summarize};
 
@@ -21,12 +20,4 @@ pub(crate) fn report(version: &str, rows: Vec<Row>) -> Report {
     }
 }
 
-/// The keys of a JSON object, in document order.
-pub(crate) fn keys(value: &Value) -> Vec<&str> {
-    value
-        .as_object()
-        .unwrap_or_else(|| panic!("not an object: {value}"))
-        .keys()
-        .map(String::as_str)
-        .collect()
-}
+pub(crate) use jevjudge_test_support::keys;

@@ -49,17 +49,9 @@ fn report(backend: BackendKind) -> Report {
             }
         })
         .collect();
-    let (overall, scenarios) = summarize(&rows, None);
     Report {
-        format: crate::REPORT_FORMAT.into(),
-        definition_version: "v\"1".into(),
         backend,
-        complete: true,
-        wall_millis: None,
-        stopped: None,
-        overall,
-        scenarios,
-        rows,
+        ..crate::test_support::report("v\"1", rows)
     }
 }
 

@@ -3,35 +3,15 @@
 use std::{sync::Arc, time::Duration};
 
 use jevjudge_judge::{
-    Backend, BackendKind, Criterion, Definition, ErrorCode, Judge, RecordWriter, Recording,
-    ReplayBackend, Status, backend_fn,
+    Backend, BackendKind, Definition, ErrorCode, Judge, RecordWriter, Recording, ReplayBackend,
+    Status, backend_fn,
 };
-use jevjudge_wire::{Detail, NoulQuestion, Request, Response, record};
+use jevjudge_test_support::definition_file;
+use jevjudge_wire::{Detail, Request, Response, record};
 use serde_json::json;
 
 fn support_draft_v1() -> Definition {
-    Definition::new(
-        "support-draft-v1",
-        vec![
-            Criterion::new(
-                "covers_request",
-                NoulQuestion::new("Does the draft address the request?"),
-                true,
-                0.2,
-                0.8,
-            )
-            .unwrap(),
-            Criterion::new(
-                "unsupported_commitment",
-                NoulQuestion::new("Does the draft claim an unrecorded action?"),
-                false,
-                0.2,
-                0.8,
-            )
-            .unwrap(),
-        ],
-    )
-    .unwrap()
+    Definition::from_path(definition_file("support-draft-v1")).expect("the shared definition loads")
 }
 
 /// A backend whose answer depends on the state, with usage and a resolved model, and answers
