@@ -43,20 +43,21 @@ pub fn risk_table(report: &Report, width: usize) -> String {
             Some([low, high]) => format!("[{low:.3}, {high:.3}]"),
             None => "n/a".to_owned(),
         };
+        let counted = |count: u64, value, ci| format!("{count} {}", rate(value, ci));
         let _ = writeln!(
             out,
             "{scope:<width$}  {interval:<16}  {:<21}  {:<21}  {:<24}  {:<24}",
             rate(risk.coverage, risk.coverage_ci),
             rate(risk.decided_accuracy, risk.decided_accuracy_ci),
-            format!(
-                "{} {}",
+            counted(
                 risk.false_pass,
-                rate(risk.false_pass_rate, risk.false_pass_rate_ci)
+                risk.false_pass_rate,
+                risk.false_pass_rate_ci
             ),
-            format!(
-                "{} {}",
+            counted(
                 risk.false_fail,
-                rate(risk.false_fail_rate, risk.false_fail_rate_ci)
+                risk.false_fail_rate,
+                risk.false_fail_rate_ci
             ),
         );
     }

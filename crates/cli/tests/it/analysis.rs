@@ -10,7 +10,7 @@ use std::{
 use serde_json::Value;
 
 use jevjudge_test_support::{
-    example, keys, run_blocking as run, stderr, stdout, stdout_json as json, temp_dir,
+    example, keys, read_json, run_blocking as run, stderr, stdout, stdout_json as json, temp_dir,
 };
 
 use crate::jevjudge;
@@ -39,8 +39,7 @@ fn eval_sms(dir: &Path, definition: &Path, name: &str, extra: &[&str]) -> PathBu
 
 /// (p, condition holds) of every row, read straight from the report JSON.
 fn points(report: &Path) -> Vec<(f64, bool)> {
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
-    report["rows"]
+    read_json(report)["rows"]
         .as_array()
         .unwrap()
         .iter()
@@ -186,8 +185,7 @@ fn calibrate_recommends_writes_a_new_version_and_the_replay_uses_it() {
 
     // The calibrated definition replays: 144 correct, 6 incorrect, nothing abstained.
     let calibrated = eval_sms(&dir, &out, "calibrated", &[]);
-    let figures: Value =
-        serde_json::from_str(&std::fs::read_to_string(calibrated).unwrap()).unwrap();
+    let figures: Value = read_json(&calibrated);
     assert_eq!(figures["overall"]["correct"], 144);
     assert_eq!(figures["overall"]["incorrect"], 6);
     assert_eq!(figures["overall"]["abstained"], 0);
@@ -334,8 +332,7 @@ fn compare_counts_transitions_regressions_and_gates() {
 fn compare_refuses_different_case_sets_unless_intersecting() {
     let dir = temp_dir("analysis-compare-sets");
     let floors = eval_sms(&dir, &example("sms-spam/definition.toml"), "floors", &[]);
-    let mut report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&floors).unwrap()).unwrap();
+    let mut report: Value = read_json(&floors);
     report["rows"].as_array_mut().unwrap().truncate(100);
     let fewer = dir.join("fewer.json");
     std::fs::write(&fewer, serde_json::to_string(&report).unwrap()).unwrap();

@@ -12,12 +12,12 @@ use jevjudge_fake::{Config, FakeServer};
 use serde_json::Value;
 use tokio::process::Command;
 
-use jevjudge_test_support::{command, example, run, stderr, stdout, temp_dir};
+use jevjudge_test_support::{command, example, read_json, run, stderr, stdout, temp_dir};
 
 use crate::{JEVJUDGE, fake_server, jevjudge};
 
 /// `n` cases in the state form.
-fn cases(dir: &Path, n: usize) -> PathBuf {
+pub(crate) fn cases(dir: &Path, n: usize) -> PathBuf {
     let path = dir.join("cases.jsonl");
     let mut text = String::new();
     for i in 0..n {
@@ -64,14 +64,21 @@ fn eval_fake(cases: &Path, report: &Path) -> Command {
     command
 }
 
-fn comparable_rows(report: &Path) -> Vec<Value> {
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
-    report["rows"]
+/// `pick` of every row of a JSON report.
+pub(crate) fn rows_of(report: &Path, pick: impl Fn(&Value) -> Value) -> Vec<Value> {
+    read_json(report)["rows"]
         .as_array()
-        .unwrap()
+        .expect("a report has rows")
         .iter()
-        .map(|row| serde_json::json!([row["id"], row["verdict"]["status"], row["pass"]]))
+        .map(pick)
         .collect()
+}
+
+/// What two runs over the same cases must agree on: id, status and pass of every row.
+fn comparable_rows(report: &Path) -> Vec<Value> {
+    rows_of(report, |row| {
+        serde_json::json!([row["id"], row["verdict"]["status"], row["pass"]])
+    })
 }
 
 async fn slow_fake() -> FakeServer {
@@ -564,7 +571,7 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
             .file_type()
             .is_symlink()
     );
-    let written: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    let written: Value = read_json(&target);
     assert_eq!(written["overall"]["total"], 3);
     // /dev/stdout was written through (into the captured pipe), not replaced.
     assert!(
@@ -674,7 +681,7 @@ async fn a_run_in_which_every_review_errored_is_not_exit_0_and_says_why() {
         message.contains("hint: 5 of 5 reviews errored"),
         "{message}"
     );
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let json: Value = read_json(&report);
     assert_eq!(json["overall"]["error_kinds"]["BACKEND/not_recorded"], 5);
     assert!(
         std::fs::read_to_string(&md)
@@ -731,7 +738,7 @@ async fn replay_uses_the_recordings_only_model_and_refuses_one_it_does_not_hold(
         .arg(&report);
     let output = run(&mut command).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let json: Value = read_json(&report);
     assert_eq!(json["overall"]["total"], 150);
     assert_eq!(json["overall"]["errors"], 0, "no --model needed");
 

@@ -42,20 +42,10 @@ async fn questions_keep_their_order_and_the_request_model_wins() {
     request.model = Some("jev-1.13.0".into());
     let _ = client.system_one(&request, CallOptions::default()).await;
     let body: serde_json::Value = serde_json::from_slice(&script.sent()[0].request.body).unwrap();
-    let ids: Vec<&str> = body["questions"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let ids = jevjudge_test_support::keys(&body["questions"]);
     assert_eq!(ids, ["zeta", "queue", "alpha"]);
     assert_eq!(body["model"], "jev-1.13.0");
-    let keys: Vec<&str> = body
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys = jevjudge_test_support::keys(&body);
     assert_eq!(keys, ["model", "state", "questions"]);
 }
 

@@ -149,6 +149,16 @@ impl Frame {
             - fraction.clamp(0.0, 1.0) * (self.height - self.top - self.bottom)
     }
 
+    /// A plot with nothing to draw: `message` (a fixed text) in its middle.
+    fn empty(&self, out: &mut String, message: &str) {
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{}\" font-size=\"14\" text-anchor=\"middle\">{message}</text>",
+            n(self.x(0.5)),
+            n(self.y(0.5))
+        );
+    }
+
     fn open(&self, out: &mut String, class: &str, label: &str) {
         let _ = writeln!(
             out,
@@ -251,12 +261,7 @@ pub(super) fn reliability_chart(out: &mut String, id: &str, m: &Metrics) {
         n(frame.y(1.0))
     );
     if m.reliability.is_empty() {
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{}\" font-size=\"14\" text-anchor=\"middle\">no labelled rows</text>",
-            n(frame.x(0.5)),
-            n(frame.y(0.5))
-        );
+        frame.empty(out, "no labelled rows");
     }
     let largest = m
         .reliability
@@ -471,12 +476,7 @@ pub(super) fn histogram_chart(out: &mut String, points: &CriterionPoints) {
         }
     }
     if points.points.is_empty() {
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{}\" font-size=\"14\" text-anchor=\"middle\">no labelled rows</text>",
-            n(frame.x(0.5)),
-            n(frame.y(0.5))
-        );
+        frame.empty(out, "no labelled rows");
     }
     out.push_str("</svg>\n");
 }
@@ -583,12 +583,7 @@ pub(super) fn time_chart(out: &mut String, report: &Report) {
         );
     }
     if times.is_empty() {
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{}\" font-size=\"14\" text-anchor=\"middle\">no rows</text>",
-            n(frame.x(0.5)),
-            n(frame.y(0.5))
-        );
+        frame.empty(out, "no rows");
     } else {
         // P50 is labelled left of its line and P95 right of it, on two rows, so neither label
         // crosses the other line or label; a label that would leave the plot turns inwards.
