@@ -10,7 +10,7 @@ use tokio::process::Command;
 use jevjudge_test_support::{example, read_json, run, stdout_json, temp_dir};
 
 use crate::{
-    fake_server,
+    exits_saying, fake_server,
     hardening::{cases, eval_live, rows_of},
     jevjudge,
 };
@@ -186,12 +186,12 @@ async fn judge_input_errors_exit_2_naming_the_file() {
         .arg(example("refund/definition.toml"))
         .arg("--state")
         .arg(&bad_state);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&output.stderr)
-            .contains("state.json: the state must be a JSON string, object or array, not number")
-    );
+    exits_saying(
+        &mut command,
+        2,
+        "state.json: the state must be a JSON string, object or array, not number",
+    )
+    .await;
 
     let bad_definition = dir.join("definition.toml");
     std::fs::write(&bad_definition, "version = \"v\"\n[[criteria]]\nid = \"c\"\nexpected = true\nfail_at_or_below = 0.8\npass_at_or_above = 0.2\n[criteria.question]\ninstructions = \"q\"\n").unwrap();
@@ -505,12 +505,7 @@ async fn eval_bad_inputs_exit_2_naming_file_line_and_field() {
     );
 
     let mut command = eval_refund_fixture("33");
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&output.stderr)
-            .contains("concurrency must be within 1..=32, not 33")
-    );
+    exits_saying(&mut command, 2, "concurrency must be within 1..=32, not 33").await;
 
     let labels = dir.join("labels.jsonl");
     std::fs::write(&labels, "{\"scenario\":\"s\",\"id\":\"x\",\"state\":\"s\",\"expected_pass\":true,\"expected_findings\":{\"nope\":true}}\n").unwrap();
@@ -520,9 +515,7 @@ async fn eval_bad_inputs_exit_2_naming_file_line_and_field() {
         .arg(example("refund/definition.toml"))
         .arg("--cases")
         .arg(&labels);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("expected_findings.nope"));
+    exits_saying(&mut command, 2, "expected_findings.nope").await;
 }
 
 /// 40 cases in the state form, answered by the fake with latency.
@@ -643,9 +636,7 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
     .unwrap();
     let mut wrong = eval_live(&server, &other, &killed);
     wrong.arg("--resume");
-    let output = run(&mut wrong).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("belongs to other cases"));
+    exits_saying(&mut wrong, 2, "belongs to other cases").await;
     server.shutdown().await;
 }
 
