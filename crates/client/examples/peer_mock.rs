@@ -294,24 +294,14 @@ fn mixed_request(array_state: bool) -> Request {
     let choice = ChoiceQuestion {
         instructions: Content::text("Which queue should handle this `ticket`?"),
         options: vec![
-            ChoiceOption {
-                label: "Café".into(),
-                description: Some(Content::text("Food and drink orders")),
-            },
-            ChoiceOption {
-                label: "Crème".into(),
-                description: None,
-            },
+            ChoiceOption::new("Café").described("Food and drink orders"),
+            ChoiceOption::new("Crème"),
         ],
     };
-    let score = ScoreQuestion {
-        instructions: Content::text("How frustrated is the customer?"),
-        levels: vec![
-            Content::text("Calm"),
-            Content::text("Frustrated"),
-            Content::text("Very angry"),
-        ],
-    };
+    let score = ScoreQuestion::new(
+        "How frustrated is the customer?",
+        ["Calm", "Frustrated", "Very angry"],
+    );
     let questions: Questions = [
         (
             "urgent",

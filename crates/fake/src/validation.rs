@@ -182,12 +182,7 @@ fn schema_questions<'a>(
         Some(value) => value,
     };
     let Some(map) = value.as_object() else {
-        errors.push(entry(
-            &loc,
-            "dict_type",
-            "Input should be a valid dictionary",
-            value,
-        ));
+        errors.push(not_a_dictionary(&loc, value));
         return None;
     };
     if map.is_empty() {
@@ -299,12 +294,7 @@ fn schema_noul<'a>(
             })
         }
         Some(other) => {
-            errors.push(entry(
-                loc,
-                "dict_type",
-                "Input should be a valid dictionary",
-                other,
-            ));
+            errors.push(not_a_dictionary(loc, other));
             None
         }
     }
@@ -354,12 +344,7 @@ fn schema_choice<'a>(
             })
         }
         Some(other) => {
-            errors.push(entry(
-                loc,
-                "dict_type",
-                "Input should be a valid dictionary",
-                other,
-            ));
+            errors.push(not_a_dictionary(loc, other));
             None
         }
     }
@@ -477,6 +462,15 @@ fn json_len(value: &Value) -> usize {
     serde_json::to_vec(value)
         .map(|bytes| bytes.len())
         .unwrap_or(0)
+}
+
+fn not_a_dictionary(loc: &[Value], input: &Value) -> Value {
+    entry(
+        loc,
+        "dict_type",
+        "Input should be a valid dictionary",
+        input,
+    )
 }
 
 fn missing(loc: &[Value], input: &Map<String, Value>) -> Value {
