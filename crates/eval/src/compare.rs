@@ -241,18 +241,17 @@ pub fn compare(
 ) -> Result<Comparison, CompareError> {
     let base_ids = index(base, Side::Base)?;
     let candidate_ids = index(candidate, Side::Candidate)?;
-    let only_in_base: Vec<String> = base
-        .rows
-        .iter()
-        .filter(|row| !candidate_ids.contains_key(row.id.as_str()))
-        .map(|row| row.id.clone())
-        .collect();
-    let only_in_candidate: Vec<String> = candidate
-        .rows
-        .iter()
-        .filter(|row| !base_ids.contains_key(row.id.as_str()))
-        .map(|row| row.id.clone())
-        .collect();
+    // The ids of `report` that `other` lacks, in report order.
+    let missing = |report: &Report, other: &HashMap<&str, &Row>| -> Vec<String> {
+        report
+            .rows
+            .iter()
+            .filter(|row| !other.contains_key(row.id.as_str()))
+            .map(|row| row.id.clone())
+            .collect()
+    };
+    let only_in_base = missing(base, &candidate_ids);
+    let only_in_candidate = missing(candidate, &base_ids);
     let common = base.rows.len() - only_in_base.len();
     if (!only_in_base.is_empty() || !only_in_candidate.is_empty()) && !options.intersect {
         return Err(CompareError::DifferentCases {

@@ -186,12 +186,7 @@ fn schema_questions<'a>(
         return None;
     };
     if map.is_empty() {
-        let mut e = entry(
-            &loc,
-            "too_short",
-            "Dictionary should have at least 1 item after validation, not 0",
-            value,
-        );
+        let mut e = empty(&loc, "Dictionary", value);
         e["ctx"] =
             serde_json::json!({ "field_type": "Dictionary", "min_length": 1, "actual_length": 0 });
         errors.push(e);
@@ -313,12 +308,7 @@ fn schema_choice<'a>(
         }
         Some(Value::Array(_)) => Some(Unchecked::ChoiceList),
         Some(value @ Value::Object(options)) if options.is_empty() => {
-            errors.push(entry(
-                loc,
-                "too_short",
-                "Dictionary should have at least 1 item after validation, not 0",
-                value,
-            ));
+            errors.push(empty(loc, "Dictionary", value));
             None
         }
         Some(Value::Object(options)) => {
@@ -361,12 +351,7 @@ fn schema_score<'a>(
             None
         }
         Some(value @ Value::Array(levels)) if levels.is_empty() => {
-            errors.push(entry(
-                loc,
-                "too_short",
-                "List should have at least 1 item after validation, not 0",
-                value,
-            ));
+            errors.push(empty(loc, "List", value));
             None
         }
         Some(Value::Array(levels)) => {
@@ -462,6 +447,16 @@ fn json_len(value: &Value) -> usize {
     serde_json::to_vec(value)
         .map(|bytes| bytes.len())
         .unwrap_or(0)
+}
+
+/// `too_short`: an empty `kind` ("Dictionary", "List") where one item at least is needed.
+fn empty(loc: &[Value], kind: &str, input: &Value) -> Value {
+    entry(
+        loc,
+        "too_short",
+        &format!("{kind} should have at least 1 item after validation, not 0"),
+        input,
+    )
 }
 
 fn not_a_dictionary(loc: &[Value], input: &Value) -> Value {
