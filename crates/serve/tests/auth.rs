@@ -89,9 +89,7 @@ async fn definitions_and_metrics_are_protected_health_and_openapi_are_not() {
 async fn without_tokens_no_header_is_needed() {
     let fake = fake_answering(&[("supported", 0.95)]).await;
     let service = Service::in_front_of(&fake, Config::default()).await;
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let reply = service.review_refund().await;
     assert_eq!(reply.status, 200);
     assert_eq!(service.get("/metrics").await.status, 200);
 }

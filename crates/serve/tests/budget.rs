@@ -78,9 +78,7 @@ async fn without_a_budget_the_default_applies() {
         ..Config::default()
     };
     let (_fake, service) = stalled_service(config).await;
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let reply = service.review_refund().await;
     let elapsed = timeout_millis(&reply);
     assert!((250.0..750.0).contains(&elapsed), "elapsed {elapsed} ms");
 }

@@ -171,8 +171,6 @@ async fn a_body_that_does_not_arrive_in_time_is_408_and_frees_its_place() {
     assert!(response.starts_with("HTTP/1.1 408"), "{response}");
     assert!(response.contains("body_timeout"), "{response}");
     // Its place (the only one) is free again.
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let reply = service.review_refund().await;
     assert_eq!(reply.status, 200);
 }

@@ -137,6 +137,12 @@ impl Service {
             .await
     }
 
+    /// `POST /v1/reviews/refund-answer-v1` with the refund example's state.
+    pub async fn review_refund(&self) -> Reply {
+        self.review("refund-answer-v1", &json!({"state": refund_state()}))
+            .await
+    }
+
     /// `POST /v1/reviews/{version}` with raw bytes and extra headers.
     pub async fn post(&self, version: &str, body: Vec<u8>, headers: &[(&str, &str)]) -> Reply {
         let mut request = caller()

@@ -37,6 +37,13 @@ fn eval_sms(dir: &Path, definition: &Path, name: &str, extra: &[&str]) -> PathBu
     report
 }
 
+/// Runs `command`, which must exit 2 (a usage or input error) and say `needle` on stderr.
+fn exits_2_saying(command: &mut tokio::process::Command, needle: &str) {
+    let output = run(command);
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    assert!(stderr(&output).contains(needle), "{}", stderr(&output));
+}
+
 /// (p, condition holds) of every row, read straight from the report JSON.
 fn points(report: &Path) -> Vec<(f64, bool)> {
     read_json(report)["rows"]
@@ -239,16 +246,13 @@ fn calibrate_refuses_bad_input_with_exit_2_naming_the_file() {
     assert!(stderr(&output).contains("cases.json: not a jevjudge report"));
     let report = eval_sms(&dir, &example("sms-spam/definition.toml"), "base", &[]);
     // A definition the report does not fit.
-    let output = run(jevjudge()
-        .args(["calibrate", "--report"])
-        .arg(&report)
-        .arg("--definition")
-        .arg(example("support-draft/definition.toml")));
-    assert_eq!(code(&output), 2);
-    assert!(
-        stderr(&output).contains("criterion `spam`, which the definition lacks"),
-        "{}",
-        stderr(&output)
+    exits_2_saying(
+        jevjudge()
+            .args(["calibrate", "--report"])
+            .arg(&report)
+            .arg("--definition")
+            .arg(example("support-draft/definition.toml")),
+        "criterion `spam`, which the definition lacks",
     );
     let output = run(jevjudge()
         .args(["calibrate", "--min-pass-precision", "1.5", "--report"])
@@ -336,12 +340,9 @@ fn compare_refuses_different_case_sets_unless_intersecting() {
     report["rows"].as_array_mut().unwrap().truncate(100);
     let fewer = dir.join("fewer.json");
     std::fs::write(&fewer, serde_json::to_string(&report).unwrap()).unwrap();
-    let output = run(jevjudge().arg("compare").arg(&floors).arg(&fewer));
-    assert_eq!(code(&output), 2);
-    assert!(
-        stderr(&output).contains("50 only in the base report"),
-        "{}",
-        stderr(&output)
+    exits_2_saying(
+        jevjudge().arg("compare").arg(&floors).arg(&fewer),
+        "50 only in the base report",
     );
     let output = run(jevjudge()
         .args(["compare", "--intersect", "--json"])

@@ -10,7 +10,7 @@ use tokio::process::Command;
 use jevjudge_test_support::{example, read_json, run, stdout_json, temp_dir};
 
 use crate::{
-    exits_saying, fake_server,
+    exits_saying, fake_server, fake_with_latency,
     hardening::{cases, eval_live, rows_of},
     jevjudge,
 };
@@ -547,11 +547,7 @@ async fn wait_for_rows(path: &Path, at_least: usize) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
-    let server = fake_server(Config {
-        latency: Duration::from_millis(40),
-        ..Config::default()
-    })
-    .await;
+    let server = fake_with_latency(40).await;
     let dir = temp_dir("cli-resume");
     let cases = cases(&dir, 40);
 
@@ -599,14 +595,7 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
     assert_eq!(comparable_rows(&killed), comparable_rows(&full));
     let resumed: Value = read_json(&killed);
     let original: Value = read_json(&full);
-    for field in [
-        "total",
-        "correct",
-        "incorrect",
-        "abstained",
-        "errors",
-        "accuracy",
-    ] {
+    for field in "total correct incorrect abstained errors accuracy".split(' ') {
         assert_eq!(
             resumed["overall"][field], original["overall"][field],
             "{field}"
@@ -642,11 +631,7 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_writes_an_incomplete_report_and_exits_5() {
-    let server = fake_server(Config {
-        latency: Duration::from_millis(40),
-        ..Config::default()
-    })
-    .await;
+    let server = fake_with_latency(40).await;
     let dir = temp_dir("cli-sigint");
     let cases = cases(&dir, 40);
     let report = dir.join("report.json");

@@ -8,13 +8,13 @@ use std::{
     time::Duration,
 };
 
-use jevjudge_fake::{Config, FakeServer};
+use jevjudge_fake::FakeServer;
 use serde_json::Value;
 use tokio::process::Command;
 
 use jevjudge_test_support::{command, example, read_json, run, stderr, stdout, temp_dir};
 
-use crate::{JEVJUDGE, exits_saying, fake_server, jevjudge};
+use crate::{JEVJUDGE, exits_saying, fake_with_key, fake_with_latency, jevjudge};
 
 /// `n` cases in the state form.
 pub(crate) fn cases(dir: &Path, n: usize) -> PathBuf {
@@ -82,11 +82,7 @@ fn comparable_rows(report: &Path) -> Vec<Value> {
 }
 
 async fn slow_fake() -> FakeServer {
-    fake_server(Config {
-        latency: Duration::from_millis(20),
-        ..Config::default()
-    })
-    .await
+    fake_with_latency(20).await
 }
 
 // ---- 1. A torn last line ----
@@ -669,11 +665,7 @@ async fn a_run_in_which_every_review_errored_is_not_exit_0_and_says_why() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn most_reviews_refused_by_the_key_names_the_key_variable() {
-    let server = fake_server(Config {
-        key: Some("the-right-key".into()),
-        ..Config::default()
-    })
-    .await;
+    let server = fake_with_key("the-right-key").await;
     let dir = temp_dir("harden-auth");
     let cases = cases(&dir, 3);
     let mut command = jevjudge();
@@ -906,11 +898,7 @@ async fn judge_on_a_terminal_without_state_says_so_instead_of_waiting() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streamed_file_that_changes_between_the_passes_fails_the_run() {
-    let server = fake_server(Config {
-        latency: Duration::from_millis(5),
-        ..Config::default()
-    })
-    .await;
+    let server = fake_with_latency(5).await;
     let dir = temp_dir("harden-changed");
     let path = dir.join("cases.jsonl");
     let padding = "x".repeat(1000);

@@ -12,7 +12,7 @@ use tokio::process::Command;
 
 use jevjudge_test_support::{example, read_json as read, run, stderr, temp_dir};
 
-use crate::{fake_server, jevjudge};
+use crate::{fake_server, fake_with_key, jevjudge};
 
 fn cases(dir: &Path, n: usize) -> PathBuf {
     let path = dir.join("cases.jsonl");
@@ -45,11 +45,7 @@ fn eval(server: &FakeServer, cases: &Path, report: &Path, key: &str, extra: &[&s
 
 #[tokio::test]
 async fn a_wrong_key_stops_the_run_and_resume_finishes_it_once_fixed() {
-    let server = fake_server(Config {
-        key: Some("the-right-key".into()),
-        ..Config::default()
-    })
-    .await;
+    let server = fake_with_key("the-right-key").await;
     let dir = temp_dir("limits-key");
     let cases = cases(&dir, 40);
     let report = dir.join("out.json");

@@ -42,3 +42,21 @@ async fn fake_server(config: Config) -> FakeServer {
         .await
         .expect("the fake starts")
 }
+
+/// A fake that answers after `millis` ms.
+async fn fake_with_latency(millis: u64) -> FakeServer {
+    fake_server(Config {
+        latency: std::time::Duration::from_millis(millis),
+        ..Config::default()
+    })
+    .await
+}
+
+/// A fake that accepts only `key`.
+async fn fake_with_key(key: &str) -> FakeServer {
+    fake_server(Config {
+        key: Some(key.into()),
+        ..Config::default()
+    })
+    .await
+}

@@ -10,17 +10,13 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
 use jevjudge_test_support::{listening_on, post, root, sigterm, temp_dir};
 
-use crate::{fake_server, jevjudge_keyed as jevjudge};
+use crate::{fake_server, fake_with_latency, jevjudge_keyed as jevjudge};
 
 const SENTINEL: &str = "RAW-STATE-SERVE-e41b";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
-    let fake = fake_server(Config {
-        latency: Duration::from_millis(400),
-        ..Config::default()
-    })
-    .await;
+    let fake = fake_with_latency(400).await;
     fake.script(FaultPlan::always(Fault::NoulValues(vec![(
         "supported".into(),
         0.95,
