@@ -40,12 +40,7 @@ async fn a_budget_above_the_cap_times_out_at_the_cap() {
     };
     let (_fake, service) = stalled_service(config).await;
     let started = Instant::now();
-    let reply = service
-        .review(
-            "refund-answer-v1",
-            &json!({"state": refund_state(), "budget_millis": 60_000}),
-        )
-        .await;
+    let reply = service.review_refund_within(60_000).await;
     let round_trip = started.elapsed();
     let elapsed = timeout_millis(&reply);
     assert!((400.0..900.0).contains(&elapsed), "elapsed {elapsed} ms");
@@ -60,12 +55,7 @@ async fn a_budget_below_the_cap_is_honoured() {
         ..Config::default()
     };
     let (_fake, service) = stalled_service(config).await;
-    let reply = service
-        .review(
-            "refund-answer-v1",
-            &json!({"state": refund_state(), "budget_millis": 150}),
-        )
-        .await;
+    let reply = service.review_refund_within(150).await;
     let elapsed = timeout_millis(&reply);
     assert!((150.0..650.0).contains(&elapsed), "elapsed {elapsed} ms");
 }

@@ -82,12 +82,7 @@ async fn a_queued_review_waits_at_most_its_budget() {
     eventually(|| has_sample(&service.metrics_text(), "jevjudge_reviews_in_flight 1")).await;
 
     let started = Instant::now();
-    let reply = service
-        .review(
-            "refund-answer-v1",
-            &json!({"state": refund_state(), "budget_millis": 100}),
-        )
-        .await;
+    let reply = service.review_refund_within(100).await;
     let waited = started.elapsed();
     assert_eq!(reply.status, 503);
     assert_eq!(reply.error_code(), "queue_timeout");

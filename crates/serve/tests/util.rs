@@ -143,6 +143,12 @@ impl Service {
             .await
     }
 
+    /// [`Service::review_refund`] asking for a budget of `budget_millis`.
+    pub async fn review_refund_within(&self, budget_millis: u64) -> Reply {
+        let body = json!({"state": refund_state(), "budget_millis": budget_millis});
+        self.review("refund-answer-v1", &body).await
+    }
+
     /// `POST /v1/reviews/{version}` with raw bytes and extra headers.
     pub async fn post(&self, version: &str, body: Vec<u8>, headers: &[(&str, &str)]) -> Reply {
         let mut request = caller()

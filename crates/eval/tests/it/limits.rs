@@ -8,7 +8,7 @@ use jevjudge_client::{
     limit::{LimitConfig, Limiter, Stop},
 };
 use jevjudge_eval::{Case, CaseInput, EvaluatorRequest, JevEvaluator, Runner};
-use jevjudge_judge::{BackendError, Criterion, Definition, Judge, Status, backend_fn};
+use jevjudge_judge::{Backend, BackendError, Criterion, Definition, Judge, Status, backend_fn};
 use jevjudge_wire::{Answer, Detail, NoulAnswer, NoulQuestion, Request, Response, Usage};
 use tokio::time::Instant;
 
@@ -35,6 +35,16 @@ fn answer(input_tokens: u64) -> Response {
     }
 }
 
+/// An evaluator whose backend answers after `millis` ms, spending `input_tokens`, with a
+/// review budget of `budget`.
+fn sleepy(millis: u64, input_tokens: u64, budget: Duration) -> JevEvaluator<impl Backend> {
+    let backend = backend_fn(move |_request: Request| async move {
+        tokio::time::sleep(Duration::from_millis(millis)).await;
+        Ok(answer(input_tokens))
+    });
+    JevEvaluator::new(Judge::new(backend, budget).unwrap(), definition())
+}
+
 fn cases(n: usize) -> Vec<Case> {
     (0..n)
         .map(|i| Case {
@@ -51,26 +61,12 @@ fn cases(n: usize) -> Vec<Case> {
         .collect()
 }
 
-fn fixed(concurrency: usize) -> LimitConfig {
-    LimitConfig {
-        adaptive: false,
-        ..LimitConfig::new(concurrency)
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn time_waiting_for_a_slot_is_not_review_time() {
-    let backend = backend_fn(|_request: Request| async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        Ok(answer(10))
-    });
-    let evaluator = JevEvaluator::new(
-        Judge::new(backend, Duration::from_millis(150)).unwrap(),
-        definition(),
-    );
+    let evaluator = sleepy(100, 10, Duration::from_millis(150));
     // The runner could start 8 at once, but the limiter lets one go at a time: the eighth
     // waits 700 ms, yet its review takes 100 ms of its 150 ms budget, not a timeout.
-    let limiter = Limiter::new(fixed(1));
+    let limiter = Limiter::new(LimitConfig::fixed(1));
     let start = Instant::now();
     let run = Runner::new(8)
         .unwrap()
@@ -89,7 +85,7 @@ async fn time_waiting_for_a_slot_is_not_review_time() {
 
 #[tokio::test(start_paused = true)]
 async fn after_a_refused_key_no_new_case_starts_and_the_rest_are_not_run() {
-    let limiter = Limiter::new(fixed(2));
+    let limiter = Limiter::new(LimitConfig::fixed(2));
     let backend = {
         let limiter = limiter.clone();
         backend_fn(move |request: Request| {
@@ -130,17 +126,10 @@ async fn after_a_refused_key_no_new_case_starts_and_the_rest_are_not_run() {
 async fn no_case_starts_that_could_pass_the_input_token_cap() {
     // Each request is estimated at 100 tokens and spends 90: 90 × 3 + 100 = 370 ≤ 400, a fifth
     // could reach 460.
-    let backend = backend_fn(|_request: Request| async move {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        Ok(answer(90))
-    });
-    let evaluator = JevEvaluator::new(
-        Judge::new(backend, Duration::from_secs(1)).unwrap(),
-        definition(),
-    );
+    let evaluator = sleepy(10, 90, Duration::from_secs(1));
     let limiter = Limiter::new(LimitConfig {
         max_input_tokens: Some(400),
-        ..fixed(2)
+        ..LimitConfig::fixed(2)
     });
     let run = Runner::new(2)
         .unwrap()
@@ -167,7 +156,7 @@ async fn one_limiter_is_shared_by_concurrent_runs() {
         tokio::time::sleep(Duration::from_millis(50)).await;
         Ok(answer(1))
     }));
-    let limiter = Limiter::new(fixed(2));
+    let limiter = Limiter::new(LimitConfig::fixed(2));
     let evaluator = JevEvaluator::new(
         Judge::new(backend, Duration::from_secs(1)).unwrap(),
         definition(),
