@@ -149,17 +149,16 @@ async fn status_faults_come_before_auth() {
 }
 
 #[tokio::test]
-async fn close_drops_the_connection_without_a_response() {
-    let fake = scripted(FaultPlan::new().then(Fault::Close)).await;
-    let outcome = send_noul(&fake).await;
-    let error = outcome.expect_err("no response");
-    assert!(!error.is_timeout(), "{error}");
-    assert_eq!(
-        fake.request_count(),
-        1,
-        "the client did not retry on its own"
-    );
-    assert_eq!(post(&fake, &noul_request()).await.status, 200);
+async fn close_and_reset_drop_the_connection_without_a_response() {
+    for fault in [Fault::Close, Fault::Reset] {
+        let label = format!("{fault:?}");
+        let fake = scripted(FaultPlan::new().then(fault)).await;
+        let error = send_noul(&fake).await.expect_err("no response");
+        assert!(!error.is_timeout(), "{label}: {error}");
+        assert_eq!(fake.request_count(), 1, "{label}: the client did not retry");
+        let next = post(&fake, &noul_request()).await.status;
+        assert_eq!(next, 200, "{label}: the next connection is answered");
+    }
 }
 
 #[tokio::test]
@@ -294,17 +293,11 @@ async fn broken_sums_and_keys() {
     assert!((sum(&body["answers"]["frustration"]) - 0.8).abs() < 1e-3);
 
     let body = mixed(Fault::BrokenChoiceKeys).await;
-    let keys: Vec<&String> = body["answers"]["queue"]["probabilities"]
-        .as_object()
-        .map(|p| p.keys().collect())
-        .unwrap_or_default();
-    assert_eq!(keys, ["billing", "technical", "other (renamed)"]);
+    let queue = jevjudge_test_support::keys(&body["answers"]["queue"]["probabilities"]);
+    assert_eq!(queue, ["billing", "technical", "other (renamed)"]);
     let body = mixed(Fault::BrokenScoreKeys).await;
-    let keys: Vec<&String> = body["answers"]["frustration"]["probabilities"]
-        .as_object()
-        .map(|p| p.keys().collect())
-        .unwrap_or_default();
-    assert_eq!(keys, ["1", "2", "3"]);
+    let levels = jevjudge_test_support::keys(&body["answers"]["frustration"]["probabilities"]);
+    assert_eq!(levels, ["1", "2", "3"]);
 }
 
 #[tokio::test]
@@ -394,20 +387,6 @@ async fn faults_only_count_systemone_posts() {
     .await;
     assert_eq!(models.status, 200);
     assert_eq!(post(&fake, &noul_request()).await.status, 529);
-}
-
-#[tokio::test]
-async fn reset_drops_the_connection_without_a_response() {
-    let fake = scripted(FaultPlan::new().then(Fault::Reset)).await;
-    let outcome = send_noul(&fake).await;
-    let error = outcome.expect_err("no response");
-    assert!(!error.is_timeout(), "{error}");
-    assert_eq!(fake.request_count(), 1);
-    assert_eq!(
-        post(&fake, &noul_request()).await.status,
-        200,
-        "the next connection is answered"
-    );
 }
 
 #[tokio::test]
