@@ -89,14 +89,18 @@ async fn json_of_the_wrong_shape_is_422_naming_the_field() {
     assert_eq!(fake.request_count(), 0);
 }
 
+/// The default config with a body limit of `bytes`.
+fn body_limit(bytes: usize) -> Config {
+    Config {
+        max_body_bytes: bytes,
+        ..Config::default()
+    }
+}
+
 #[tokio::test]
 async fn a_body_over_the_limit_is_413() {
     let fake = fake_answering(&[("supported", 0.95)]).await;
-    let config = Config {
-        max_body_bytes: 1000,
-        ..Config::default()
-    };
-    let service = Service::in_front_of(&fake, config).await;
+    let service = Service::in_front_of(&fake, body_limit(1000)).await;
     // Just under the limit: reviewed.
     let state = "x".repeat(1000 - r#"{"state":""}"#.len());
     let body = serde_json::to_vec(&json!({"state": state})).unwrap();
@@ -118,11 +122,7 @@ async fn a_body_over_the_limit_is_413() {
 #[tokio::test]
 async fn a_chunked_body_over_the_limit_is_413() {
     let fake = fake_answering(&[("supported", 0.95)]).await;
-    let config = Config {
-        max_body_bytes: 64,
-        ..Config::default()
-    };
-    let service = Service::in_front_of(&fake, config).await;
+    let service = Service::in_front_of(&fake, body_limit(64)).await;
     let addr = service.url.trim_start_matches("http://").to_owned();
     let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
     // No Content-Length: the limit is enforced while reading the chunks.
