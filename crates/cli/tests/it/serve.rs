@@ -28,12 +28,7 @@ async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
     )
     .unwrap();
 
-    let mut child = jevjudge()
-        .args(["serve", "--addr", "127.0.0.1:0", "--log-format", "json"])
-        .arg("--definitions")
-        .arg(&dir)
-        .args(["--base-url", &fake.url()])
-        .stdout(Stdio::piped())
+    let mut child = serve_command(&dir, &fake, &["--log-format", "json"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -155,18 +150,25 @@ async fn bad_definitions_stop_start_up_with_exit_2_naming_the_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `jevjudge serve` on 127.0.0.1:0 with `dir`'s definitions in front of `fake`, and `extra`.
+fn serve_command(dir: &Path, fake: &FakeServer, extra: &[&str]) -> tokio::process::Command {
+    let mut command = jevjudge();
+    command
+        .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
+        .arg(dir)
+        .args(["--base-url", &fake.url()])
+        .args(extra)
+        .stdout(Stdio::piped());
+    command
+}
+
 /// Starts `jevjudge serve` with extra flags; returns the child and its address.
 async fn start_serve(
     dir: &Path,
     fake: &FakeServer,
     extra: &[&str],
 ) -> (tokio::process::Child, String) {
-    let mut child = jevjudge()
-        .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
-        .arg(dir)
-        .args(["--base-url", &fake.url()])
-        .args(extra)
-        .stdout(Stdio::piped())
+    let mut child = serve_command(dir, fake, extra)
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
