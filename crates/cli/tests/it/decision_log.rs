@@ -2,15 +2,17 @@
 //! `review_id`, `reviews list` finds it by reference, `reviews export` writes records that
 //! `judge --replay` reproduces offline, `store migrate` is idempotent; bad store URLs are exit 2.
 
-use std::{process::Stdio, time::Duration};
+use std::time::Duration;
 
 use jevjudge_fake::Config;
 use serde_json::Value;
-use tokio::io::BufReader;
 
-use jevjudge_test_support::{listening_on, post, root, run as output, sigterm, temp_dir};
+use jevjudge_test_support::{post, root, run as output, sigterm, temp_dir};
 
-use crate::{fake_server, jevjudge_keyed as jevjudge};
+use crate::{
+    fake_server, jevjudge_keyed as jevjudge,
+    serve::{assert_replay_matches, start_serve},
+};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn served_reviews_are_listed_and_export_as_replayable_records() {
@@ -29,23 +31,8 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
         String::from_utf8_lossy(&migrated.stdout)
     );
 
-    let mut child = jevjudge()
-        .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
-        .arg(&dir)
-        .args([
-            "--base-url",
-            &fake.url(),
-            "--store",
-            &store,
-            "--store-state",
-        ])
-        .args(["--retain-state", "30d"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let addr = listening_on(&mut stdout).await;
+    let serve_flags = ["--store", &store, "--store-state", "--retain-state", "30d"];
+    let (mut child, addr) = start_serve(&dir, &fake, &serve_flags).await;
     let state = std::fs::read_to_string(&state_file).unwrap();
     let (status, served) = post(
         &addr,
@@ -60,7 +47,7 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
         .expect("the server exits")
         .unwrap();
     assert!(exit.success(), "{exit:?}");
-    let mut served: Value = serde_json::from_str(&served).unwrap();
+    let served: Value = serde_json::from_str(&served).unwrap();
     let review_id = served["review_id"]
         .as_str()
         .expect("a review_id")
@@ -116,21 +103,9 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
             .arg(&record),
     )
     .await;
-    let mut replayed: Value = serde_json::from_slice(&replayed.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&replayed.stderr)));
-    // The service reviewed against jevjudge's fake server (it marks its answers), so the
-    // exported record replays as `fake`, never as the model the fake names.
-    assert_eq!(served["backend"], "fake");
-    assert_eq!(replayed["backend"], "fake");
-    for verdict in [&mut served, &mut replayed] {
-        verdict["elapsed_millis"] = Value::Null;
-        verdict["backend"] = Value::Null;
-        if let Some(fields) = verdict.as_object_mut() {
-            fields.remove("review_id");
-        }
-    }
-    assert_eq!(replayed, served);
-    assert_eq!(fake.request_count(), 1, "the replay sent nothing");
+    // The service reviewed against jevjudge's fake server, so the exported record replays as
+    // `fake`.
+    assert_replay_matches(served, &replayed, &fake);
 
     let again = output(jevjudge().args(["store", "migrate", "--store", &store])).await;
     assert!(String::from_utf8_lossy(&again.stdout).contains("is current; nothing to do"));

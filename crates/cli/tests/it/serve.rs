@@ -150,6 +150,30 @@ async fn bad_definitions_stop_start_up_with_exit_2_naming_the_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A served verdict and its offline replay (the output of `judge --replay`) agree but for
+/// timing and the review id, and both say `fake`: the fake server marks its answers, live and
+/// in their records (meta.fake), so a replay never claims the model the fake names. The replay
+/// sent nothing to `fake`.
+pub(crate) fn assert_replay_matches(
+    mut served: Value,
+    replayed: &std::process::Output,
+    fake: &FakeServer,
+) {
+    let mut replayed: Value = serde_json::from_slice(&replayed.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&replayed.stderr)));
+    assert_eq!(served["backend"], "fake");
+    assert_eq!(replayed["backend"], "fake");
+    for verdict in [&mut served, &mut replayed] {
+        verdict["elapsed_millis"] = Value::Null;
+        verdict["backend"] = Value::Null;
+        if let Some(fields) = verdict.as_object_mut() {
+            fields.remove("review_id");
+        }
+    }
+    assert_eq!(replayed, served);
+    assert_eq!(fake.request_count(), 1, "the replay sent nothing");
+}
+
 /// `jevjudge serve` on 127.0.0.1:0 with `dir`'s definitions in front of `fake`, and `extra`.
 fn serve_command(dir: &Path, fake: &FakeServer, extra: &[&str]) -> tokio::process::Command {
     let mut command = jevjudge();
@@ -163,7 +187,7 @@ fn serve_command(dir: &Path, fake: &FakeServer, extra: &[&str]) -> tokio::proces
 }
 
 /// Starts `jevjudge serve` with extra flags; returns the child and its address.
-async fn start_serve(
+pub(crate) async fn start_serve(
     dir: &Path,
     fake: &FakeServer,
     extra: &[&str],
@@ -218,18 +242,7 @@ async fn a_recorded_review_replays_offline_with_judge() {
     .await
     .expect("judge finishes")
     .unwrap();
-    let mut served: Value = serde_json::from_str(&served).unwrap();
-    let mut replayed: Value = serde_json::from_slice(&replayed.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&replayed.stderr)));
-    // Answers of the fake server say `fake`, live and in their replay (meta.fake).
-    assert_eq!(served["backend"], "fake");
-    assert_eq!(replayed["backend"], "fake");
-    for verdict in [&mut served, &mut replayed] {
-        verdict["elapsed_millis"] = Value::Null;
-        verdict["backend"] = Value::Null;
-    }
-    assert_eq!(replayed, served);
-    assert_eq!(fake.request_count(), 1, "the replay sent nothing");
+    assert_replay_matches(serde_json::from_str(&served).unwrap(), &replayed, &fake);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
