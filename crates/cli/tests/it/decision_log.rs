@@ -2,16 +2,14 @@
 //! `review_id`, `reviews list` finds it by reference, `reviews export` writes records that
 //! `judge --replay` reproduces offline, `store migrate` is idempotent; bad store URLs are exit 2.
 
-use std::time::Duration;
-
 use jevjudge_fake::Config;
 use serde_json::Value;
 
-use jevjudge_test_support::{post, root, run as output, sigterm, temp_dir};
+use jevjudge_test_support::{root, run as output, temp_dir};
 
 use crate::{
     fake_server, jevjudge_keyed as jevjudge,
-    serve::{assert_replay_matches, start_serve},
+    serve::{assert_replay_matches, serve_one_review},
 };
 
 #[tokio::test(flavor = "multi_thread")]
@@ -32,22 +30,8 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
     );
 
     let serve_flags = ["--store", &store, "--store-state", "--retain-state", "30d"];
-    let (mut child, addr) = start_serve(&dir, &fake, &serve_flags).await;
-    let state = std::fs::read_to_string(&state_file).unwrap();
-    let (status, served) = post(
-        &addr,
-        "/v1/reviews/refund-answer-v1",
-        &format!(r#"{{"state": {state}, "reference": "ticket-4711"}}"#),
-    )
-    .await;
-    assert_eq!(status, 200, "{served}");
-    sigterm(child.id().unwrap());
-    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .expect("the server exits")
-        .unwrap();
-    assert!(exit.success(), "{exit:?}");
-    let served: Value = serde_json::from_str(&served).unwrap();
+    let reference = r#", "reference": "ticket-4711""#;
+    let served = serve_one_review(&dir, &fake, &serve_flags, reference).await;
     let review_id = served["review_id"]
         .as_str()
         .expect("a review_id")

@@ -201,6 +201,29 @@ pub(crate) async fn start_serve(
     (child, addr)
 }
 
+/// Starts `jevjudge serve` with `extra` flags, posts one review of the refund example's state
+/// (the body's other members: `fields`, e.g. `, "reference": "r1"`), then stops the service
+/// with SIGTERM, which must end it cleanly. The review, which must be a 200.
+pub(crate) async fn serve_one_review(
+    dir: &Path,
+    fake: &FakeServer,
+    extra: &[&str],
+    fields: &str,
+) -> Value {
+    let (mut child, addr) = start_serve(dir, fake, extra).await;
+    let state = std::fs::read_to_string(root().join("examples/refund/state.json")).unwrap();
+    let body = format!(r#"{{"state": {state}{fields}}}"#);
+    let (status, served) = post(&addr, "/v1/reviews/refund-answer-v1", &body).await;
+    assert_eq!(status, 200, "{served}");
+    sigterm(child.id().unwrap());
+    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the server exits")
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+    serde_json::from_str(&served).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recorded_review_replays_offline_with_judge() {
     let fake = fake_server(Config::default()).await;
@@ -211,21 +234,7 @@ async fn a_recorded_review_replays_offline_with_judge() {
     let record = dir.join("audit.jevl");
     let record_arg = record.to_str().unwrap().to_owned();
 
-    let (mut child, addr) = start_serve(&dir, &fake, &["--record", &record_arg]).await;
-    let state = std::fs::read_to_string(&state_file).unwrap();
-    let (status, served) = post(
-        &addr,
-        "/v1/reviews/refund-answer-v1",
-        &format!(r#"{{"state": {state}}}"#),
-    )
-    .await;
-    assert_eq!(status, 200, "{served}");
-    sigterm(child.id().unwrap());
-    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .expect("the server exits")
-        .unwrap();
-    assert!(exit.success(), "{exit:?}");
+    let served = serve_one_review(&dir, &fake, &["--record", &record_arg], "").await;
 
     let replayed = tokio::time::timeout(
         Duration::from_secs(60),
@@ -242,7 +251,7 @@ async fn a_recorded_review_replays_offline_with_judge() {
     .await
     .expect("judge finishes")
     .unwrap();
-    assert_replay_matches(serde_json::from_str(&served).unwrap(), &replayed, &fake);
+    assert_replay_matches(served, &replayed, &fake);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
