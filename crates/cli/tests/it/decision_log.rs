@@ -5,20 +5,17 @@
 use jevjudge_fake::Config;
 use serde_json::Value;
 
-use jevjudge_test_support::{root, run as output, temp_dir};
+use jevjudge_test_support::run as output;
 
 use crate::{
     fake_server, jevjudge_keyed as jevjudge,
-    serve::{assert_replay_matches, serve_one_review},
+    serve::{assert_replay_matches, refund_definitions, serve_one_review},
 };
 
 #[tokio::test(flavor = "multi_thread")]
 async fn served_reviews_are_listed_and_export_as_replayable_records() {
     let fake = fake_server(Config::default()).await;
-    let dir = temp_dir("dlog-export");
-    let definition = root().join("examples/refund/definition.toml");
-    let state_file = root().join("examples/refund/state.json");
-    std::fs::copy(&definition, dir.join("refund.toml")).unwrap();
+    let dir = refund_definitions("dlog-export");
     let store = format!("sqlite:{}", dir.join("reviews.db").display());
 
     let migrated = output(jevjudge().args(["store", "migrate", "--store", &store])).await;
@@ -76,20 +73,9 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
     assert!(String::from_utf8_lossy(&exported.stdout).ends_with(": 1 records\n"));
     let record = out.join("recordings.jevl");
 
-    let replayed = output(
-        jevjudge()
-            .arg("judge")
-            .arg("--definition")
-            .arg(&definition)
-            .arg("--state")
-            .arg(&state_file)
-            .arg("--replay")
-            .arg(&record),
-    )
-    .await;
     // The service reviewed against jevjudge's fake server, so the exported record replays as
     // `fake`.
-    assert_replay_matches(served, &replayed, &fake);
+    assert_replay_matches(served, &record, &fake).await;
 
     let again = output(jevjudge().args(["store", "migrate", "--store", &store])).await;
     assert!(String::from_utf8_lossy(&again.stdout).contains("is current; nothing to do"));

@@ -2,13 +2,17 @@
 //! `listening on` line, a review over HTTP, SIGTERM finishing an in-flight review and a clean
 //! exit, JSON logs without state text, and start-up errors that name the file (exit 2).
 
-use std::{path::Path, process::Stdio, time::Duration};
+use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::Duration,
+};
 
 use jevjudge_fake::{Config, FakeServer, Fault, FaultPlan};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
-use jevjudge_test_support::{listening_on, post, root, sigterm, temp_dir};
+use jevjudge_test_support::{example, listening_on, post, root, run, sigterm, temp_dir};
 
 use crate::{fake_server, fake_with_latency, jevjudge_keyed as jevjudge};
 
@@ -150,15 +154,27 @@ async fn bad_definitions_stop_start_up_with_exit_2_naming_the_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A served verdict and its offline replay (the output of `judge --replay`) agree but for
-/// timing and the review id, and both say `fake`: the fake server marks its answers, live and
-/// in their records (meta.fake), so a replay never claims the model the fake names. The replay
-/// sent nothing to `fake`.
-pub(crate) fn assert_replay_matches(
-    mut served: Value,
-    replayed: &std::process::Output,
-    fake: &FakeServer,
-) {
+/// A temp dir `name` holding the refund example's definition, for `serve --definitions`.
+pub(crate) fn refund_definitions(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    std::fs::copy(example("refund/definition.toml"), dir.join("refund.toml")).unwrap();
+    dir
+}
+
+/// A served verdict and its offline replay (`judge --replay RECORD` on the refund example)
+/// agree but for timing and the review id, and both say `fake`: the fake server marks its
+/// answers, live and in their records (meta.fake), so a replay never claims the model the
+/// fake names. The replay sent nothing to `fake`.
+pub(crate) async fn assert_replay_matches(mut served: Value, record: &Path, fake: &FakeServer) {
+    let replayed = run(jevjudge()
+        .arg("judge")
+        .arg("--definition")
+        .arg(example("refund/definition.toml"))
+        .arg("--state")
+        .arg(example("refund/state.json"))
+        .arg("--replay")
+        .arg(record))
+    .await;
     let mut replayed: Value = serde_json::from_slice(&replayed.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&replayed.stderr)));
     assert_eq!(served["backend"], "fake");
@@ -227,31 +243,13 @@ pub(crate) async fn serve_one_review(
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recorded_review_replays_offline_with_judge() {
     let fake = fake_server(Config::default()).await;
-    let dir = temp_dir("serve-record");
-    let definition = root().join("examples/refund/definition.toml");
-    let state_file = root().join("examples/refund/state.json");
-    std::fs::copy(&definition, dir.join("refund.toml")).unwrap();
+    let dir = refund_definitions("serve-record");
     let record = dir.join("audit.jevl");
     let record_arg = record.to_str().unwrap().to_owned();
 
     let served = serve_one_review(&dir, &fake, &["--record", &record_arg], "").await;
 
-    let replayed = tokio::time::timeout(
-        Duration::from_secs(60),
-        jevjudge()
-            .arg("judge")
-            .arg("--definition")
-            .arg(&definition)
-            .arg("--state")
-            .arg(&state_file)
-            .arg("--replay")
-            .arg(&record)
-            .output(),
-    )
-    .await
-    .expect("judge finishes")
-    .unwrap();
-    assert_replay_matches(served, &replayed, &fake);
+    assert_replay_matches(served, &record, &fake).await;
     let _ = std::fs::remove_dir_all(&dir);
 }
 
