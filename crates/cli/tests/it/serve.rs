@@ -154,6 +154,16 @@ async fn bad_definitions_stop_start_up_with_exit_2_naming_the_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Sends SIGTERM to `child`, which must exit 0 within `seconds`.
+async fn stop_cleanly(child: &mut tokio::process::Child, seconds: u64) {
+    sigterm(child.id().unwrap());
+    let exit = tokio::time::timeout(Duration::from_secs(seconds), child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("the server did not exit within {seconds} s of SIGTERM"))
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+}
+
 /// A temp dir `name` holding the refund example's definition, for `serve --definitions`.
 pub(crate) fn refund_definitions(name: &str) -> PathBuf {
     let dir = temp_dir(name);
@@ -167,8 +177,7 @@ pub(crate) fn refund_definitions(name: &str) -> PathBuf {
 /// fake names. The replay sent nothing to `fake`.
 pub(crate) async fn assert_replay_matches(mut served: Value, record: &Path, fake: &FakeServer) {
     let replayed = run(jevjudge()
-        .arg("judge")
-        .arg("--definition")
+        .args(["judge", "--definition"])
         .arg(example("refund/definition.toml"))
         .arg("--state")
         .arg(example("refund/state.json"))
@@ -231,12 +240,7 @@ pub(crate) async fn serve_one_review(
     let body = format!(r#"{{"state": {state}{fields}}}"#);
     let (status, served) = post(&addr, "/v1/reviews/refund-answer-v1", &body).await;
     assert_eq!(status, 200, "{served}");
-    sigterm(child.id().unwrap());
-    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .expect("the server exits")
-        .unwrap();
-    assert!(exit.success(), "{exit:?}");
+    stop_cleanly(&mut child, 20).await;
     serde_json::from_str(&served).unwrap()
 }
 
@@ -278,12 +282,8 @@ async fn sigterm_does_not_wait_for_half_open_or_idle_connections() {
     idle.read_exact(&mut status_line).await.unwrap();
     assert_eq!(&status_line, b"HTTP/1.1 200 OK");
 
-    sigterm(child.id().unwrap());
-    let exit = tokio::time::timeout(Duration::from_secs(15), child.wait())
-        .await
-        .expect("the server exits well before the old 25 s drain limit")
-        .unwrap();
-    assert!(exit.success(), "{exit:?}");
+    // Well before the old 25 s drain limit.
+    stop_cleanly(&mut child, 15).await;
     // Both connections were closed by the server (end of stream or reset), not left open.
     for stream in [&mut half_open, &mut idle] {
         let mut rest = Vec::new();
