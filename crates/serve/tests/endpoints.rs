@@ -4,12 +4,11 @@ use jevjudge_fake::{Fault, FaultPlan};
 use jevjudge_serve::{Config, ROUTES};
 use serde_json::json;
 
-use crate::util::{Service, fake, fake_answering, has_sample, refund_state};
+use crate::util::{Service, fake, fake_answering, has_sample, refund_state, supported_service};
 
 #[tokio::test]
 async fn a_review_returns_the_result_json() {
-    let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
+    let (fake, service) = supported_service().await;
     let reply = service.review_refund().await;
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.header("content-type"), Some("application/json"));

@@ -7,12 +7,11 @@ use jevjudge_serve::Config;
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-use crate::util::{Service, fake_answering, refund_state};
+use crate::util::{Service, fake_answering, refund_state, supported_service};
 
 #[tokio::test]
 async fn an_unknown_version_is_404() {
-    let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
+    let (fake, service) = supported_service().await;
     for version in ["refund-answer-v2", "REFUND-ANSWER-V1", "%20"] {
         let reply = service
             .review(version, &json!({"state": refund_state()}))
@@ -31,8 +30,7 @@ async fn an_unknown_version_is_404() {
 
 #[tokio::test]
 async fn a_body_that_is_not_json_is_400() {
-    let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
+    let (fake, service) = supported_service().await;
     for (body, message) in [
         ("", "the body is empty; send {\"state\": ...}"),
         (
@@ -60,8 +58,7 @@ async fn a_body_that_is_not_json_is_400() {
 
 #[tokio::test]
 async fn json_of_the_wrong_shape_is_422_naming_the_field() {
-    let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
+    let (fake, service) = supported_service().await;
     for (body, field) in [
         (json!(["state"]), "the body must be a JSON object"),
         (json!({"budget_millis": 100}), "missing field `state`"),

@@ -52,6 +52,14 @@ pub async fn fake_answering(values: &[(&str, f64)]) -> FakeServer {
     server
 }
 
+/// The default service in front of a fake whose `supported` answer is 0.95 (a PASS of
+/// refund-answer-v1).
+pub async fn supported_service() -> (FakeServer, Service) {
+    let fake = fake_answering(&[("supported", 0.95)]).await;
+    let service = Service::in_front_of(&fake, Config::default()).await;
+    (fake, service)
+}
+
 /// The System One client for a fake, reporting attempts to `metrics`.
 pub fn client(fake: &FakeServer, metrics: &Metrics, key: &str, retries: u32) -> Client {
     Client::builder()
