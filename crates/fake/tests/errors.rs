@@ -161,11 +161,8 @@ async fn too_many_options_or_levels_get_a_string_detail() {
     let options: Map<String, Value> = (0..256)
         .map(|i| (format!("Queue {i:03}"), Value::Null))
         .collect();
-    let reply = post_question(
-        &fake,
-        json!({"type": "choice", "instructions": "?", "criteria": options}),
-    )
-    .await;
+    let question = json!({"type": "choice", "instructions": "?", "criteria": options});
+    let reply = post_question(&fake, question).await;
     assert_eq!(reply.status, 400);
     assert_eq!(
         reply.json(),
@@ -173,11 +170,8 @@ async fn too_many_options_or_levels_get_a_string_detail() {
     );
 
     let levels: Vec<String> = (0..11).map(|i| format!("Level {i}")).collect();
-    let reply = post_question(
-        &fake,
-        json!({"type": "score", "instructions": "?", "criteria": levels}),
-    )
-    .await;
+    let question = json!({"type": "score", "instructions": "?", "criteria": levels});
+    let reply = post_question(&fake, question).await;
     assert_eq!(reply.status, 400);
     assert!(
         reply.json()["detail"]

@@ -7,7 +7,7 @@ use jevjudge_client::{
     AttemptOutcome,
     limit::{LimitConfig, Limiter, Stop},
 };
-use jevjudge_eval::{Case, CaseInput, EvaluatorRequest, JevEvaluator, Runner};
+use jevjudge_eval::{Case, CaseInput, Evaluator, EvaluatorRequest, JevEvaluator, Run, Runner};
 use jevjudge_judge::{Backend, BackendError, Criterion, Definition, Judge, Status, backend_fn};
 use jevjudge_wire::{Answer, Detail, NoulAnswer, NoulQuestion, Request, Response, Usage};
 use tokio::time::Instant;
@@ -45,6 +45,23 @@ fn sleepy(millis: u64, input_tokens: u64, budget: Duration) -> JevEvaluator<impl
     JevEvaluator::new(Judge::new(backend, budget).unwrap(), definition())
 }
 
+/// `n` cases through a runner of `concurrency` sharing `limiter`, each request estimated at
+/// `estimate` input tokens.
+async fn run_limited(
+    concurrency: usize,
+    limiter: Arc<Limiter>,
+    estimate: u64,
+    evaluator: &impl Evaluator,
+    n: usize,
+) -> Run {
+    Runner::new(concurrency)
+        .unwrap()
+        .limiter(limiter, move |_| estimate)
+        .run(evaluator, cases(n), ())
+        .await
+        .unwrap()
+}
+
 fn cases(n: usize) -> Vec<Case> {
     (0..n)
         .map(|i| Case {
@@ -68,12 +85,7 @@ async fn time_waiting_for_a_slot_is_not_review_time() {
     // waits 700 ms, yet its review takes 100 ms of its 150 ms budget, not a timeout.
     let limiter = Limiter::new(LimitConfig::fixed(1));
     let start = Instant::now();
-    let run = Runner::new(8)
-        .unwrap()
-        .limiter(limiter, |_| 1)
-        .run(&evaluator, cases(8), ())
-        .await
-        .unwrap();
+    let run = run_limited(8, limiter, 1, &evaluator, 8).await;
     assert_eq!(start.elapsed(), Duration::from_millis(800));
     assert!(run.complete);
     assert_eq!(run.overall.errors, 0);
@@ -107,12 +119,7 @@ async fn after_a_refused_key_no_new_case_starts_and_the_rest_are_not_run() {
         Judge::new(backend, Duration::from_secs(1)).unwrap(),
         definition(),
     );
-    let run = Runner::new(4)
-        .unwrap()
-        .limiter(limiter.clone(), |_| 1)
-        .run(&evaluator, cases(10), ())
-        .await
-        .unwrap();
+    let run = run_limited(4, limiter.clone(), 1, &evaluator, 10).await;
     assert!(!run.complete);
     assert_eq!(run.stopped, Some(Stop::KeyRefused { status: 401 }));
     let ids: Vec<&str> = run.rows.iter().map(|row| row.id.as_str()).collect();
@@ -131,12 +138,7 @@ async fn no_case_starts_that_could_pass_the_input_token_cap() {
         max_input_tokens: Some(400),
         ..LimitConfig::fixed(2)
     });
-    let run = Runner::new(2)
-        .unwrap()
-        .limiter(limiter.clone(), |_| 100)
-        .run(&evaluator, cases(10), ())
-        .await
-        .unwrap();
+    let run = run_limited(2, limiter.clone(), 100, &evaluator, 10).await;
     assert_eq!(run.rows.len(), 4);
     assert_eq!(run.overall.input_tokens, Some(360));
     assert!(!run.complete);
