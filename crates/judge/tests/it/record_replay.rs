@@ -36,10 +36,8 @@ fn live_like() -> impl Backend {
 
 #[tokio::test]
 async fn recorded_exchanges_replay_to_identical_verdicts() {
-    let dir = std::env::temp_dir().join(format!("jevjudge-record-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = jevjudge_test_support::temp_dir("record");
     let path = dir.join("audit.jevl");
-    let _ = std::fs::remove_file(&path);
     let writer = Arc::new(RecordWriter::append(&path).unwrap());
     let definition = support_draft_v1();
     let states = [
@@ -99,10 +97,8 @@ async fn recorded_exchanges_replay_to_identical_verdicts() {
 
 #[tokio::test]
 async fn invalid_answers_are_not_recorded() {
-    let dir = std::env::temp_dir().join(format!("jevjudge-record-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = jevjudge_test_support::temp_dir("record-bad");
     let path = dir.join("audit.jevl");
-    let _ = std::fs::remove_file(&path);
     let writer = Arc::new(RecordWriter::append(&path).unwrap());
     let broken = backend_fn(|_| async {
         Ok(Response::from_slice(
