@@ -14,73 +14,36 @@
 # Settings: SCHEMATHESIS_EXAMPLES (max test cases per operation and phase, default 40),
 # SCHEMATHESIS_SEED (default 1, so that CI runs are reproducible).
 # Outputs: target/api-conformance/{schemathesis.txt,junit.xml,serve.log,fake.log} and
-# queue-{schemathesis.txt,junit.xml,events.ndjson}, serve-queue.log for the queue run.
+# queue-{schemathesis.txt,junit.xml,events.ndjson}, serve-queue.log for the queue run (and the
+# servers' stderr in *.log.err).
 # Needs python3 and PyPI access the first time (schemathesis into .venv-schemathesis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
-venv="$root/.venv-schemathesis"
+. scripts/lib.sh
+out_dir api-conformance
+venv="$PWD/.venv-schemathesis"
 version=4.32.5
-target_dir="${CARGO_TARGET_DIR:-$root/target}"
-out="$target_dir/api-conformance"
-bin="$target_dir/debug/jevjudge"
-mkdir -p "$out"
+ensure_venv "$venv" schemathesis "$version" 900
+build_jevjudge debug
 
-if [[ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("schemathesis"))' 2>/dev/null || true)" != "$version" ]]; then
-    echo "installing schemathesis $version into $venv"
-    timeout 120 python3 -m venv "$venv"
-    timeout 900 "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$version"
-fi
-
-timeout 1800 cargo build --quiet -p jevjudge
-
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-
-# start NAME ARGS...: runs the binary, sets $url from its first stdout line.
-start() {
-    local name=$1
-    shift
-    local log="$out/$name.log"
-    "$@" >"$log" 2>&1 &
-    pids+=($!)
-    url=""
-    for _ in $(seq 1 300); do
-        # Log lines on standard error may come first (the store and queue announce themselves).
-        url=$(sed -n 's/^listening on \(http:\/\/[^ ]*\)$/\1/p' "$log" 2>/dev/null | head -n 1 || true)
-        [[ -n "$url" ]] && return 0
-        if ! kill -0 "${pids[-1]}" 2>/dev/null; then
-            echo "error: $name exited early:" >&2
-            cat "$log" >&2
-            return 1
-        fi
-        sleep 0.1
-    done
-    echo "error: $name did not print its address" >&2
-    return 1
-}
-
-start fake "$bin" fake-server --addr 127.0.0.1:0
-fake_url=$url
+start_fake "$out/fake.log"
+fake_url=$FAKE_URL
 # The client always wants a key; the fake (started without --key) accepts any.
 export TYPESAFE_API_KEY=dummy-key-for-the-fake
 export JEVJUDGE_API_CONFORMANCE_TOKENS=conformance-token
-start serve "$bin" serve --definitions examples/definitions --addr 127.0.0.1:0 \
+spawn_listening "$out/serve.log" "$JEVJUDGE" serve --definitions examples/definitions --addr 127.0.0.1:0 \
     --base-url "$fake_url" --auth-token-env JEVJUDGE_API_CONFORMANCE_TOKENS --max-budget 2s
-serve_url=$url
+serve_url=$LISTEN_URL
 echo "serve at $serve_url (backend: fake-server at $fake_url)"
+
 export JEVJUDGE_API_CONFORMANCE_REVIEWERS=conformance:conformance-token
 rm -f "$out/reviews.db" "$out/reviews.db-wal" "$out/reviews.db-shm"
-start serve-queue "$bin" serve --definitions examples/definitions --addr 127.0.0.1:0 \
+spawn_listening "$out/serve-queue.log" "$JEVJUDGE" serve --definitions examples/definitions --addr 127.0.0.1:0 \
     --base-url "$fake_url" --auth-token-env JEVJUDGE_API_CONFORMANCE_TOKENS --max-budget 2s \
     --store "sqlite:$out/reviews.db" --store-state \
     --queue-statuses INCONCLUSIVE,FAIL --sample-pass 1 --second-review 0.5 \
     --reviewer-tokens-env JEVJUDGE_API_CONFORMANCE_REVIEWERS
-queue_url=$url
+queue_url=$LISTEN_URL
 # Items to claim and decide: reviews of the queue's service, each queued.
 for i in $(seq 1 40); do
     curl -sf -H "Authorization: Bearer $JEVJUDGE_API_CONFORMANCE_TOKENS" \

@@ -6,43 +6,20 @@
 # Usage: scripts/bench-eval.sh   (builds release; writes target/bench-eval/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
-out="${CARGO_TARGET_DIR:-$root/target}/bench-eval"
-mkdir -p "$out"
-cargo build --release --quiet -p jevjudge
-bin="${CARGO_TARGET_DIR:-$root/target}/release/jevjudge"
+. scripts/lib.sh
+out_dir bench-eval
+build_jevjudge release
 
 latency_ms=20
 concurrency=32
 
-make_cases() { # N FILE
-    python3 - "$1" "$2" <<'PY'
-import json, sys
-n, path = int(sys.argv[1]), sys.argv[2]
-with open(path, "w") as f:
-    for i in range(n):
-        f.write(json.dumps({"scenario": f"s{i % 7}", "id": f"case-{i:05d}",
-            "question": f"Has my refund {i} gone through?", "supporting_context": [f"Business record {i}: no refund has been executed"],
-            "answer": f"No refund yet for order {i}; I need to verify the status.", "expected_pass": i % 2 == 0}) + "\n")
-PY
-}
-
-server_log="$out/fake-server.log"
-"$bin" fake-server --addr 127.0.0.1:0 --latency "$latency_ms" >"$server_log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-    url=$(head -n1 "$server_log" 2>/dev/null | sed -n 's/^listening on //p')
-    [[ -n "$url" ]] && break
-    sleep 0.05
-done
-[[ -n "$url" ]] || { echo "fake-server did not start"; exit 1; }
+start_fake "$out/fake-server.log" --latency "$latency_ms"
 
 run_eval() { # N → prints wall seconds and peak KiB
     local n=$1 cases="$out/cases-$1.jsonl"
-    [[ -f "$cases" ]] || make_cases "$n" "$cases"
-    TYPESAFE_API_KEY=bench-not-a-secret "$bin" eval --definition examples/refund/definition.toml \
-        --cases "$cases" --concurrency "$concurrency" --budget 10s --base-url "$url" \
+    [[ -f "$cases" ]] || make_refund_cases "$n" "$cases"
+    TYPESAFE_API_KEY=bench-not-a-secret "$JEVJUDGE" eval --definition examples/refund/definition.toml \
+        --cases "$cases" --concurrency "$concurrency" --budget 10s --base-url "$FAKE_URL" \
         --report "$out/report-$n.json" >"$out/eval-$n.txt" 2>&1 &
     local pid=$! peak=0 start end
     start=$(date +%s.%N)

@@ -11,52 +11,21 @@
 #        JEVJUDGE_BIN=path skips the release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
-out="${CARGO_TARGET_DIR:-$root/target}/bench-limits"
-mkdir -p "$out"
+. scripts/lib.sh
+out_dir bench-limits
 if [[ -n "${JEVJUDGE_BIN:-}" ]]; then
-    bin="$JEVJUDGE_BIN" # an already-built release binary
+    JEVJUDGE="$JEVJUDGE_BIN" # an already-built release binary
 else
-    cargo build --release --quiet -p jevjudge
-    bin="${CARGO_TARGET_DIR:-$root/target}/release/jevjudge"
+    build_jevjudge release
 fi
 parts=("${@:-1 2 3 4}")
 parts=(${parts[*]})
 
-make_cases() { # N FILE
-    python3 - "$1" "$2" <<'PY'
-import json, sys
-n, path = int(sys.argv[1]), sys.argv[2]
-with open(path, "w") as f:
-    for i in range(n):
-        f.write(json.dumps({"scenario": f"s{i % 7}", "id": f"case-{i:05d}",
-            "question": f"Has my refund {i} gone through?", "supporting_context": [f"Business record {i}: no refund has been executed"],
-            "answer": f"No refund yet for order {i}; I need to verify the status.", "expected_pass": i % 2 == 0}) + "\n")
-PY
+start_server() { # fake-server args...: a fresh fake (the previous one stopped); sets url
+    if [[ -n "${FAKE_PID:-}" ]]; then stop "$FAKE_PID"; fi
+    start_fake "$out/fake-server.log" "$@"
+    url=$FAKE_URL
 }
-
-server=""
-start_server() { # fake-server args...
-    stop_server
-    local log="$out/fake-server.log"
-    "$bin" fake-server --addr 127.0.0.1:0 "$@" >"$log" 2>&1 &
-    server=$!
-    url=""
-    for _ in $(seq 1 100); do
-        url=$(head -n1 "$log" 2>/dev/null | sed -n 's/^listening on //p')
-        [[ -n "$url" ]] && break
-        sleep 0.05
-    done
-    [[ -n "$url" ]] || { echo "fake-server did not start"; exit 1; }
-}
-stop_server() {
-    if [[ -n "$server" ]]; then
-        kill "$server" 2>/dev/null || true
-        wait "$server" 2>/dev/null || true
-        server=""
-    fi
-}
-trap stop_server EXIT
 
 summarise() { # REPORT LABEL ALLOWED_SECONDS EXIT
     python3 - "$@" <<'PY'
@@ -79,7 +48,7 @@ eval_run() { # LABEL CASES REPORT KEY ARGS... → sets code
     local label=$1 cases=$2 report=$3 key=$4
     shift 4
     set +e
-    TYPESAFE_API_KEY="$key" timeout 180 "$bin" eval --definition examples/refund/definition.toml \
+    TYPESAFE_API_KEY="$key" timeout 180 "$JEVJUDGE" eval --definition examples/refund/definition.toml \
         --cases "$cases" --base-url "$url" --report "$report" "$@" >"$out/$label.txt" 2>&1
     code=$?
     set -e
@@ -87,7 +56,7 @@ eval_run() { # LABEL CASES REPORT KEY ARGS... → sets code
 
 rate_limited() { # LATENCY RATE N ALLOWED
     local latency=$1 rate=$2 n=$3 allowed=$4 cases="$out/cases-$3.jsonl"
-    [[ -f "$cases" ]] || make_cases "$n" "$cases"
+    [[ -f "$cases" ]] || make_refund_cases "$n" "$cases"
     start_server --latency "$latency" --rate-limit "$rate"
     eval_run "adaptive-$latency" "$cases" "$out/adaptive-$latency.json" bench-not-a-secret --concurrency 32
     summarise "$out/adaptive-$latency.json" "latency $latency ms, limit $rate, $n cases, --concurrency 32, adaptive" "$allowed" "$code"
@@ -102,7 +71,7 @@ for part in "${parts[@]}"; do
     2) rate_limited 400 40/s 800 20 ;;
     3)
         cases="$out/cases-2000.jsonl"
-        [[ -f "$cases" ]] || make_cases 2000 "$cases"
+        [[ -f "$cases" ]] || make_refund_cases 2000 "$cases"
         for mode in adaptive fixed; do
             start_server --latency 20 --key the-right-key
             extra=()
@@ -123,7 +92,7 @@ PY
         start_server
         for cap in 2000 5000 20000; do
             set +e
-            TYPESAFE_API_KEY=bench-not-a-secret timeout 180 "$bin" eval --definition examples/sms-spam/definition.toml \
+            TYPESAFE_API_KEY=bench-not-a-secret timeout 180 "$JEVJUDGE" eval --definition examples/sms-spam/definition.toml \
                 --cases examples/sms-spam/cases.jsonl --base-url "$url" --concurrency 16 \
                 --max-input-tokens "$cap" --report "$out/cap-$cap.json" >"$out/cap-$cap.txt" 2>&1
             code=$?

@@ -9,60 +9,25 @@
 # Outputs: target/conformance/{no-key,key}.{json,md,txt} and the servers' logs.
 # Needs python3 (>= 3.10) and access to PyPI the first time (to install jevcompat).
 set -euo pipefail
-
 cd "$(dirname "$0")/.."
-root=$(pwd)
-venv="$root/.venv-jevcompat"
-target_dir="${CARGO_TARGET_DIR:-$root/target}"
-out="$target_dir/conformance"
-bin="$target_dir/debug/jevjudge"
+. scripts/lib.sh
+out_dir conformance
+venv="$PWD/.venv-jevcompat"
 key_env=JEVJUDGE_CONFORMANCE_KEY
 allowed_should="errors.validation-shape"
 
-mkdir -p "$out"
-
 # --- jevcompat, installed once into .venv-jevcompat
-if [[ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("jevcompat"))' 2>/dev/null || true)" != "0.1.1" ]]; then
-    echo "installing jevcompat 0.1.1 into $venv"
-    timeout 120 python3 -m venv "$venv"
-    timeout 600 "$venv/bin/pip" install --quiet --disable-pip-version-check jevcompat==0.1.1
-fi
+ensure_venv "$venv" jevcompat 0.1.1 600
 
 # --- the binary
-timeout 1800 cargo build --quiet -p jevjudge
+build_jevjudge debug
 
-# --- servers, always stopped on exit
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${pids[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
-}
-trap cleanup EXIT
-
-# start_server NAME [ARGS...]: starts the fake, sets $url from its first stdout line.
+# start_server NAME [ARGS...]: starts a fake (stopped on exit), sets $url.
 start_server() {
     local name=$1
     shift
-    local log="$out/server-$name.log"
-    "$bin" fake-server --addr 127.0.0.1:0 "$@" >"$log" 2>&1 &
-    pids+=($!)
-    url=""
-    for _ in $(seq 1 300); do
-        url=$(sed -n '1s/^listening on \(http:\/\/[^ ]*\)$/\1/p' "$log" 2>/dev/null || true)
-        [[ -n "$url" ]] && return 0
-        if ! kill -0 "${pids[-1]}" 2>/dev/null; then
-            echo "error: fake-server ($name) exited early:" >&2
-            cat "$log" >&2
-            return 1
-        fi
-        sleep 0.1
-    done
-    echo "error: fake-server ($name) printed no address within 30 s" >&2
-    return 1
+    start_fake "$out/server-$name.log" "$@"
+    url=$FAKE_URL
 }
 
 # run_suite NAME [JEVCOMPAT ARGS...]: runs jevcompat against $url; sets $status.

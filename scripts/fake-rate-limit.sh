@@ -8,57 +8,23 @@
 # Usage: scripts/fake-rate-limit.sh   (debug build; writes target/fake-rate-limit/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
-target_dir="${CARGO_TARGET_DIR:-$root/target}"
-out="$target_dir/fake-rate-limit"
-mkdir -p "$out"
-cargo build --quiet -p jevjudge
-cargo build --quiet -p jevjudge-fake --example rate_limit_load
-bin="$target_dir/debug/jevjudge"
-load="$target_dir/debug/examples/rate_limit_load"
-
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-
-start_server() { # LOG ARGS... → sets $url
-    local log=$1
-    shift
-    "$bin" fake-server --addr 127.0.0.1:0 "$@" >"$log" 2>&1 &
-    pids+=($!)
-    url=""
-    for _ in $(seq 1 200); do
-        url=$(head -n1 "$log" 2>/dev/null | sed -n 's/^listening on //p')
-        [[ -n "$url" ]] && return 0
-        sleep 0.05
-    done
-    echo "fake-server did not start" >&2
-    return 1
-}
+. scripts/lib.sh
+out_dir fake-rate-limit
+build_jevjudge debug -p jevjudge-fake --example rate_limit_load
+load="$TARGET_DIR/debug/examples/rate_limit_load"
 
 echo "== 1. plain load: 32 workers, 10 s, against --latency 20 --rate-limit 200/s"
-start_server "$out/server-load.log" --latency 20 --rate-limit 200/s
-"$load" "$url" 32 10
+start_fake "$out/server-load.log" --latency 20 --rate-limit 200/s
+"$load" "$FAKE_URL" 32 10
 
 echo "== 2. jevjudge eval, 2,000 cases, --concurrency 32, against a fresh --latency 20 --rate-limit 200/s"
-start_server "$out/server-eval.log" --latency 20 --rate-limit 200/s
+start_fake "$out/server-eval.log" --latency 20 --rate-limit 200/s
 cases="$out/cases-2000.jsonl"
-python3 - 2000 "$cases" <<'PY'
-import json, sys
-n, path = int(sys.argv[1]), sys.argv[2]
-with open(path, "w") as f:
-    for i in range(n):
-        f.write(json.dumps({"scenario": f"s{i % 7}", "id": f"case-{i:05d}",
-            "question": f"Has my refund {i} gone through?", "supporting_context": [f"Business record {i}: no refund has been executed"],
-            "answer": f"No refund yet for order {i}; I need to verify the status.", "expected_pass": i % 2 == 0}) + "\n")
-PY
+make_refund_cases 2000 "$cases"
 start=$(date +%s.%N)
 set +e
-TYPESAFE_API_KEY=bench-not-a-secret "$bin" eval --definition examples/refund/definition.toml \
-    --cases "$cases" --concurrency 32 --budget 10s --base-url "$url" \
+TYPESAFE_API_KEY=bench-not-a-secret "$JEVJUDGE" eval --definition examples/refund/definition.toml \
+    --cases "$cases" --concurrency 32 --budget 10s --base-url "$FAKE_URL" \
     --report "$out/report-2000.json" >"$out/eval-2000.txt" 2>&1
 code=$?
 set -e

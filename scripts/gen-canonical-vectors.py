@@ -186,15 +186,21 @@ def records() -> list[Record]:
         "tone": {"type": "choice", "instructions": "Tone of the reply?",
                  "criteria": {"calm": "polite and calm", "angry": "hostile"}},
     }
+
+    def refund(noul, choice, probabilities, confidence, ts) -> Record:
+        """The refund request (asked for jev-latest), answered as given."""
+        return Record(model="jev-1-2026-09", state=refund_state, questions=refund_questions,
+                      answers={"refund_ok": {"type": "noul", "noul": noul},
+                               "tone": {"type": "choice", "choice": choice,
+                                        "probabilities": probabilities,
+                                        "confidence": confidence}},
+                      ts=ts,
+                      usage={"input_tokens": 58, "output_tokens": 4},
+                      meta={"requested_model": "jev-latest"})
+
     return [
-        Record(model="jev-1-2026-09", state=refund_state, questions=refund_questions,
-               answers={"refund_ok": {"type": "noul", "noul": 0.8807970779778823},
-                        "tone": {"type": "choice", "choice": "calm",
-                                 "probabilities": {"calm": 0.97, "angry": 0.03},
-                                 "confidence": 0.94}},
-               ts="2026-09-19T19:40:00Z",
-               usage={"input_tokens": 58, "output_tokens": 4},
-               meta={"requested_model": "jev-latest"}),
+        refund(0.8807970779778823, "calm", {"calm": 0.97, "angry": 0.03}, 0.94,
+               "2026-09-19T19:40:00Z"),
         Record(model="jev-1-2026-09",
                state={"amount": 49.99, "items": 2, "ratio": 1e-7, "big": 1e16, "neg_zero": -0.0,
                       "\U0001F600": "astral", "\uff61": "halfwidth", "ctl": "a\u0001b\u2028c"},
@@ -216,14 +222,8 @@ def records() -> list[Record]:
                ts="2026-09-20T00:00:00Z",
                extra={"x_source": {"tool": "other", "version": 3}, "x_flag": True}),
         # Same request as the first line, recorded again: lookups take this one.
-        Record(model="jev-1-2026-09", state=refund_state, questions=refund_questions,
-               answers={"refund_ok": {"type": "noul", "noul": 0.11920292202211755},
-                        "tone": {"type": "choice", "choice": "angry",
-                                 "probabilities": {"calm": 0.4, "angry": 0.6},
-                                 "confidence": 0.2}},
-               ts="2026-09-21T10:00:00Z",
-               usage={"input_tokens": 58, "output_tokens": 4},
-               meta={"requested_model": "jev-latest"}),
+        refund(0.11920292202211755, "angry", {"calm": 0.4, "angry": 0.6}, 0.2,
+               "2026-09-21T10:00:00Z"),
     ]
 
 

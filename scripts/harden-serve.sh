@@ -17,48 +17,14 @@
 # Settings (environment): JEVJUDGE, HALF_OPEN (1100), FD_LIMIT (1024), BIG (320), BACKEND_MS (20000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-HALF_OPEN=${HALF_OPEN:-1100}
-FD_LIMIT=${FD_LIMIT:-1024}
-BIG=${BIG:-320}
-BACKEND_MS=${BACKEND_MS:-20000}
+. scripts/lib.sh
+settings HALF_OPEN=1100 FD_LIMIT=1024 BIG=320 BACKEND_MS=20000
 if [[ -z "${JEVJUDGE:-}" ]]; then
-    cargo build --quiet -p jevjudge
-    JEVJUDGE=${CARGO_TARGET_DIR:-target}/debug/jevjudge
+    build_jevjudge debug
 fi
+make_work harden
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/jevjudge-harden.XXXXXX")
-FAKE_PID=""
-SERVE_PID=""
-cleanup() {
-    # Only the processes this script started, by their id.
-    if [[ -n "$SERVE_PID" ]]; then kill -KILL "$SERVE_PID" 2>/dev/null || true; wait "$SERVE_PID" 2>/dev/null || true; fi
-    if [[ -n "$FAKE_PID" ]]; then kill -TERM "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true; fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-mkdir -p "$WORK/definitions"
-cp examples/refund/definition.toml "$WORK/definitions/refund.toml"
-
-listening_url() {
-    for _ in $(seq 1 200); do
-        if [[ -s "$1" ]]; then
-            local first
-            first=$(head -n 1 "$1")
-            if [[ "$first" == "listening on http://"* ]]; then echo "${first#listening on }"; return 0; fi
-        fi
-        sleep 0.05
-    done
-    echo "no 'listening on' line in $1" >&2
-    return 1
-}
-
-start_fake() {
-    "$JEVJUDGE" fake-server --addr 127.0.0.1:0 --latency "$1" >"$WORK/fake.out" 2>"$WORK/fake.err" &
-    FAKE_PID=$!
-    FAKE_URL=$(listening_url "$WORK/fake.out")
-}
-stop_fake() { kill -TERM "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null || true; FAKE_PID=""; }
+stop_fake() { stop "$FAKE_PID"; }
 
 # Sends $BIG review bodies at once and prints the statuses: "text" is a 1,000,000-character
 # state string (~1 MiB), "values" a state of 99,990 zeros (~195 KiB of text, 99,991 JSON values).
@@ -79,12 +45,7 @@ def call():
         s.settimeout(90)
         s.sendall(b"POST /v1/reviews/refund-answer-v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                   + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
-        reply = b""
-        while True:
-            part = s.recv(65536)
-            if not part:
-                break
-            reply += part
+        reply = s.makefile("rb").read()  # to the end of the stream
         key = reply.split(b" ", 2)[1].decode() if reply else "closed"
     except OSError as error:
         key = type(error).__name__
@@ -100,11 +61,11 @@ PY
 start_serve() {
     local name=$1
     shift
-    (ulimit -n "$FD_LIMIT"; exec env TYPESAFE_API_KEY=harden-dummy-key "$JEVJUDGE" serve \
-        --definitions "$WORK/definitions" --addr 127.0.0.1:0 --base-url "$FAKE_URL" "$@" \
-        >"$WORK/serve-$name.out" 2>"$WORK/serve-$name.log") &
-    SERVE_PID=$!
-    SERVE_URL=$(listening_url "$WORK/serve-$name.out")
+    spawn_listening "$WORK/serve-$name.out" bash -c 'ulimit -n "$0" && exec "$@"' "$FD_LIMIT" \
+        env TYPESAFE_API_KEY=harden-dummy-key "$JEVJUDGE" serve \
+        --definitions "$WORK/definitions" --addr 127.0.0.1:0 --base-url "$FAKE_URL" "$@"
+    SERVE_PID=$LISTEN_PID
+    SERVE_URL=$LISTEN_URL
 }
 
 # Sends SIGTERM and waits at most 40 s; prints the seconds it took.
@@ -123,13 +84,12 @@ term_and_time() {
     else
         awk -v s="$start" -v e="$end" 'BEGIN { printf "exited %.1f s after SIGTERM\n", e - s }'
     fi
-    wait "$SERVE_PID" 2>/dev/null || true
-    SERVE_PID=""
+    stop "$SERVE_PID" KILL
 }
 
 echo "== binary: $JEVJUDGE"
 echo "== phase half-open: ulimit -n $FD_LIMIT, $HALF_OPEN half-open connections"
-start_fake 0
+start_fake "$WORK/fake.out" --latency 0
 start_serve halfopen
 python3 - "$SERVE_URL" "$HALF_OPEN" <<'PY'
 import socket, sys, time
@@ -150,12 +110,7 @@ try:
     c = socket.create_connection((host, int(port)), timeout=5)
     c.settimeout(5)
     c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    reply = b""
-    while True:
-        part = c.recv(65536)
-        if not part:
-            break
-        reply += part
+    reply = c.makefile("rb").read()  # to the end of the stream
     line = reply.split(b"\r\n", 1)[0].decode(errors="replace")
     print(f"normal request: {line or 'connection closed without an answer'} in {time.time() - start:.2f} s")
 except OSError as error:
@@ -183,7 +138,7 @@ stop_fake
 
 echo
 echo "== phase memory: $BIG concurrent ~1 MiB review bodies, backend answers after ${BACKEND_MS} ms, --budget 30s (every admission place fills before the first answer)"
-start_fake "$BACKEND_MS"
+start_fake "$WORK/fake.out" --latency "$BACKEND_MS"
 start_serve memory --budget 30s --max-budget 30s
 flood text
 hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$SERVE_PID/status")

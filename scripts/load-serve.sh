@@ -17,58 +17,16 @@
 # SHED_MAX_CONCURRENT (4), SHED_QUEUE (4), SHED_REQUESTS (100000), SHED_ROUNDS (5), MAX_SECONDS
 # per loadgen run (300), RUST_LOG for the service (info: one log line per request, to a file).
 set -euo pipefail
-
 cd "$(dirname "$0")/.."
-
-REQUESTS=${REQUESTS:-20000}
-CALLERS=${CALLERS:-64}
-LATENCY_MS=${LATENCY_MS:-20}
-MAX_CONCURRENT=${MAX_CONCURRENT:-32}
-SHED_MAX_CONCURRENT=${SHED_MAX_CONCURRENT:-4}
-SHED_QUEUE=${SHED_QUEUE:-4}
-SHED_REQUESTS=${SHED_REQUESTS:-100000}
-SHED_ROUNDS=${SHED_ROUNDS:-5}
-MAX_SECONDS=${MAX_SECONDS:-300}
-export RUST_LOG=${RUST_LOG:-info}
+. scripts/lib.sh
+settings REQUESTS=20000 CALLERS=64 LATENCY_MS=20 MAX_CONCURRENT=32 SHED_MAX_CONCURRENT=4 \
+    SHED_QUEUE=4 SHED_REQUESTS=100000 SHED_ROUNDS=5 MAX_SECONDS=300 RUST_LOG=info
+export RUST_LOG
 
 echo "== building release binaries"
-cargo build --release --quiet -p jevjudge
-cargo build --release --quiet -p jevjudge-serve --example loadgen
-TARGET_DIR=${CARGO_TARGET_DIR:-target}
-JEVJUDGE="$TARGET_DIR/release/jevjudge"
+build_jevjudge release -p jevjudge-serve --example loadgen
 LOADGEN="$TARGET_DIR/release/examples/loadgen"
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/jevjudge-load.XXXXXX")
-FAKE_PID=""
-SERVE_PID=""
-cleanup() {
-    # Only the processes this script started, by their id.
-    if [[ -n "$SERVE_PID" ]]; then kill -TERM "$SERVE_PID" 2>/dev/null || true; wait "$SERVE_PID" 2>/dev/null || true; fi
-    if [[ -n "$FAKE_PID" ]]; then kill -TERM "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true; fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-mkdir -p "$WORK/definitions"
-cp examples/refund/definition.toml "$WORK/definitions/refund.toml"
-
-# Waits (at most 10 s) for `listening on http://...` as the first line of $1; prints the URL.
-listening_url() {
-    local file=$1
-    for _ in $(seq 1 200); do
-        if [[ -s "$file" ]]; then
-            local first
-            first=$(head -n 1 "$file")
-            if [[ "$first" == "listening on http://"* ]]; then
-                echo "${first#listening on }"
-                return 0
-            fi
-        fi
-        sleep 0.05
-    done
-    echo "no 'listening on' line in $file" >&2
-    return 1
-}
+make_work load
 
 kib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
 status_kib() { awk -v key="$2:" '$1 == key { print $2 }' "/proc/$1/status"; }
@@ -77,11 +35,10 @@ status_kib() { awk -v key="$2:" '$1 == key { print $2 }' "/proc/$1/status"; }
 start_serve() {
     local name=$1
     shift
-    TYPESAFE_API_KEY=loadtest-dummy-key "$JEVJUDGE" serve \
-        --definitions "$WORK/definitions" --addr 127.0.0.1:0 --base-url "$FAKE_URL" "$@" \
-        >"$WORK/serve-$name.out" 2>"$WORK/serve-$name.log" &
-    SERVE_PID=$!
-    SERVE_URL=$(listening_url "$WORK/serve-$name.out")
+    spawn_listening "$WORK/serve-$name.out" env TYPESAFE_API_KEY=loadtest-dummy-key "$JEVJUDGE" serve \
+        --definitions "$WORK/definitions" --addr 127.0.0.1:0 --base-url "$FAKE_URL" "$@"
+    SERVE_PID=$LISTEN_PID
+    SERVE_URL=$LISTEN_URL
 }
 
 # Stops the service with SIGTERM and reports its exit status.
@@ -89,7 +46,7 @@ stop_serve() {
     kill -TERM "$SERVE_PID"
     local code=0
     wait "$SERVE_PID" || code=$?
-    SERVE_PID=""
+    forget "$SERVE_PID"
     echo "serve stopped on SIGTERM with exit status $code"
 }
 
@@ -102,14 +59,10 @@ load() {
     grep '^LOADGEN_JSON ' "$WORK/$name.txt" | sed 's/^LOADGEN_JSON //' >"$WORK/$name.json"
 }
 
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {'d': d}))" "$@"; }
-
 metric() { curl -s --max-time 5 "$SERVE_URL/metrics" | grep -E "$1" || true; }
 
 echo "== starting the fake System One server (latency ${LATENCY_MS} ms)"
-"$JEVJUDGE" fake-server --addr 127.0.0.1:0 --latency "$LATENCY_MS" >"$WORK/fake.out" 2>"$WORK/fake.err" &
-FAKE_PID=$!
-FAKE_URL=$(listening_url "$WORK/fake.out")
+start_fake "$WORK/fake.out" --latency "$LATENCY_MS"
 echo "fake at $FAKE_URL"
 
 echo

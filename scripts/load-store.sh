@@ -16,81 +16,33 @@
 # MAX_SECONDS per run (300).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-if [[ -z "${JEVJUDGE_TEST_PG_URL:-}" ]]; then
-    exec bash scripts/pg.sh --fsync -- bash "$0" "$@"
-fi
-
-REQUESTS=${REQUESTS:-10000}
-CALLERS=${CALLERS:-64}
-LATENCY_MS=${LATENCY_MS:-20}
-MAX_CONCURRENT=${MAX_CONCURRENT:-32}
-MAX_SECONDS=${MAX_SECONDS:-300}
-export RUST_LOG=${RUST_LOG:-warn}
+. scripts/lib.sh
+with_throwaway_pg "$0" "$@"
+settings REQUESTS=10000 CALLERS=64 LATENCY_MS=20 MAX_CONCURRENT=32 MAX_SECONDS=300 RUST_LOG=warn
+export RUST_LOG
 
 echo "== building release binaries"
-cargo build --release --quiet -p jevjudge
-cargo build --release --quiet -p jevjudge-serve --example loadgen
-TARGET_DIR=${CARGO_TARGET_DIR:-target}
-JEVJUDGE="$TARGET_DIR/release/jevjudge"
+build_jevjudge release -p jevjudge-serve --example loadgen
 LOADGEN="$TARGET_DIR/release/examples/loadgen"
+make_work load-store
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/jevjudge-load-store.XXXXXX")
-FAKE_PID=""
-SERVE_PID=""
-cleanup() {
-    # Only the processes this script started, by their id.
-    if [[ -n "$SERVE_PID" ]]; then kill -TERM "$SERVE_PID" 2>/dev/null || true; wait "$SERVE_PID" 2>/dev/null || true; fi
-    if [[ -n "$FAKE_PID" ]]; then kill -TERM "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true; fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-mkdir -p "$WORK/definitions"
-cp examples/refund/definition.toml "$WORK/definitions/refund.toml"
-
-listening_url() {
-    local file=$1
-    for _ in $(seq 1 400); do
-        if [[ -s "$file" ]]; then
-            local first
-            first=$(head -n 1 "$file")
-            if [[ "$first" == "listening on http://"* ]]; then
-                echo "${first#listening on }"
-                return 0
-            fi
-        fi
-        sleep 0.05
-    done
-    echo "no 'listening on' line in $file:" >&2
-    cat "${file%.out}.log" >&2 || true
-    return 1
-}
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {'d': d}))" "$@"; }
-
-"$JEVJUDGE" fake-server --addr 127.0.0.1:0 --latency "$LATENCY_MS" >"$WORK/fake.out" 2>"$WORK/fake.err" &
-FAKE_PID=$!
-FAKE_URL=$(listening_url "$WORK/fake.out")
+start_fake "$WORK/fake.out" --latency "$LATENCY_MS"
 echo "fake System One at $FAKE_URL (latency ${LATENCY_MS} ms); PostgreSQL at ${JEVJUDGE_TEST_PG_URL}"
 
 run() {
     local name=$1
     shift
-    TYPESAFE_API_KEY=loadtest-dummy-key "$JEVJUDGE" serve \
+    spawn_listening "$WORK/$name.out" env TYPESAFE_API_KEY=loadtest-dummy-key "$JEVJUDGE" serve \
         --definitions "$WORK/definitions" --addr 127.0.0.1:0 --base-url "$FAKE_URL" \
-        --max-concurrent "$MAX_CONCURRENT" "$@" \
-        >"$WORK/$name.out" 2>"$WORK/$name.log" &
-    SERVE_PID=$!
-    local url
-    url=$(listening_url "$WORK/$name.out")
+        --max-concurrent "$MAX_CONCURRENT" "$@"
+    local url=$LISTEN_URL pid=$LISTEN_PID
     echo
     echo "== $name: $REQUESTS reviews from $CALLERS callers"
     "$LOADGEN" --url "$url" --requests "$REQUESTS" --concurrency "$CALLERS" \
         --max-seconds "$MAX_SECONDS" >"$WORK/$name.txt"
     grep '^LOADGEN_JSON ' "$WORK/$name.txt" | sed 's/^LOADGEN_JSON //' >"$WORK/$name.json"
     grep -E '^(statuses|verdicts|throughput)' "$WORK/$name.txt" || true
-    kill -TERM "$SERVE_PID"
-    wait "$SERVE_PID" || true
-    SERVE_PID=""
+    stop "$pid"
 }
 
 run none

@@ -9,15 +9,11 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-root=$(pwd)
-venv="$root/.venv-jevcompat"
+. scripts/lib.sh
+venv="$PWD/.venv-jevcompat"
 
 # --- jevcompat, installed once into .venv-jevcompat
-if [[ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("jevcompat"))' 2>/dev/null || true)" != "0.1.1" ]]; then
-    echo "installing jevcompat 0.1.1 into $venv"
-    timeout 120 python3 -m venv "$venv"
-    timeout 600 "$venv/bin/pip" install --quiet --disable-pip-version-check jevcompat==0.1.1
-fi
+ensure_venv "$venv" jevcompat 0.1.1 600
 
 timeout 1800 cargo build --quiet -p jevjudge-client --example peer_mock
 exec timeout 600 cargo run -q -p jevjudge-client --example peer_mock -- --jevcompat "$venv/bin/jevcompat" "$@"

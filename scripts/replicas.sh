@@ -14,61 +14,28 @@
 # missing or doubled.
 #
 # Settings (environment): REVIEWS (10000), CALLERS (32), LATENCY_MS (20), JEVJUDGE (the binary;
-# default target/release/jevjudge, built if missing).
+# default: the release build of this tree, built first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-if [[ -z "${JEVJUDGE_TEST_PG_URL:-}" ]]; then
-    exec bash scripts/pg.sh --fsync -- bash "$0" "$@"
+. scripts/lib.sh
+with_throwaway_pg "$0" "$@"
+settings REVIEWS=10000 CALLERS=32 LATENCY_MS=20 RUST_LOG=warn
+export RUST_LOG
+if [[ -z "${JEVJUDGE:-}" ]]; then
+    echo "== building the release binary"
+    build_jevjudge release
 fi
+make_work replicas
 
-REVIEWS=${REVIEWS:-10000}
-CALLERS=${CALLERS:-32}
-LATENCY_MS=${LATENCY_MS:-20}
-JEVJUDGE=${JEVJUDGE:-target/release/jevjudge}
-if [[ ! -x "$JEVJUDGE" ]]; then
-    echo "== building $JEVJUDGE"
-    cargo build --release --quiet -p jevjudge
-fi
-export RUST_LOG=${RUST_LOG:-warn}
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/jevjudge-replicas.XXXXXX")
-PIDS=()
-cleanup() {
-    # Only the processes this script started, by their id.
-    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-mkdir -p "$WORK/definitions"
-cp examples/refund/definition.toml "$WORK/definitions/refund.toml"
-
-listening_url() {
-    for _ in $(seq 1 400); do
-        if [[ -s "$1" ]] && [[ "$(head -n 1 "$1")" == "listening on http://"* ]]; then
-            local first
-            first=$(head -n 1 "$1")
-            echo "${first#listening on }"
-            return 0
-        fi
-        sleep 0.05
-    done
-    echo "no 'listening on' line in $1" >&2
-    return 1
-}
-
-"$JEVJUDGE" fake-server --addr 127.0.0.1:0 --latency "$LATENCY_MS" >"$WORK/fake.out" 2>"$WORK/fake.err" &
-PIDS+=($!)
-FAKE_URL=$(listening_url "$WORK/fake.out")
+start_fake "$WORK/fake.out" --latency "$LATENCY_MS"
 urls=()
 replica_pids=()
 for name in a b; do
-    TYPESAFE_API_KEY=replica-dummy-key "$JEVJUDGE" serve --definitions "$WORK/definitions" \
-        --addr 127.0.0.1:0 --base-url "$FAKE_URL" --store "$JEVJUDGE_TEST_PG_URL" \
-        >"$WORK/$name.out" 2>"$WORK/$name.log" &
-    PIDS+=($!)
-    replica_pids+=($!)
-    urls+=("$(listening_url "$WORK/$name.out")")
+    spawn_listening "$WORK/$name.out" env TYPESAFE_API_KEY=replica-dummy-key "$JEVJUDGE" serve \
+        --definitions "$WORK/definitions" --addr 127.0.0.1:0 --base-url "$FAKE_URL" \
+        --store "$JEVJUDGE_TEST_PG_URL"
+    replica_pids+=("$LISTEN_PID")
+    urls+=("$LISTEN_URL")
 done
 echo "fake at $FAKE_URL (latency ${LATENCY_MS} ms); replicas ${urls[0]} (pid ${replica_pids[0]}), ${urls[1]} (pid ${replica_pids[1]})"
 for url in "${urls[@]}"; do

@@ -261,13 +261,19 @@ mod tests {
         assert!(plain.rate_limit.is_none() && plain.retry_after.is_none());
     }
 
+    fn all_refused(argvs: &[&[&str]]) {
+        for argv in argvs {
+            assert!(parse(argv).is_err(), "{argv:?}");
+        }
+    }
+
     fn config_of(argv: &[&str]) -> Config {
         config(&parse(argv).expect("valid flags")).expect("a config")
     }
 
     #[test]
     fn bad_rates_and_a_lone_burst_are_usage_errors() {
-        for argv in [
+        all_refused(&[
             &["--rate-limit", "200"][..],
             &["--rate-limit", "0/s"],
             &["--token-rate", "lots/s"],
@@ -275,9 +281,7 @@ mod tests {
             &["--burst", "3"],
             &["--rate-limit", "1/s", "--burst", "0"],
             &["--retry-after", "-1"],
-        ] {
-            assert!(parse(argv).is_err(), "{argv:?}");
-        }
+        ]);
     }
 
     #[test]
@@ -287,15 +291,13 @@ mod tests {
         let unseeded = config_of(&["--noise", "1"]);
         assert_eq!((unseeded.noise, unseeded.seed), (Some(1.0), 0));
         assert_eq!(config_of(&[]).noise, None);
-        for argv in [
+        all_refused(&[
             &["--noise", "0"][..],
             &["--noise", "1.5"],
             &["--noise", "NaN"],
             &["--noise", "-0.1"],
             &["--seed", "3"],
-        ] {
-            assert!(parse(argv).is_err(), "{argv:?}");
-        }
+        ]);
     }
 
     fn write_records(name: &str, records: &[(&str, &str, &str)]) -> std::path::PathBuf {

@@ -111,55 +111,30 @@ const fn backend(detail: &'static str, message: Option<&'static str>) -> Expect 
 const SUCCESS: Expect = Expect::Success { usage_known: true };
 const NO_USAGE: Expect = Expect::Success { usage_known: false };
 
+/// A case whose one fault is named like the case, answered `INVALID_RESPONSE` with `detail`.
+macro_rules! invalid_case {
+    ($name:literal, $detail:literal) => {
+        case($name, &[$name], invalid($detail))
+    };
+}
+
 fn cases() -> Vec<Case> {
     vec![
         case("clean", &[], SUCCESS),
-        case(
-            "first-question-only",
-            &["first-question-only"],
-            invalid("answer_missing"),
-        ),
-        case("extra-answer", &["extra-answer"], invalid("answer_extra")),
-        case(
-            "boolean-type",
-            &["boolean-type"],
-            invalid("answer_wrong_type"),
-        ),
-        case(
-            "noul-range",
-            &["noul-range"],
-            invalid("probability_out_of_range"),
-        ),
-        case("nan", &["nan"], invalid("body_unreadable")),
-        case("xssi-200", &["xssi-200"], invalid("body_unreadable")),
-        case("nfd-keys", &["nfd-keys"], invalid("choice_unknown")),
-        case(
-            "choice-key-case",
-            &["choice-key-case"],
-            invalid("choice_unknown"),
-        ),
-        case(
-            "legend-1-based",
-            &["legend-1-based"],
-            invalid("probabilities_keys"),
-        ),
-        case(
-            "score-keys-1-based",
-            &["score-keys-1-based"],
-            invalid("probabilities_keys"),
-        ),
-        case(
-            "score-no-legend",
-            &["score-no-legend"],
-            invalid("probabilities_keys"),
-        ),
-        case("choice-sum", &["choice-sum"], invalid("probabilities_sum")),
-        case("score-sum", &["score-sum"], invalid("probabilities_sum")),
-        case(
-            "confidence-over",
-            &["confidence-over"],
-            invalid("confidence_invalid"),
-        ),
+        invalid_case!("first-question-only", "answer_missing"),
+        invalid_case!("extra-answer", "answer_extra"),
+        invalid_case!("boolean-type", "answer_wrong_type"),
+        invalid_case!("noul-range", "probability_out_of_range"),
+        invalid_case!("nan", "body_unreadable"),
+        invalid_case!("xssi-200", "body_unreadable"),
+        invalid_case!("nfd-keys", "choice_unknown"),
+        invalid_case!("choice-key-case", "choice_unknown"),
+        invalid_case!("legend-1-based", "probabilities_keys"),
+        invalid_case!("score-keys-1-based", "probabilities_keys"),
+        invalid_case!("score-no-legend", "probabilities_keys"),
+        invalid_case!("choice-sum", "probabilities_sum"),
+        invalid_case!("score-sum", "probabilities_sum"),
+        invalid_case!("confidence-over", "confidence_invalid"),
         case(
             "wrong-route",
             &["wrong-route"],
@@ -294,24 +269,14 @@ fn mixed_request(array_state: bool) -> Request {
     let choice = ChoiceQuestion {
         instructions: Content::text("Which queue should handle this `ticket`?"),
         options: vec![
-            ChoiceOption {
-                label: "Café".into(),
-                description: Some(Content::text("Food and drink orders")),
-            },
-            ChoiceOption {
-                label: "Crème".into(),
-                description: None,
-            },
+            ChoiceOption::new("Café").described("Food and drink orders"),
+            ChoiceOption::new("Crème"),
         ],
     };
-    let score = ScoreQuestion {
-        instructions: Content::text("How frustrated is the customer?"),
-        levels: vec![
-            Content::text("Calm"),
-            Content::text("Frustrated"),
-            Content::text("Very angry"),
-        ],
-    };
+    let score = ScoreQuestion::new(
+        "How frustrated is the customer?",
+        ["Calm", "Frustrated", "Very angry"],
+    );
     let questions: Questions = [
         (
             "urgent",

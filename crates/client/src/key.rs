@@ -148,25 +148,27 @@ mod tests {
         assert!(ApiKey::new(&live).is_ok());
     }
 
+    /// The key `ApiKey::resolve` finds in `vars`, which must hold one.
+    fn resolved(vars: &[(&str, &str)]) -> String {
+        let key = ApiKey::resolve(env(vars)).unwrap().unwrap();
+        key.expose_secret().to_owned()
+    }
+
     #[test]
     fn blank_typesafe_key_falls_back_to_jev_key() {
         // systemone-wire.md §2: TYPESAFE_API_KEY=" " and JEV_API_KEY=fallback give fallback.
-        let key = ApiKey::resolve(env(&[
-            ("TYPESAFE_API_KEY", " "),
-            ("JEV_API_KEY", "fallback"),
-        ]));
-        assert_eq!(key.unwrap().unwrap().expose_secret(), "fallback");
+        let vars = [("TYPESAFE_API_KEY", " "), ("JEV_API_KEY", "fallback")];
+        assert_eq!(resolved(&vars), "fallback");
     }
 
     #[test]
     fn typesafe_key_wins_when_set() {
-        let key = ApiKey::resolve(env(&[
+        let vars = [
             ("TYPESAFE_API_KEY", " primary "),
             ("JEV_API_KEY", "fallback"),
-        ]));
-        assert_eq!(key.unwrap().unwrap().expose_secret(), "primary");
-        let key = ApiKey::resolve(env(&[("JEV_API_KEY", "only")]));
-        assert_eq!(key.unwrap().unwrap().expose_secret(), "only");
+        ];
+        assert_eq!(resolved(&vars), "primary");
+        assert_eq!(resolved(&[("JEV_API_KEY", "only")]), "only");
         assert_eq!(ApiKey::resolve(env(&[])), Ok(None));
         assert_eq!(ApiKey::resolve(env(&[("JEV_API_KEY", "")])), Ok(None));
     }

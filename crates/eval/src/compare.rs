@@ -241,18 +241,17 @@ pub fn compare(
 ) -> Result<Comparison, CompareError> {
     let base_ids = index(base, Side::Base)?;
     let candidate_ids = index(candidate, Side::Candidate)?;
-    let only_in_base: Vec<String> = base
-        .rows
-        .iter()
-        .filter(|row| !candidate_ids.contains_key(row.id.as_str()))
-        .map(|row| row.id.clone())
-        .collect();
-    let only_in_candidate: Vec<String> = candidate
-        .rows
-        .iter()
-        .filter(|row| !base_ids.contains_key(row.id.as_str()))
-        .map(|row| row.id.clone())
-        .collect();
+    // The ids of `report` that `other` lacks, in report order.
+    let missing = |report: &Report, other: &HashMap<&str, &Row>| -> Vec<String> {
+        report
+            .rows
+            .iter()
+            .filter(|row| !other.contains_key(row.id.as_str()))
+            .map(|row| row.id.clone())
+            .collect()
+    };
+    let only_in_base = missing(base, &candidate_ids);
+    let only_in_candidate = missing(candidate, &base_ids);
     let common = base.rows.len() - only_in_base.len();
     if (!only_in_base.is_empty() || !only_in_candidate.is_empty()) && !options.intersect {
         return Err(CompareError::DifferentCases {
@@ -503,16 +502,8 @@ mod tests {
         assert_eq!(comparison.candidate.summary.correct, 3);
         let document = serde_json::to_value(comparison.to_document()).unwrap();
         assert_eq!(
-            crate::test_support::keys(&document),
-            [
-                "pairs",
-                "base",
-                "candidate",
-                "transitions",
-                "regressions",
-                "fixes",
-                "mcnemar_p"
-            ]
+            crate::test_support::keys(&document).join(" "),
+            "pairs base candidate transitions regressions fixes mcnemar_p"
         );
         assert_eq!(document["base"]["models"], serde_json::json!(["m"]));
         assert_eq!(document["base"]["total"], 6);

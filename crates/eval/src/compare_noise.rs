@@ -175,17 +175,9 @@ mod tests {
     }
 
     fn report(rows: Vec<Row>) -> Report {
-        let (overall, scenarios) = crate::summarize(&rows, None);
         Report {
-            format: crate::REPORT_FORMAT.into(),
-            definition_version: "v".into(),
             backend: BackendKind::Injected,
-            complete: true,
-            wall_millis: None,
-            stopped: None,
-            overall,
-            scenarios,
-            rows,
+            ..crate::test_support::report("v", rows)
         }
     }
 
@@ -211,20 +203,17 @@ mod tests {
                 .map(|i| case(&format!("ok{i}"), &[P, P, P]))
                 .collect()
         };
-        let mut base = steady_rows(20);
-        base.extend([
-            case("steady", &[P, P, P]),
-            case("noisy", &[P, F, P]),
-            case("wobble", &[P, P, P]),
-            case("fixed", &[F, F, F]),
-        ]);
-        let mut candidate = steady_rows(20);
-        candidate.extend([
-            case("steady", &[F, F, F]),
-            case("noisy", &[F, P, F]),
-            case("wobble", &[P, F, P]),
-            case("fixed", &[P, P, P]),
-        ]);
+        // The steady rows, then steady, noisy, wobble and fixed with these outcomes.
+        let run = |outcomes: [[Status; 3]; 4]| -> Vec<Row> {
+            let mut rows = steady_rows(20);
+            let named = ["steady", "noisy", "wobble", "fixed"]
+                .into_iter()
+                .zip(outcomes);
+            rows.extend(named.map(|(id, outcome)| case(id, &outcome)));
+            rows
+        };
+        let base = run([[P, P, P], [P, F, P], [P, P, P], [F, F, F]]);
+        let candidate = run([[F, F, F], [F, P, F], [P, F, P], [P, P, P]]);
         let comparison =
             compare(&report(base), &report(candidate), CompareOptions::default()).unwrap();
         let noise = comparison.noise.as_ref().unwrap();

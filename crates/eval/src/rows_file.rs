@@ -227,6 +227,15 @@ pub struct RowsWriter {
 }
 
 impl RowsWriter {
+    fn new(path: &Path, file: File) -> RowsWriter {
+        RowsWriter {
+            path: path.to_owned(),
+            file,
+            written: 0,
+            error: None,
+        }
+    }
+
     /// Starts a new rows file (replacing any) with its header.
     pub fn create(path: &Path, header: &RowsHeader) -> std::io::Result<RowsWriter> {
         let mut file = File::create(path)?;
@@ -234,23 +243,13 @@ impl RowsWriter {
         line.push('\n');
         file.write_all(line.as_bytes())?;
         file.sync_all()?;
-        Ok(RowsWriter {
-            path: path.to_owned(),
-            file,
-            written: 0,
-            error: None,
-        })
+        Ok(RowsWriter::new(path, file))
     }
 
     /// Continues an existing rows file (after [`read_rows`] checked it).
     pub fn append(path: &Path) -> std::io::Result<RowsWriter> {
         let file = OpenOptions::new().append(true).open(path)?;
-        Ok(RowsWriter {
-            path: path.to_owned(),
-            file,
-            written: 0,
-            error: None,
-        })
+        Ok(RowsWriter::new(path, file))
     }
 
     /// Continues an existing rows file after cutting it back to its first `keep` bytes (the
@@ -262,12 +261,7 @@ impl RowsWriter {
             file.set_len(keep)?;
             file.sync_all()?;
         }
-        Ok(RowsWriter {
-            path: path.to_owned(),
-            file,
-            written: 0,
-            error: None,
-        })
+        Ok(RowsWriter::new(path, file))
     }
 
     /// Forces what was written to disk (at the end of a run, interrupted or not).

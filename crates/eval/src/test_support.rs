@@ -6,7 +6,6 @@ use std::{
 };
 
 use jevjudge_judge::{BackendKind, Definition, Judge, ReplayBackend};
-use serde_json::Value;
 
 use crate::{
     JevEvaluator, REPORT_FORMAT, Report, Row,
@@ -30,15 +29,7 @@ pub(crate) fn report(version: &str, rows: Vec<Row>) -> Report {
     }
 }
 
-/// The keys of a JSON object, in document order.
-pub(crate) fn keys(value: &Value) -> Vec<&str> {
-    value
-        .as_object()
-        .unwrap_or_else(|| panic!("not an object: {value}"))
-        .keys()
-        .map(String::as_str)
-        .collect()
-}
+pub(crate) use jevjudge_test_support::keys;
 
 /// A file of `examples/sms-spam/` (150 real answers of the hosted Jev, replayable offline).
 pub(crate) fn sms_spam(path: &str) -> PathBuf {

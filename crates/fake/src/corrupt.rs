@@ -207,22 +207,23 @@ mod tests {
         );
         assert_eq!(with(Fault::NoulOutOfRange)["answers"]["a"]["noul"], 1.5);
         assert_eq!(with(Fault::NoulNull)["answers"]["a"]["noul"], Value::Null);
-        assert_eq!(
-            with(Fault::BrokenChoiceSum)["answers"]["b"]["probabilities"],
-            json!({"x": 0.6, "y": 0.2})
-        );
-        assert_eq!(
-            with(Fault::BrokenScoreSum)["answers"]["c"]["probabilities"],
-            json!({"0": 0.4, "1": 0.4})
-        );
-        assert_eq!(
-            with(Fault::BrokenChoiceKeys)["answers"]["b"]["probabilities"],
-            json!({"x": 0.75, "y (renamed)": 0.25})
-        );
-        assert_eq!(
-            with(Fault::BrokenScoreKeys)["answers"]["c"]["probabilities"],
-            json!({"1": 0.5, "2": 0.5})
-        );
+        for (fault, answer, probabilities) in [
+            (Fault::BrokenChoiceSum, "b", json!({"x": 0.6, "y": 0.2})),
+            (Fault::BrokenScoreSum, "c", json!({"0": 0.4, "1": 0.4})),
+            (
+                Fault::BrokenChoiceKeys,
+                "b",
+                json!({"x": 0.75, "y (renamed)": 0.25}),
+            ),
+            (Fault::BrokenScoreKeys, "c", json!({"1": 0.5, "2": 0.5})),
+        ] {
+            let label = format!("{fault:?}");
+            assert_eq!(
+                with(fault)["answers"][answer]["probabilities"],
+                probabilities,
+                "{label}"
+            );
+        }
         let nulls = with(Fault::NullConfidence);
         assert_eq!(nulls["answers"]["b"]["confidence"], Value::Null);
         assert!(nulls["answers"]["a"].get("confidence").is_none());

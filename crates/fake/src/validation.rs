@@ -182,21 +182,11 @@ fn schema_questions<'a>(
         Some(value) => value,
     };
     let Some(map) = value.as_object() else {
-        errors.push(entry(
-            &loc,
-            "dict_type",
-            "Input should be a valid dictionary",
-            value,
-        ));
+        errors.push(not_a_dictionary(&loc, value));
         return None;
     };
     if map.is_empty() {
-        let mut e = entry(
-            &loc,
-            "too_short",
-            "Dictionary should have at least 1 item after validation, not 0",
-            value,
-        );
+        let mut e = empty(&loc, "Dictionary", value);
         e["ctx"] =
             serde_json::json!({ "field_type": "Dictionary", "min_length": 1, "actual_length": 0 });
         errors.push(e);
@@ -299,12 +289,7 @@ fn schema_noul<'a>(
             })
         }
         Some(other) => {
-            errors.push(entry(
-                loc,
-                "dict_type",
-                "Input should be a valid dictionary",
-                other,
-            ));
+            errors.push(not_a_dictionary(loc, other));
             None
         }
     }
@@ -323,12 +308,7 @@ fn schema_choice<'a>(
         }
         Some(Value::Array(_)) => Some(Unchecked::ChoiceList),
         Some(value @ Value::Object(options)) if options.is_empty() => {
-            errors.push(entry(
-                loc,
-                "too_short",
-                "Dictionary should have at least 1 item after validation, not 0",
-                value,
-            ));
+            errors.push(empty(loc, "Dictionary", value));
             None
         }
         Some(Value::Object(options)) => {
@@ -354,12 +334,7 @@ fn schema_choice<'a>(
             })
         }
         Some(other) => {
-            errors.push(entry(
-                loc,
-                "dict_type",
-                "Input should be a valid dictionary",
-                other,
-            ));
+            errors.push(not_a_dictionary(loc, other));
             None
         }
     }
@@ -376,12 +351,7 @@ fn schema_score<'a>(
             None
         }
         Some(value @ Value::Array(levels)) if levels.is_empty() => {
-            errors.push(entry(
-                loc,
-                "too_short",
-                "List should have at least 1 item after validation, not 0",
-                value,
-            ));
+            errors.push(empty(loc, "List", value));
             None
         }
         Some(Value::Array(levels)) => {
@@ -477,6 +447,25 @@ fn json_len(value: &Value) -> usize {
     serde_json::to_vec(value)
         .map(|bytes| bytes.len())
         .unwrap_or(0)
+}
+
+/// `too_short`: an empty `kind` ("Dictionary", "List") where one item at least is needed.
+fn empty(loc: &[Value], kind: &str, input: &Value) -> Value {
+    entry(
+        loc,
+        "too_short",
+        &format!("{kind} should have at least 1 item after validation, not 0"),
+        input,
+    )
+}
+
+fn not_a_dictionary(loc: &[Value], input: &Value) -> Value {
+    entry(
+        loc,
+        "dict_type",
+        "Input should be a valid dictionary",
+        input,
+    )
 }
 
 fn missing(loc: &[Value], input: &Map<String, Value>) -> Value {

@@ -2,7 +2,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::util::{noul_request, post, post_raw, server};
+use jevjudge_fake::FakeServer;
+
+use crate::util::{Reply, noul_request, post, post_raw, server};
 
 fn with_questions(questions: Value) -> Value {
     json!({"model": "jev-latest", "state": "s", "questions": questions})
@@ -137,16 +139,9 @@ async fn empty_questions_name_the_field() {
 async fn unknown_question_types_get_api_usage_error() {
     let fake = server(Default::default()).await;
     for kind in ["box", "boolean", "Noul"] {
-        let reply = post(
-            &fake,
-            &with_questions(json!({"q": {"type": kind, "instructions": "?"}})),
-        )
-        .await;
+        let reply = post_question(&fake, json!({"type": kind, "instructions": "?"})).await;
         assert_eq!(reply.status, 400, "{kind}");
-        assert_eq!(
-            reply.json(),
-            json!({"detail": {"error_type": "api_usage_error", "message": "Invalid request."}})
-        );
+        assert_eq!(reply.json(), usage_error("Invalid request."));
     }
 }
 
@@ -157,10 +152,7 @@ async fn unknown_models_are_named() {
     request["model"] = json!("jev-typo");
     let reply = post(&fake, &request).await;
     assert_eq!(reply.status, 400);
-    assert_eq!(
-        reply.json(),
-        json!({"detail": {"error_type": "api_usage_error", "message": "Unknown model: jev-typo"}})
-    );
+    assert_eq!(reply.json(), usage_error("Unknown model: jev-typo"));
 }
 
 #[tokio::test]
@@ -169,11 +161,8 @@ async fn too_many_options_or_levels_get_a_string_detail() {
     let options: Map<String, Value> = (0..256)
         .map(|i| (format!("Queue {i:03}"), Value::Null))
         .collect();
-    let reply = post(
-        &fake,
-        &with_questions(json!({"q": {"type": "choice", "instructions": "?", "criteria": options}})),
-    )
-    .await;
+    let question = json!({"type": "choice", "instructions": "?", "criteria": options});
+    let reply = post_question(&fake, question).await;
     assert_eq!(reply.status, 400);
     assert_eq!(
         reply.json(),
@@ -181,11 +170,8 @@ async fn too_many_options_or_levels_get_a_string_detail() {
     );
 
     let levels: Vec<String> = (0..11).map(|i| format!("Level {i}")).collect();
-    let reply = post(
-        &fake,
-        &with_questions(json!({"q": {"type": "score", "instructions": "?", "criteria": levels}})),
-    )
-    .await;
+    let question = json!({"type": "score", "instructions": "?", "criteria": levels});
+    let reply = post_question(&fake, question).await;
     assert_eq!(reply.status, 400);
     assert!(
         reply.json()["detail"]
@@ -302,4 +288,14 @@ async fn malformed_requests_never_get_a_5xx() {
         );
         let _ = reply.json();
     }
+}
+
+/// The fake's 400 body for a request it refuses with `message`.
+fn usage_error(message: &str) -> Value {
+    json!({"detail": {"error_type": "api_usage_error", "message": message}})
+}
+
+/// POSTs a request whose one question, `q`, is `question`.
+async fn post_question(fake: &FakeServer, question: Value) -> Reply {
+    post(fake, &with_questions(json!({ "q": question }))).await
 }

@@ -12,10 +12,25 @@ use crate::util::{
 
 /// A fresh fake whose first request gets `fault`, and that request's complete response.
 async fn first_reply(fault: Fault, request: &Value) -> (FakeServer, Reply) {
-    let fake = server(Default::default()).await;
-    fake.script(FaultPlan::new().then(fault));
+    let fake = scripted(FaultPlan::new().then(fault)).await;
     let reply = post(&fake, request).await;
     (fake, reply)
+}
+
+/// A fresh fake following `plan`.
+async fn scripted(plan: FaultPlan) -> FakeServer {
+    let fake = server(Default::default()).await;
+    fake.script(plan);
+    fake
+}
+
+/// One POST of the noul request; the connection's outcome, whatever it is.
+async fn send_noul(fake: &FakeServer) -> reqwest::Result<reqwest::Response> {
+    client()
+        .post(format!("{}/v1/systemone", fake.url()))
+        .body(noul_request().to_string())
+        .send()
+        .await
 }
 
 async fn mixed(fault: Fault) -> Value {
@@ -36,10 +51,15 @@ async fn rate_limited_without_a_wait_hint() {
 }
 
 #[tokio::test]
-async fn rate_limited_with_retry_after_seconds() {
-    let (_fake, reply) = first_reply(Fault::RetryAfterSeconds(3), &noul_request()).await;
-    assert_eq!(reply.status, 429);
-    assert_eq!(reply.header("retry-after"), Some("3"));
+async fn rate_limited_with_a_wait_hint_in_seconds_or_ms() {
+    for (fault, header, value) in [
+        (Fault::RetryAfterSeconds(3), "retry-after", "3"),
+        (Fault::RetryAfterMs(250), "retry-after-ms", "250"),
+    ] {
+        let (_fake, reply) = first_reply(fault, &noul_request()).await;
+        assert_eq!(reply.status, 429, "{header}");
+        assert_eq!(reply.header(header), Some(value));
+    }
 }
 
 #[tokio::test]
@@ -54,13 +74,6 @@ async fn rate_limited_with_retry_after_as_an_http_date() {
         wait > Duration::from_secs(3) && wait <= Duration::from_secs(6),
         "{wait:?}"
     );
-}
-
-#[tokio::test]
-async fn rate_limited_with_retry_after_ms() {
-    let (_fake, reply) = first_reply(Fault::RetryAfterMs(250), &noul_request()).await;
-    assert_eq!(reply.status, 429);
-    assert_eq!(reply.header("retry-after-ms"), Some("250"));
 }
 
 #[tokio::test]
@@ -136,28 +149,21 @@ async fn status_faults_come_before_auth() {
 }
 
 #[tokio::test]
-async fn close_drops_the_connection_without_a_response() {
-    let fake = server(Default::default()).await;
-    fake.script(FaultPlan::new().then(Fault::Close));
-    let outcome = client()
-        .post(format!("{}/v1/systemone", fake.url()))
-        .body(noul_request().to_string())
-        .send()
-        .await;
-    let error = outcome.expect_err("no response");
-    assert!(!error.is_timeout(), "{error}");
-    assert_eq!(
-        fake.request_count(),
-        1,
-        "the client did not retry on its own"
-    );
-    assert_eq!(post(&fake, &noul_request()).await.status, 200);
+async fn close_and_reset_drop_the_connection_without_a_response() {
+    for fault in [Fault::Close, Fault::Reset] {
+        let label = format!("{fault:?}");
+        let fake = scripted(FaultPlan::new().then(fault)).await;
+        let error = send_noul(&fake).await.expect_err("no response");
+        assert!(!error.is_timeout(), "{label}: {error}");
+        assert_eq!(fake.request_count(), 1, "{label}: the client did not retry");
+        let next = post(&fake, &noul_request()).await.status;
+        assert_eq!(next, 200, "{label}: the next connection is answered");
+    }
 }
 
 #[tokio::test]
 async fn close_mid_body_sends_headers_then_half_the_body() {
-    let fake = server(Default::default()).await;
-    fake.script(FaultPlan::new().then(Fault::CloseMidBody));
+    let fake = scripted(FaultPlan::new().then(Fault::CloseMidBody)).await;
     let response = client()
         .post(format!("{}/v1/systemone", fake.url()))
         .body(mixed_request().to_string())
@@ -171,8 +177,7 @@ async fn close_mid_body_sends_headers_then_half_the_body() {
 
 #[tokio::test]
 async fn delay_answers_late_but_normally() {
-    let fake = server(Default::default()).await;
-    fake.script(FaultPlan::new().then(Fault::Delay(Duration::from_millis(200))));
+    let fake = scripted(FaultPlan::new().then(Fault::Delay(Duration::from_millis(200)))).await;
     let started = Instant::now();
     let reply = post(&fake, &noul_request()).await;
     assert_eq!(reply.status, 200);
@@ -181,8 +186,7 @@ async fn delay_answers_late_but_normally() {
 
 #[tokio::test]
 async fn stall_never_answers_and_shutdown_still_finishes() {
-    let fake = server(Default::default()).await;
-    fake.script(FaultPlan::always(Fault::Stall));
+    let fake = scripted(FaultPlan::always(Fault::Stall)).await;
     let started = Instant::now();
     let outcome = client_with_timeout(Duration::from_millis(200))
         .post(format!("{}/v1/systemone", fake.url()))
@@ -289,17 +293,11 @@ async fn broken_sums_and_keys() {
     assert!((sum(&body["answers"]["frustration"]) - 0.8).abs() < 1e-3);
 
     let body = mixed(Fault::BrokenChoiceKeys).await;
-    let keys: Vec<&String> = body["answers"]["queue"]["probabilities"]
-        .as_object()
-        .map(|p| p.keys().collect())
-        .unwrap_or_default();
-    assert_eq!(keys, ["billing", "technical", "other (renamed)"]);
+    let queue = jevjudge_test_support::keys(&body["answers"]["queue"]["probabilities"]);
+    assert_eq!(queue, ["billing", "technical", "other (renamed)"]);
     let body = mixed(Fault::BrokenScoreKeys).await;
-    let keys: Vec<&String> = body["answers"]["frustration"]["probabilities"]
-        .as_object()
-        .map(|p| p.keys().collect())
-        .unwrap_or_default();
-    assert_eq!(keys, ["1", "2", "3"]);
+    let levels = jevjudge_test_support::keys(&body["answers"]["frustration"]["probabilities"]);
+    assert_eq!(levels, ["1", "2", "3"]);
 }
 
 #[tokio::test]
@@ -345,8 +343,7 @@ async fn scripted_answers_replace_whole_answers() {
 
 #[tokio::test]
 async fn plans_pin_repeat_and_sequence() {
-    let fake = server(Default::default()).await;
-    fake.script(FaultPlan::at(2, Fault::Overloaded));
+    let fake = scripted(FaultPlan::at(2, Fault::Overloaded)).await;
     let statuses = [
         post(&fake, &noul_request()).await.status,
         post(&fake, &noul_request()).await.status,
@@ -379,8 +376,7 @@ async fn plans_pin_repeat_and_sequence() {
 
 #[tokio::test]
 async fn faults_only_count_systemone_posts() {
-    let fake = server(Default::default()).await;
-    fake.script(FaultPlan::new().then(Fault::Overloaded));
+    let fake = scripted(FaultPlan::new().then(Fault::Overloaded)).await;
     let models = read(
         client()
             .get(format!("{}/v1/models", fake.url()))
@@ -394,30 +390,10 @@ async fn faults_only_count_systemone_posts() {
 }
 
 #[tokio::test]
-async fn reset_drops_the_connection_without_a_response() {
-    let fake = server(Default::default()).await;
-    fake.script(FaultPlan::new().then(Fault::Reset));
-    let outcome = client()
-        .post(format!("{}/v1/systemone", fake.url()))
-        .body(noul_request().to_string())
-        .send()
-        .await;
-    let error = outcome.expect_err("no response");
-    assert!(!error.is_timeout(), "{error}");
-    assert_eq!(fake.request_count(), 1);
-    assert_eq!(
-        post(&fake, &noul_request()).await.status,
-        200,
-        "the next connection is answered"
-    );
-}
-
-#[tokio::test]
 async fn reset_is_a_tcp_reset() {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-    let fake = server(Default::default()).await;
-    fake.script(FaultPlan::new().then(Fault::Reset));
+    let fake = scripted(FaultPlan::new().then(Fault::Reset)).await;
     let body = noul_request().to_string();
     let mut stream = tokio::net::TcpStream::connect(fake.addr())
         .await

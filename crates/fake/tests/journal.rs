@@ -48,17 +48,22 @@ async fn requests_are_journaled_with_the_key_redacted() {
     );
 }
 
+/// POSTs `body` (not necessarily JSON) to the fake's /v1/systemone; any answer will do.
+async fn post_text(fake: &jevjudge_fake::FakeServer, body: &'static str) {
+    let _ = client()
+        .post(format!("{}/v1/systemone", fake.url()))
+        .body(body)
+        .send()
+        .await
+        .expect("a response");
+}
+
 #[tokio::test]
 async fn rejected_and_other_requests_are_journaled_too() {
     let fake = keyed("K").await;
     let _ = call(&fake, Method::GET, "/health").await;
     let _ = call(&fake, Method::GET, "/nowhere").await;
-    let _ = client()
-        .post(format!("{}/v1/systemone", fake.url()))
-        .body("{}")
-        .send()
-        .await
-        .expect("a response");
+    post_text(&fake, "{}").await;
     let journal = fake.journal();
     let paths: Vec<(&str, &str)> = journal
         .iter()
@@ -84,12 +89,7 @@ async fn rejected_and_other_requests_are_journaled_too() {
 async fn request_count_counts_every_post() {
     let fake = server(Default::default()).await;
     for _ in 0..5 {
-        let _ = client()
-            .post(format!("{}/v1/systemone", fake.url()))
-            .body("x")
-            .send()
-            .await
-            .expect("a response");
+        post_text(&fake, "x").await;
     }
     assert_eq!(fake.request_count(), 5);
     assert_eq!(fake.journal().len(), 5);

@@ -1,6 +1,6 @@
 //! `--replay`: recorded requests get their recorded model, answers and usage; others by hash.
 
-use jevjudge_fake::{Config, Recorded, Replay};
+use jevjudge_fake::{Config, FakeServer, Recorded, Replay};
 use jevjudge_wire::record::Record;
 use serde_json::{Map, Value, json};
 
@@ -30,18 +30,29 @@ fn record(requested_model: &str) -> Record {
     .expect("a record")
 }
 
-#[tokio::test]
-async fn recorded_requests_get_their_recorded_answers() {
-    let replay = Replay::from_records(vec![record("jev-latest")]).expect("an index");
-    let fake = server(Config {
+/// A fake that answers from `replay` first.
+async fn replaying(replay: Replay) -> FakeServer {
+    server(Config {
         replay: Some(replay),
         ..Config::default()
     })
-    .await;
+    .await
+}
 
-    let body = post(&fake, &noul_request()).await.json();
+/// The noul request's answer: the recorded model and answers.
+async fn assert_recorded_answer(fake: &FakeServer) -> Value {
+    let body = post(fake, &noul_request()).await.json();
     assert_eq!(body["model"], "jev-1.12.9");
     assert_eq!(body["answers"], Value::Object(recorded_answers()));
+    body
+}
+
+#[tokio::test]
+async fn recorded_requests_get_their_recorded_answers() {
+    let replay = Replay::from_records(vec![record("jev-latest")]).expect("an index");
+    let fake = replaying(replay).await;
+
+    let body = assert_recorded_answer(&fake).await;
     assert_eq!(
         body["usage"],
         json!({"input_tokens": 301, "output_tokens": 19})
@@ -80,11 +91,7 @@ async fn a_custom_lookup_without_usage_gets_an_estimate() {
             usage: None,
         })
     });
-    let fake = server(Config {
-        replay: Some(replay),
-        ..Config::default()
-    })
-    .await;
+    let fake = replaying(replay).await;
     let body = post(&fake, &noul_request()).await.json();
     assert_eq!(body["model"], "jev-0.1.0");
     assert!(body["usage"]["input_tokens"].is_u64());
@@ -96,14 +103,8 @@ async fn the_recordings_one_model_answers_whatever_model_a_request_names() {
     let (replay, pinned) =
         Replay::from_records_for_model(vec![record("jev-preview")], None).expect("an index");
     assert_eq!(pinned.as_deref(), Some("jev-1.12.9"));
-    let fake = server(Config {
-        replay: Some(replay),
-        ..Config::default()
-    })
-    .await;
-    let body = post(&fake, &noul_request()).await.json();
-    assert_eq!(body["model"], "jev-1.12.9");
-    assert_eq!(body["answers"], Value::Object(recorded_answers()));
+    let fake = replaying(replay).await;
+    assert_recorded_answer(&fake).await;
     // A request that was never recorded is still answered by hash, as the fake's own model.
     assert_eq!(
         post(&fake, &mixed_request()).await.json()["model"],
@@ -113,11 +114,7 @@ async fn the_recordings_one_model_answers_whatever_model_a_request_names() {
 
     // The plain index looks up by the request's model, so the same request misses.
     let by_request = Replay::from_records(vec![record("jev-preview")]).expect("an index");
-    let fake = server(Config {
-        replay: Some(by_request),
-        ..Config::default()
-    })
-    .await;
+    let fake = replaying(by_request).await;
     assert_ne!(
         post(&fake, &noul_request()).await.json()["answers"],
         Value::Object(recorded_answers())

@@ -40,31 +40,22 @@ async fn systemone_answers_a_valid_request() {
 }
 
 #[tokio::test]
-async fn unknown_routes_get_404_not_found() {
+async fn unknown_routes_get_404_and_wrong_methods_405() {
     let fake = server(Default::default()).await;
-    for (method, path) in [
-        (Method::GET, "/"),
-        (Method::POST, "/v1/evaluate"),
-        (Method::GET, "/v1/systemone/x"),
+    let not_found = (404, json!({"detail": "Not Found"}));
+    let not_allowed = (405, json!({"detail": "Method Not Allowed"}));
+    for (method, path, (status, body)) in [
+        (Method::GET, "/", &not_found),
+        (Method::POST, "/v1/evaluate", &not_found),
+        (Method::GET, "/v1/systemone/x", &not_found),
+        (Method::GET, "/v1/systemone", &not_allowed),
+        (Method::PUT, "/v1/systemone", &not_allowed),
+        (Method::POST, "/v1/models", &not_allowed),
+        (Method::DELETE, "/health", &not_allowed),
     ] {
-        let reply = call(&fake, method, path).await;
-        assert_eq!(reply.status, 404, "{path}");
-        assert_eq!(reply.json(), json!({"detail": "Not Found"}));
-    }
-}
-
-#[tokio::test]
-async fn wrong_methods_get_405() {
-    let fake = server(Default::default()).await;
-    for (method, path) in [
-        (Method::GET, "/v1/systemone"),
-        (Method::PUT, "/v1/systemone"),
-        (Method::POST, "/v1/models"),
-        (Method::DELETE, "/health"),
-    ] {
-        let reply = call(&fake, method, path).await;
-        assert_eq!(reply.status, 405, "{path}");
-        assert_eq!(reply.json(), json!({"detail": "Method Not Allowed"}));
+        let reply = call(&fake, method.clone(), path).await;
+        assert_eq!(reply.status, *status, "{method} {path}");
+        assert_eq!(&reply.json(), body, "{method} {path}");
     }
 }
 

@@ -4,7 +4,7 @@
 use jevjudge_serve::{AuthTokens, Config};
 use serde_json::json;
 
-use crate::util::{Service, fake_answering, refund_state};
+use crate::util::{Service, fake_answering, refund_state, supported_service};
 
 fn with_tokens(tokens: &str) -> Config {
     Config {
@@ -87,11 +87,8 @@ async fn definitions_and_metrics_are_protected_health_and_openapi_are_not() {
 
 #[tokio::test]
 async fn without_tokens_no_header_is_needed() {
-    let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let (_fake, service) = supported_service().await;
+    let reply = service.review_refund().await;
     assert_eq!(reply.status, 200);
     assert_eq!(service.get("/metrics").await.status, 200);
 }

@@ -13,13 +13,12 @@ use std::{
 use jevjudge_client::{ApiKey, Client, DEFAULT_MAX_BODY_BYTES};
 use jevjudge_judge::SystemOneBackend;
 use jevjudge_serve::{Config, Metrics};
-use serde_json::json;
 use tokio::{
     io::{AsyncReadExt as _, AsyncWriteExt as _},
     net::TcpListener,
 };
 
-use crate::util::{Service, refund_state};
+use crate::util::Service;
 
 /// A server on 127.0.0.1 answering every request with `200`, `Transfer-Encoding: chunked` and
 /// 64 KiB chunks for ever; it counts the body bytes it managed to write.
@@ -69,9 +68,7 @@ async fn a_never_ending_chunked_backend_body_ends_in_a_typed_error_at_the_cap() 
         ..Config::default()
     };
     let service = Service::start(SystemOneBackend::new(client), config, metrics).await;
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let reply = service.review_refund().await;
     assert_eq!(reply.status, 200, "{}", reply.text());
     let verdict = reply.json();
     assert_eq!(verdict["status"], "ERROR", "{verdict}");

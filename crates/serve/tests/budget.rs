@@ -31,21 +31,21 @@ fn timeout_millis(reply: &crate::util::Reply) -> f64 {
     verdict["elapsed_millis"].as_f64().unwrap()
 }
 
+/// The service's default budget and its cap.
+fn budgets(default_budget: Duration, max_budget: Duration) -> Config {
+    Config {
+        default_budget,
+        max_budget,
+        ..Config::default()
+    }
+}
+
 #[tokio::test]
 async fn a_budget_above_the_cap_times_out_at_the_cap() {
-    let config = Config {
-        default_budget: Duration::from_millis(200),
-        max_budget: Duration::from_millis(400),
-        ..Config::default()
-    };
+    let config = budgets(Duration::from_millis(200), Duration::from_millis(400));
     let (_fake, service) = stalled_service(config).await;
     let started = Instant::now();
-    let reply = service
-        .review(
-            "refund-answer-v1",
-            &json!({"state": refund_state(), "budget_millis": 60_000}),
-        )
-        .await;
+    let reply = service.review_refund_within(60_000).await;
     let round_trip = started.elapsed();
     let elapsed = timeout_millis(&reply);
     assert!((400.0..900.0).contains(&elapsed), "elapsed {elapsed} ms");
@@ -54,33 +54,18 @@ async fn a_budget_above_the_cap_times_out_at_the_cap() {
 
 #[tokio::test]
 async fn a_budget_below_the_cap_is_honoured() {
-    let config = Config {
-        default_budget: Duration::from_millis(900),
-        max_budget: Duration::from_secs(5),
-        ..Config::default()
-    };
+    let config = budgets(Duration::from_millis(900), Duration::from_secs(5));
     let (_fake, service) = stalled_service(config).await;
-    let reply = service
-        .review(
-            "refund-answer-v1",
-            &json!({"state": refund_state(), "budget_millis": 150}),
-        )
-        .await;
+    let reply = service.review_refund_within(150).await;
     let elapsed = timeout_millis(&reply);
     assert!((150.0..650.0).contains(&elapsed), "elapsed {elapsed} ms");
 }
 
 #[tokio::test]
 async fn without_a_budget_the_default_applies() {
-    let config = Config {
-        default_budget: Duration::from_millis(250),
-        max_budget: Duration::from_secs(5),
-        ..Config::default()
-    };
+    let config = budgets(Duration::from_millis(250), Duration::from_secs(5));
     let (_fake, service) = stalled_service(config).await;
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let reply = service.review_refund().await;
     let elapsed = timeout_millis(&reply);
     assert!((250.0..750.0).contains(&elapsed), "elapsed {elapsed} ms");
 }

@@ -21,7 +21,7 @@ fn every_definition_file_loads_and_other_files_are_ignored() {
 
 #[test]
 fn a_bad_file_stops_loading_with_an_error_naming_it() {
-    let error = Definitions::load_dir(data("bad")).unwrap_err().to_string();
+    let error = load_error("bad");
     assert!(error.contains("b-bad.toml"), "{error}");
     assert!(
         error.contains("criteria[0].fail_at_or_below/pass_at_or_above"),
@@ -31,9 +31,7 @@ fn a_bad_file_stops_loading_with_an_error_naming_it() {
 
 #[test]
 fn two_files_with_one_version_are_an_error_naming_both() {
-    let error = Definitions::load_dir(data("duplicate"))
-        .unwrap_err()
-        .to_string();
+    let error = load_error("duplicate");
     assert!(error.contains("second.toml"), "{error}");
     assert!(error.contains("first.toml"), "{error}");
     assert!(error.contains("`refund-answer-v1`"), "{error}");
@@ -41,15 +39,16 @@ fn two_files_with_one_version_are_an_error_naming_both() {
 
 #[test]
 fn a_directory_without_definitions_is_an_error() {
-    let error = Definitions::load_dir(data("empty"))
-        .unwrap_err()
-        .to_string();
+    let error = load_error("empty");
     assert!(error.contains("no definition files"), "{error}");
-    let error = Definitions::load_dir(data("missing"))
-        .unwrap_err()
-        .to_string();
+    let error = load_error("missing");
     assert!(
         error.contains("missing: cannot list the definitions"),
         "{error}"
     );
+}
+
+/// The error of loading the test data directory `name`, which must fail.
+fn load_error(name: &str) -> String {
+    Definitions::load_dir(data(name)).unwrap_err().to_string()
 }

@@ -4,15 +4,12 @@ use jevjudge_fake::{Fault, FaultPlan};
 use jevjudge_serve::{Config, ROUTES};
 use serde_json::json;
 
-use crate::util::{Service, fake, fake_answering, has_sample, refund_state};
+use crate::util::{Service, fake, fake_answering, has_sample, refund_state, supported_service};
 
 #[tokio::test]
 async fn a_review_returns_the_result_json() {
-    let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let (fake, service) = supported_service().await;
+    let reply = service.review_refund().await;
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.header("content-type"), Some("application/json"));
     let verdict = reply.json();
@@ -90,9 +87,7 @@ async fn an_error_verdict_is_still_200() {
     let fake = fake(Default::default()).await;
     fake.script(FaultPlan::always(Fault::Html(500)));
     let service = Service::in_front_of(&fake, Config::default()).await;
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let reply = service.review_refund().await;
     assert_eq!(reply.status, 200, "the review ran: {}", reply.text());
     let verdict = reply.json();
     assert_eq!(verdict["status"], "ERROR");

@@ -7,12 +7,11 @@ use jevjudge_serve::Config;
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-use crate::util::{Service, fake_answering, refund_state};
+use crate::util::{Service, fake_answering, refund_state, supported_service};
 
 #[tokio::test]
 async fn an_unknown_version_is_404() {
-    let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
+    let (fake, service) = supported_service().await;
     for version in ["refund-answer-v2", "REFUND-ANSWER-V1", "%20"] {
         let reply = service
             .review(version, &json!({"state": refund_state()}))
@@ -31,8 +30,7 @@ async fn an_unknown_version_is_404() {
 
 #[tokio::test]
 async fn a_body_that_is_not_json_is_400() {
-    let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
+    let (fake, service) = supported_service().await;
     for (body, message) in [
         ("", "the body is empty; send {\"state\": ...}"),
         (
@@ -60,8 +58,7 @@ async fn a_body_that_is_not_json_is_400() {
 
 #[tokio::test]
 async fn json_of_the_wrong_shape_is_422_naming_the_field() {
-    let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
+    let (fake, service) = supported_service().await;
     for (body, field) in [
         (json!(["state"]), "the body must be a JSON object"),
         (json!({"budget_millis": 100}), "missing field `state`"),
@@ -89,14 +86,18 @@ async fn json_of_the_wrong_shape_is_422_naming_the_field() {
     assert_eq!(fake.request_count(), 0);
 }
 
+/// The default config with a body limit of `bytes`.
+fn body_limit(bytes: usize) -> Config {
+    Config {
+        max_body_bytes: bytes,
+        ..Config::default()
+    }
+}
+
 #[tokio::test]
 async fn a_body_over_the_limit_is_413() {
     let fake = fake_answering(&[("supported", 0.95)]).await;
-    let config = Config {
-        max_body_bytes: 1000,
-        ..Config::default()
-    };
-    let service = Service::in_front_of(&fake, config).await;
+    let service = Service::in_front_of(&fake, body_limit(1000)).await;
     // Just under the limit: reviewed.
     let state = "x".repeat(1000 - r#"{"state":""}"#.len());
     let body = serde_json::to_vec(&json!({"state": state})).unwrap();
@@ -118,11 +119,7 @@ async fn a_body_over_the_limit_is_413() {
 #[tokio::test]
 async fn a_chunked_body_over_the_limit_is_413() {
     let fake = fake_answering(&[("supported", 0.95)]).await;
-    let config = Config {
-        max_body_bytes: 64,
-        ..Config::default()
-    };
-    let service = Service::in_front_of(&fake, config).await;
+    let service = Service::in_front_of(&fake, body_limit(64)).await;
     let addr = service.url.trim_start_matches("http://").to_owned();
     let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
     // No Content-Length: the limit is enforced while reading the chunks.
@@ -171,8 +168,6 @@ async fn a_body_that_does_not_arrive_in_time_is_408_and_frees_its_place() {
     assert!(response.starts_with("HTTP/1.1 408"), "{response}");
     assert!(response.contains("body_timeout"), "{response}");
     // Its place (the only one) is free again.
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let reply = service.review_refund().await;
     assert_eq!(reply.status, 200);
 }

@@ -77,21 +77,12 @@ async fn a_queued_review_waits_at_most_its_budget() {
     let service = Arc::new(Service::in_front_of(&fake, small(1, 4)).await);
     let running = tokio::spawn({
         let service = service.clone();
-        async move {
-            service
-                .review("refund-answer-v1", &json!({"state": refund_state()}))
-                .await
-        }
+        async move { service.review_refund().await }
     });
     eventually(|| has_sample(&service.metrics_text(), "jevjudge_reviews_in_flight 1")).await;
 
     let started = Instant::now();
-    let reply = service
-        .review(
-            "refund-answer-v1",
-            &json!({"state": refund_state(), "budget_millis": 100}),
-        )
-        .await;
+    let reply = service.review_refund_within(100).await;
     let waited = started.elapsed();
     assert_eq!(reply.status, 503);
     assert_eq!(reply.error_code(), "queue_timeout");
@@ -131,12 +122,7 @@ async fn the_backend_never_sees_more_than_max_concurrent_requests() {
     let calls: Vec<_> = (0..24)
         .map(|_| {
             let service = service.clone();
-            tokio::spawn(async move {
-                service
-                    .review("refund-answer-v1", &json!({"state": refund_state()}))
-                    .await
-                    .status
-            })
+            tokio::spawn(async move { service.review_refund().await.status })
         })
         .collect();
     for call in calls {

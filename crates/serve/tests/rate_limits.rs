@@ -8,9 +8,8 @@ use jevjudge_client::{
 };
 use jevjudge_judge::SystemOneBackend;
 use jevjudge_serve::{Config, Metrics, ServeState};
-use serde_json::json;
 
-use crate::util::{Service, definitions, fake, has_sample, refund_state};
+use crate::util::{Service, definitions, fake, has_sample};
 
 #[tokio::test]
 async fn a_refused_key_answers_every_later_review_without_sending_and_flags_not_ready() {
@@ -43,9 +42,7 @@ async fn a_refused_key_answers_every_later_review_without_sending_and_flags_not_
     assert!(has_sample(&service.metrics_text(), "jevjudge_ready 1"));
 
     for _ in 0..3 {
-        let reply = service
-            .review("refund-answer-v1", &json!({"state": refund_state()}))
-            .await;
+        let reply = service.review_refund().await;
         let verdict = reply.json();
         assert_eq!(verdict["status"], "ERROR", "{verdict}");
         assert_eq!(verdict["error"], "BACKEND");

@@ -20,10 +20,8 @@ fn without_elapsed(verdict: &Value) -> Value {
 
 #[tokio::test]
 async fn a_recorded_service_replays_to_identical_verdicts() {
-    let dir = std::env::temp_dir().join(format!("jevjudge-serve-record-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = jevjudge_test_support::temp_dir("serve-record");
     let path = dir.join("audit.jevl");
-    let _ = std::fs::remove_file(&path);
 
     // Live: through the fake (answers by hash of the state), recording every exchange.
     let fake = fake(Default::default()).await;

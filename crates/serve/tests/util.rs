@@ -52,6 +52,14 @@ pub async fn fake_answering(values: &[(&str, f64)]) -> FakeServer {
     server
 }
 
+/// The default service in front of a fake whose `supported` answer is 0.95 (a PASS of
+/// refund-answer-v1).
+pub async fn supported_service() -> (FakeServer, Service) {
+    let fake = fake_answering(&[("supported", 0.95)]).await;
+    let service = Service::in_front_of(&fake, Config::default()).await;
+    (fake, service)
+}
+
 /// The System One client for a fake, reporting attempts to `metrics`.
 pub fn client(fake: &FakeServer, metrics: &Metrics, key: &str, retries: u32) -> Client {
     Client::builder()
@@ -135,6 +143,18 @@ impl Service {
     pub async fn review(&self, version: &str, body: &Value) -> Reply {
         self.post(version, serde_json::to_vec(body).expect("JSON"), &[])
             .await
+    }
+
+    /// `POST /v1/reviews/refund-answer-v1` with the refund example's state.
+    pub async fn review_refund(&self) -> Reply {
+        self.review("refund-answer-v1", &json!({"state": refund_state()}))
+            .await
+    }
+
+    /// [`Service::review_refund`] asking for a budget of `budget_millis`.
+    pub async fn review_refund_within(&self, budget_millis: u64) -> Reply {
+        let body = json!({"state": refund_state(), "budget_millis": budget_millis});
+        self.review("refund-answer-v1", &body).await
     }
 
     /// `POST /v1/reviews/{version}` with raw bytes and extra headers.

@@ -34,24 +34,17 @@ fn twelve() -> Vec<Point> {
     .collect()
 }
 
-// Python: sum((p - y)**2 for p, y in pts) / 12 = 0.20104166666666667
+// Python: sum((p - y)**2 for p, y in pts) / 12 = 0.20104166666666667 and
+// sum(-log(p if y else 1 - p)) / 12 = 0.5927707828711665
 #[test]
-fn brier_of_twelve_points() {
-    assert!(close(
-        brier(&twelve()).unwrap(),
-        0.201_041_666_666_666_67,
-        1e-15
-    ));
-}
-
-// Python: sum(-log(p if y else 1 - p)) / 12 = 0.5927707828711665
-#[test]
-fn log_loss_of_twelve_points() {
-    assert!(close(
-        log_loss(&twelve()).unwrap(),
-        0.592_770_782_871_166_5,
-        1e-14
-    ));
+fn brier_and_log_loss_of_twelve_points() {
+    let brier = brier(&twelve()).unwrap();
+    assert!(close(brier, 0.201_041_666_666_666_67, 1e-15), "{brier}");
+    let log_loss = log_loss(&twelve()).unwrap();
+    assert!(
+        close(log_loss, 0.592_770_782_871_166_5, 1e-14),
+        "{log_loss}"
+    );
 }
 
 // 6 yes × 6 no = 36 pairs; the yes points win 28 (the tie at 0.7 counts ½): 28/36 = 7/9.

@@ -122,6 +122,16 @@ pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
 }
 
+/// The keys of a JSON object, in document order; panics on anything else.
+pub fn keys(value: &Value) -> Vec<&str> {
+    value
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {value}"))
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
 /// A fresh, empty directory `jevjudge-NAME-PID` under the system temp dir. Names must be
 /// unique within one test binary.
 pub fn temp_dir(name: &str) -> PathBuf {

@@ -545,11 +545,15 @@ mod tests {
         );
     }
 
+    /// JSON text, parsed and written back in canonical form.
+    fn canonical_text(json: &str) -> String {
+        to_canonical_string(&serde_json::from_str::<Value>(json).unwrap()).unwrap()
+    }
+
     #[test]
     fn integers_and_floats_stay_apart() {
-        let value: Value = serde_json::from_str("[1, 1.0, -1, 18446744073709551615]").unwrap();
         assert_eq!(
-            to_canonical_string(&value).unwrap(),
+            canonical_text("[1, 1.0, -1, 18446744073709551615]"),
             "[1,1.0,-1,18446744073709551615]"
         );
     }
@@ -557,9 +561,8 @@ mod tests {
     #[test]
     fn documented_limitations_are_pinned() {
         // Python writes these as `18446744073709551616` and `0`; see the module docs.
-        let value: Value = serde_json::from_str("[18446744073709551616, -0]").unwrap();
         assert_eq!(
-            to_canonical_string(&value).unwrap(),
+            canonical_text("[18446744073709551616, -0]"),
             "[1.8446744073709552e+19,-0.0]"
         );
     }

@@ -82,33 +82,14 @@ mod tests {
     fn lines_are_split_and_the_last_may_lack_its_newline() {
         let mut input = "ab\n\ncd".as_bytes();
         let mut buf = Vec::new();
-        assert_eq!(
-            read_line_bounded(&mut input, &mut buf, 10).unwrap(),
-            LineRead::Line {
-                complete: true,
-                bytes: 3
-            }
-        );
+        let mut next = |buf: &mut Vec<u8>| read_line_bounded(&mut input, buf, 10).unwrap();
+        let line = |complete, bytes| LineRead::Line { complete, bytes };
+        assert_eq!(next(&mut buf), line(true, 3));
         assert_eq!(buf, b"ab");
-        assert_eq!(
-            read_line_bounded(&mut input, &mut buf, 10).unwrap(),
-            LineRead::Line {
-                complete: true,
-                bytes: 1
-            }
-        );
-        assert_eq!(
-            read_line_bounded(&mut input, &mut buf, 10).unwrap(),
-            LineRead::Line {
-                complete: false,
-                bytes: 2
-            }
-        );
+        assert_eq!(next(&mut buf), line(true, 1));
+        assert_eq!(next(&mut buf), line(false, 2));
         assert_eq!(buf, b"cd");
-        assert_eq!(
-            read_line_bounded(&mut input, &mut buf, 10).unwrap(),
-            LineRead::Eof
-        );
+        assert_eq!(next(&mut buf), LineRead::Eof);
     }
 
     #[test]

@@ -77,6 +77,22 @@ pub struct ChoiceOption {
     pub description: Option<Content>,
 }
 
+impl ChoiceOption {
+    /// An option read by its label alone.
+    pub fn new(label: impl Into<String>) -> ChoiceOption {
+        ChoiceOption {
+            label: label.into(),
+            description: None,
+        }
+    }
+
+    /// Adds what the option means.
+    pub fn described(mut self, description: impl Into<Content>) -> ChoiceOption {
+        self.description = Some(description.into());
+        self
+    }
+}
+
 /// A question whose answer is one option of a set (2 to 255 options, in order).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChoiceQuestion {
@@ -93,6 +109,19 @@ pub struct ScoreQuestion {
     pub instructions: Content,
     /// The levels, lowest first.
     pub levels: Vec<Content>,
+}
+
+impl ScoreQuestion {
+    /// A score question on `levels`, lowest first.
+    pub fn new<L: Into<Content>>(
+        instructions: impl Into<Content>,
+        levels: impl IntoIterator<Item = L>,
+    ) -> ScoreQuestion {
+        ScoreQuestion {
+            instructions: instructions.into(),
+            levels: levels.into_iter().map(Into::into).collect(),
+        }
+    }
 }
 
 /// A typed System One question.

@@ -10,7 +10,7 @@ use std::{
 use serde_json::Value;
 
 use jevjudge_test_support::{
-    example, run_blocking as run, stderr, stdout, stdout_json as json, temp_dir,
+    example, keys, read_json, run_blocking as run, stderr, stdout, stdout_json as json, temp_dir,
 };
 
 use crate::jevjudge;
@@ -37,19 +37,16 @@ fn eval_sms(dir: &Path, definition: &Path, name: &str, extra: &[&str]) -> PathBu
     report
 }
 
-fn keys(value: &Value) -> Vec<&str> {
-    value
-        .as_object()
-        .unwrap_or_else(|| panic!("not an object: {value}"))
-        .keys()
-        .map(String::as_str)
-        .collect()
+/// Runs `command`, which must exit 2 (a usage or input error) and say `needle` on stderr.
+fn exits_2_saying(command: &mut tokio::process::Command, needle: &str) {
+    let output = run(command);
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    assert!(stderr(&output).contains(needle), "{}", stderr(&output));
 }
 
 /// (p, condition holds) of every row, read straight from the report JSON.
 fn points(report: &Path) -> Vec<(f64, bool)> {
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
-    report["rows"]
+    read_json(report)["rows"]
         .as_array()
         .unwrap()
         .iter()
@@ -77,25 +74,13 @@ fn calibrate_json_follows_the_spec_and_matches_independent_metrics() {
         .arg(example("sms-spam/definition.toml")));
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let document = json(&output);
-    assert_eq!(keys(&document), ["definition_version", "criteria"]);
+    assert_eq!(keys(&document).join(" "), "definition_version criteria");
     assert_eq!(document["definition_version"], "sms-spam-0.1.0");
-    assert_eq!(keys(&document["criteria"]), ["spam"]);
+    assert_eq!(keys(&document["criteria"]).join(" "), "spam");
     let spam = &document["criteria"]["spam"];
     assert_eq!(
-        keys(spam),
-        [
-            "n",
-            "positives",
-            "brier",
-            "log_loss",
-            "auroc",
-            "ece_equal_width",
-            "ece_equal_mass",
-            "mce",
-            "reliability",
-            "recommendation",
-            "refusal"
-        ]
+        keys(spam).join(" "),
+        "n positives brier log_loss auroc ece_equal_width ece_equal_mass mce reliability recommendation refusal"
     );
     assert_eq!(spam["n"], 150);
     assert_eq!(spam["positives"], 75);
@@ -135,14 +120,8 @@ fn calibrate_json_follows_the_spec_and_matches_independent_metrics() {
     let mut counted = 0;
     for bin in bins {
         assert_eq!(
-            keys(bin),
-            [
-                "lower",
-                "upper",
-                "count",
-                "mean_probability",
-                "observed_rate"
-            ]
+            keys(bin).join(" "),
+            "lower upper count mean_probability observed_rate"
         );
         counted += bin["count"].as_u64().unwrap();
     }
@@ -187,14 +166,8 @@ fn calibrate_recommends_writes_a_new_version_and_the_replay_uses_it() {
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let recommendation = &json(&output)["criteria"]["spam"]["recommendation"];
     assert_eq!(
-        keys(recommendation),
-        [
-            "fail_at_or_below",
-            "pass_at_or_above",
-            "pass_precision",
-            "fail_precision",
-            "abstain_rate"
-        ]
+        keys(recommendation).join(" "),
+        "fail_at_or_below pass_at_or_above pass_precision fail_precision abstain_rate"
     );
     assert_eq!(recommendation["fail_at_or_below"], 0.51);
     assert_eq!(recommendation["pass_at_or_above"], 0.67);
@@ -219,8 +192,7 @@ fn calibrate_recommends_writes_a_new_version_and_the_replay_uses_it() {
 
     // The calibrated definition replays: 144 correct, 6 incorrect, nothing abstained.
     let calibrated = eval_sms(&dir, &out, "calibrated", &[]);
-    let figures: Value =
-        serde_json::from_str(&std::fs::read_to_string(calibrated).unwrap()).unwrap();
+    let figures: Value = read_json(&calibrated);
     assert_eq!(figures["overall"]["correct"], 144);
     assert_eq!(figures["overall"]["incorrect"], 6);
     assert_eq!(figures["overall"]["abstained"], 0);
@@ -274,16 +246,13 @@ fn calibrate_refuses_bad_input_with_exit_2_naming_the_file() {
     assert!(stderr(&output).contains("cases.json: not a jevjudge report"));
     let report = eval_sms(&dir, &example("sms-spam/definition.toml"), "base", &[]);
     // A definition the report does not fit.
-    let output = run(jevjudge()
-        .args(["calibrate", "--report"])
-        .arg(&report)
-        .arg("--definition")
-        .arg(example("support-draft/definition.toml")));
-    assert_eq!(code(&output), 2);
-    assert!(
-        stderr(&output).contains("criterion `spam`, which the definition lacks"),
-        "{}",
-        stderr(&output)
+    exits_2_saying(
+        jevjudge()
+            .args(["calibrate", "--report"])
+            .arg(&report)
+            .arg("--definition")
+            .arg(example("support-draft/definition.toml")),
+        "criterion `spam`, which the definition lacks",
     );
     let output = run(jevjudge()
         .args(["calibrate", "--min-pass-precision", "1.5", "--report"])
@@ -311,16 +280,8 @@ fn compare_counts_transitions_regressions_and_gates() {
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let document = json(&output);
     assert_eq!(
-        keys(&document),
-        [
-            "pairs",
-            "base",
-            "candidate",
-            "transitions",
-            "regressions",
-            "fixes",
-            "mcnemar_p"
-        ]
+        keys(&document).join(" "),
+        "pairs base candidate transitions regressions fixes mcnemar_p"
     );
     assert_eq!(document["pairs"], 150);
     assert_eq!(
@@ -375,17 +336,13 @@ fn compare_counts_transitions_regressions_and_gates() {
 fn compare_refuses_different_case_sets_unless_intersecting() {
     let dir = temp_dir("analysis-compare-sets");
     let floors = eval_sms(&dir, &example("sms-spam/definition.toml"), "floors", &[]);
-    let mut report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&floors).unwrap()).unwrap();
+    let mut report: Value = read_json(&floors);
     report["rows"].as_array_mut().unwrap().truncate(100);
     let fewer = dir.join("fewer.json");
     std::fs::write(&fewer, serde_json::to_string(&report).unwrap()).unwrap();
-    let output = run(jevjudge().arg("compare").arg(&floors).arg(&fewer));
-    assert_eq!(code(&output), 2);
-    assert!(
-        stderr(&output).contains("50 only in the base report"),
-        "{}",
-        stderr(&output)
+    exits_2_saying(
+        jevjudge().arg("compare").arg(&floors).arg(&fewer),
+        "50 only in the base report",
     );
     let output = run(jevjudge()
         .args(["compare", "--intersect", "--json"])

@@ -1,18 +1,19 @@
 //! The real `jevjudge` binary against real HTTP servers on 127.0.0.1 (an in-process
 //! `jevjudge_fake::FakeServer` scripted per test), and offline against the shipped examples.
 
-use std::{
-    path::{Path, PathBuf},
-    time::Duration,
-};
+use std::{path::Path, time::Duration};
 
 use jevjudge_fake::{Config, FakeServer, Fault, FaultPlan};
 use serde_json::Value;
 use tokio::process::Command;
 
-use jevjudge_test_support::{example, run, stdout_json, temp_dir};
+use jevjudge_test_support::{example, read_json, run, stdout_json, temp_dir};
 
-use crate::{fake_server, hardening::eval_live, jevjudge};
+use crate::{
+    exits_saying, fake_server, fake_with_latency,
+    hardening::{cases, eval_live, rows_of},
+    jevjudge,
+};
 
 async fn fake() -> FakeServer {
     fake_server(Config::default()).await
@@ -185,12 +186,12 @@ async fn judge_input_errors_exit_2_naming_the_file() {
         .arg(example("refund/definition.toml"))
         .arg("--state")
         .arg(&bad_state);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&output.stderr)
-            .contains("state.json: the state must be a JSON string, object or array, not number")
-    );
+    exits_saying(
+        &mut command,
+        2,
+        "state.json: the state must be a JSON string, object or array, not number",
+    )
+    .await;
 
     let bad_definition = dir.join("definition.toml");
     std::fs::write(&bad_definition, "version = \"v\"\n[[criteria]]\nid = \"c\"\nexpected = true\nfail_at_or_below = 0.8\npass_at_or_above = 0.2\n[criteria.question]\ninstructions = \"q\"\n").unwrap();
@@ -355,8 +356,7 @@ async fn eval_f2_writes_report_junit_and_markdown_without_raw_text() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("backend fixture"), "{stdout}");
     assert!(stdout.contains("gate min-accuracy 1: held"), "{stdout}");
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let report: Value = read_json(&dir.join("report.json"));
     assert_eq!(report["backend"], "fixture");
     assert_eq!(report["complete"], true);
     let overall = &report["overall"];
@@ -447,8 +447,7 @@ async fn main_job_reproduces_the_published_decisions_of_the_real_recording() {
             .arg(&report_path);
         let output = run(&mut command).await;
         assert_eq!(output.status.code(), Some(0));
-        let report: Value =
-            serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+        let report: Value = read_json(&report_path);
         let o = &report["overall"];
         assert_eq!(report["backend"], "replay");
         assert_eq!(
@@ -506,12 +505,7 @@ async fn eval_bad_inputs_exit_2_naming_file_line_and_field() {
     );
 
     let mut command = eval_refund_fixture("33");
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&output.stderr)
-            .contains("concurrency must be within 1..=32, not 33")
-    );
+    exits_saying(&mut command, 2, "concurrency must be within 1..=32, not 33").await;
 
     let labels = dir.join("labels.jsonl");
     std::fs::write(&labels, "{\"scenario\":\"s\",\"id\":\"x\",\"state\":\"s\",\"expected_pass\":true,\"expected_findings\":{\"nope\":true}}\n").unwrap();
@@ -521,41 +515,20 @@ async fn eval_bad_inputs_exit_2_naming_file_line_and_field() {
         .arg(example("refund/definition.toml"))
         .arg("--cases")
         .arg(&labels);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("expected_findings.nope"));
+    exits_saying(&mut command, 2, "expected_findings.nope").await;
 }
 
 /// 40 cases in the state form, answered by the fake with latency.
-fn many_cases(dir: &Path) -> PathBuf {
-    let path = dir.join("cases.jsonl");
-    let mut text = String::new();
-    for i in 0..40 {
-        text.push_str(&format!(
-            "{{\"scenario\":\"{}\",\"id\":\"c{i:02}\",\"state\":{{\"n\":{i}}},\"expected_pass\":{}}}\n",
-            if i % 3 == 0 { "a" } else { "b" },
-            i % 2 == 0
-        ));
-    }
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
+/// What two runs over the same cases must agree on: id, status, findings and pass of every row.
 fn comparable_rows(report: &Path) -> Vec<Value> {
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
-    report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|row| {
-            serde_json::json!([
-                row["id"],
-                row["verdict"]["status"],
-                row["verdict"]["findings"],
-                row["pass"]
-            ])
-        })
-        .collect()
+    rows_of(report, |row| {
+        serde_json::json!([
+            row["id"],
+            row["verdict"]["status"],
+            row["verdict"]["findings"],
+            row["pass"]
+        ])
+    })
 }
 
 async fn wait_for_rows(path: &Path, at_least: usize) {
@@ -574,13 +547,9 @@ async fn wait_for_rows(path: &Path, at_least: usize) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
-    let server = fake_server(Config {
-        latency: Duration::from_millis(40),
-        ..Config::default()
-    })
-    .await;
+    let server = fake_with_latency(40).await;
     let dir = temp_dir("cli-resume");
-    let cases = many_cases(&dir);
+    let cases = cases(&dir, 40);
 
     let full = dir.join("full.json");
     let output = run(&mut eval_live(&server, &cases, &full)).await;
@@ -593,7 +562,7 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
     // The fake server's answers are labelled `fake` in the summary and the report.
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("backend fake"), "{stdout}");
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&full).unwrap()).unwrap();
+    let report: Value = read_json(&full);
     assert_eq!(report["backend"], "fake");
 
     // A crash: SIGKILL mid-run. Finished rows are already on disk.
@@ -624,16 +593,9 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
         40 - kept
     );
     assert_eq!(comparable_rows(&killed), comparable_rows(&full));
-    let resumed: Value = serde_json::from_str(&std::fs::read_to_string(&killed).unwrap()).unwrap();
-    let original: Value = serde_json::from_str(&std::fs::read_to_string(&full).unwrap()).unwrap();
-    for field in [
-        "total",
-        "correct",
-        "incorrect",
-        "abstained",
-        "errors",
-        "accuracy",
-    ] {
+    let resumed: Value = read_json(&killed);
+    let original: Value = read_json(&full);
+    for field in "total correct incorrect abstained errors accuracy".split(' ') {
         assert_eq!(
             resumed["overall"][field], original["overall"][field],
             "{field}"
@@ -663,21 +625,15 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
     .unwrap();
     let mut wrong = eval_live(&server, &other, &killed);
     wrong.arg("--resume");
-    let output = run(&mut wrong).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("belongs to other cases"));
+    exits_saying(&mut wrong, 2, "belongs to other cases").await;
     server.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_writes_an_incomplete_report_and_exits_5() {
-    let server = fake_server(Config {
-        latency: Duration::from_millis(40),
-        ..Config::default()
-    })
-    .await;
+    let server = fake_with_latency(40).await;
     let dir = temp_dir("cli-sigint");
-    let cases = many_cases(&dir);
+    let cases = cases(&dir, 40);
     let report = dir.join("report.json");
     let child = eval_live(&server, &cases, &report)
         .stdout(std::process::Stdio::piped())
@@ -701,7 +657,7 @@ async fn ctrl_c_writes_an_incomplete_report_and_exits_5() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let written: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let written: Value = read_json(&report);
     assert_eq!(written["complete"], false);
     let total = written["overall"]["total"].as_u64().unwrap();
     assert!((4..40).contains(&total), "{total}");
@@ -730,8 +686,7 @@ async fn streaming_runs_keep_rows_on_disk_only() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let report: Value = read_json(&dir.join("report.json"));
     assert_eq!(report["rows"], serde_json::json!([]));
     assert_eq!(report["overall"]["total"], 2);
     assert_eq!(report["overall"]["correct"], 2);

@@ -2,23 +2,20 @@
 //! `review_id`, `reviews list` finds it by reference, `reviews export` writes records that
 //! `judge --replay` reproduces offline, `store migrate` is idempotent; bad store URLs are exit 2.
 
-use std::{process::Stdio, time::Duration};
-
 use jevjudge_fake::Config;
 use serde_json::Value;
-use tokio::io::BufReader;
 
-use jevjudge_test_support::{listening_on, post, root, run as output, sigterm, temp_dir};
+use jevjudge_test_support::run as output;
 
-use crate::{fake_server, jevjudge_keyed as jevjudge};
+use crate::{
+    fake_server, jevjudge_keyed as jevjudge,
+    serve::{assert_replay_matches, refund_definitions, serve_one_review},
+};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn served_reviews_are_listed_and_export_as_replayable_records() {
     let fake = fake_server(Config::default()).await;
-    let dir = temp_dir("dlog-export");
-    let definition = root().join("examples/refund/definition.toml");
-    let state_file = root().join("examples/refund/state.json");
-    std::fs::copy(&definition, dir.join("refund.toml")).unwrap();
+    let dir = refund_definitions("dlog-export");
     let store = format!("sqlite:{}", dir.join("reviews.db").display());
 
     let migrated = output(jevjudge().args(["store", "migrate", "--store", &store])).await;
@@ -32,38 +29,9 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
         String::from_utf8_lossy(&migrated.stdout)
     );
 
-    let mut child = jevjudge()
-        .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
-        .arg(&dir)
-        .args([
-            "--base-url",
-            &fake.url(),
-            "--store",
-            &store,
-            "--store-state",
-        ])
-        .args(["--retain-state", "30d"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let addr = listening_on(&mut stdout).await;
-    let state = std::fs::read_to_string(&state_file).unwrap();
-    let (status, served) = post(
-        &addr,
-        "/v1/reviews/refund-answer-v1",
-        &format!(r#"{{"state": {state}, "reference": "ticket-4711"}}"#),
-    )
-    .await;
-    assert_eq!(status, 200, "{served}");
-    sigterm(child.id().unwrap());
-    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .expect("the server exits")
-        .unwrap();
-    assert!(exit.success(), "{exit:?}");
-    let mut served: Value = serde_json::from_str(&served).unwrap();
+    let serve_flags = ["--store", &store, "--store-state", "--retain-state", "30d"];
+    let reference = r#", "reference": "ticket-4711""#;
+    let served = serve_one_review(&dir, &fake, &serve_flags, reference).await;
     let review_id = served["review_id"]
         .as_str()
         .expect("a review_id")
@@ -108,32 +76,9 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
     assert!(String::from_utf8_lossy(&exported.stdout).ends_with(": 1 records\n"));
     let record = out.join("recordings.jevl");
 
-    let replayed = output(
-        jevjudge()
-            .arg("judge")
-            .arg("--definition")
-            .arg(&definition)
-            .arg("--state")
-            .arg(&state_file)
-            .arg("--replay")
-            .arg(&record),
-    )
-    .await;
-    let mut replayed: Value = serde_json::from_slice(&replayed.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&replayed.stderr)));
-    // The service reviewed against jevjudge's fake server (it marks its answers), so the
-    // exported record replays as `fake`, never as the model the fake names.
-    assert_eq!(served["backend"], "fake");
-    assert_eq!(replayed["backend"], "fake");
-    for verdict in [&mut served, &mut replayed] {
-        verdict["elapsed_millis"] = Value::Null;
-        verdict["backend"] = Value::Null;
-        if let Some(fields) = verdict.as_object_mut() {
-            fields.remove("review_id");
-        }
-    }
-    assert_eq!(replayed, served);
-    assert_eq!(fake.request_count(), 1, "the replay sent nothing");
+    // The service reviewed against jevjudge's fake server, so the exported record replays as
+    // `fake`.
+    assert_replay_matches(served, &record, &fake).await;
 
     let again = output(jevjudge().args(["store", "migrate", "--store", &store])).await;
     assert!(String::from_utf8_lossy(&again.stdout).contains("is current; nothing to do"));

@@ -8,16 +8,16 @@ use std::{
     time::Duration,
 };
 
-use jevjudge_fake::{Config, FakeServer};
+use jevjudge_fake::FakeServer;
 use serde_json::Value;
 use tokio::process::Command;
 
-use jevjudge_test_support::{command, example, run, stderr, stdout, temp_dir};
+use jevjudge_test_support::{command, example, read_json, run, stderr, stdout, temp_dir};
 
-use crate::{JEVJUDGE, fake_server, jevjudge};
+use crate::{JEVJUDGE, exits_saying, fake_with_key, fake_with_latency, jevjudge};
 
 /// `n` cases in the state form.
-fn cases(dir: &Path, n: usize) -> PathBuf {
+pub(crate) fn cases(dir: &Path, n: usize) -> PathBuf {
     let path = dir.join("cases.jsonl");
     let mut text = String::new();
     for i in 0..n {
@@ -64,22 +64,25 @@ fn eval_fake(cases: &Path, report: &Path) -> Command {
     command
 }
 
-fn comparable_rows(report: &Path) -> Vec<Value> {
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
-    report["rows"]
+/// `pick` of every row of a JSON report.
+pub(crate) fn rows_of(report: &Path, pick: impl Fn(&Value) -> Value) -> Vec<Value> {
+    read_json(report)["rows"]
         .as_array()
-        .unwrap()
+        .expect("a report has rows")
         .iter()
-        .map(|row| serde_json::json!([row["id"], row["verdict"]["status"], row["pass"]]))
+        .map(pick)
         .collect()
 }
 
-async fn slow_fake() -> FakeServer {
-    fake_server(Config {
-        latency: Duration::from_millis(20),
-        ..Config::default()
+/// What two runs over the same cases must agree on: id, status and pass of every row.
+fn comparable_rows(report: &Path) -> Vec<Value> {
+    rows_of(report, |row| {
+        serde_json::json!([row["id"], row["verdict"]["status"], row["pass"]])
     })
-    .await
+}
+
+async fn slow_fake() -> FakeServer {
+    fake_with_latency(20).await
 }
 
 // ---- 1. A torn last line ----
@@ -117,9 +120,7 @@ async fn a_full_disk_mid_run_tears_a_line_that_resume_trims_twice_over() {
 
     let mut first = eval_live(&server, &cases, &report);
     first.arg("--resume");
-    let output = run(&mut first).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(stderr(&output).contains("cut short"), "{}", stderr(&output));
+    exits_saying(&mut first, 0, "cut short").await;
     let after = std::fs::read_to_string(&rows).unwrap();
     assert!(after.ends_with('\n'));
     for (number, line) in after.lines().enumerate() {
@@ -171,27 +172,23 @@ async fn resume_refuses_rows_that_do_not_fit_the_cases_naming_the_line() {
     let line = 1 + stranger.lines().position(|l| l.contains("\"zz\"")).unwrap();
     let mut resume = eval_fake(&cases, &report);
     resume.arg("--resume");
-    let output = run(&mut resume).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains(&format!(
-            "r.rows.jsonl:{line}: row `zz` is not one of the cases"
-        )),
-        "{}",
-        stderr(&output)
-    );
+    exits_saying(
+        &mut resume,
+        2,
+        &format!("r.rows.jsonl:{line}: row `zz` is not one of the cases"),
+    )
+    .await;
 
     // A row whose index is not its case's.
     let moved = good.replacen("{\"index\":3,", "{\"index\":4,", 1);
     assert_ne!(moved, good);
     std::fs::write(&rows, &moved).unwrap();
-    let output = run(&mut resume).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("row `c03` has index 4 but that case is number 3"),
-        "{}",
-        stderr(&output)
-    );
+    exits_saying(
+        &mut resume,
+        2,
+        "row `c03` has index 4 but that case is number 3",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -258,13 +255,7 @@ async fn streaming_from_a_pipe_is_refused_before_anything_is_sent() {
         .arg(&cases)
         .arg(server.url())
         .env("TYPESAFE_API_KEY", "test-key-not-secret");
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("must be a regular file"),
-        "{}",
-        stderr(&output)
-    );
+    exits_saying(&mut command, 2, "must be a regular file").await;
     assert_eq!(server.request_count(), 0);
 
     // Without streaming, a pipe is read once and every case runs.
@@ -294,14 +285,12 @@ async fn endless_inputs_stop_at_the_cap_naming_it_and_its_flag() {
         .args(["eval", "--fake", "--definition"])
         .arg(example("refund/definition.toml"))
         .args(["--cases", "/dev/zero", "--max-line-bytes", "1000000"]);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output)
-            .contains("longer than the cap of 1000000 bytes (raise it with --max-line-bytes)"),
-        "{}",
-        stderr(&output)
-    );
+    exits_saying(
+        &mut command,
+        2,
+        "longer than the cap of 1000000 bytes (raise it with --max-line-bytes)",
+    )
+    .await;
 
     let mut command = jevjudge();
     command
@@ -310,13 +299,7 @@ async fn endless_inputs_stop_at_the_cap_naming_it_and_its_flag() {
         .arg("--state")
         .arg(example("refund/state.json"))
         .args(["--replay", "/dev/zero"]);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("--max-line-bytes"),
-        "{}",
-        stderr(&output)
-    );
+    exits_saying(&mut command, 2, "--max-line-bytes").await;
 
     let dir = temp_dir("harden-caps");
     let definition = dir.join("zero.toml");
@@ -333,13 +316,12 @@ async fn endless_inputs_stop_at_the_cap_naming_it_and_its_flag() {
         .arg(&definition)
         .arg("--state")
         .arg(example("refund/state.json"));
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("cap of 100000 bytes (raise it with --max-input-bytes)"),
-        "{}",
-        stderr(&output)
-    );
+    exits_saying(
+        &mut command,
+        2,
+        "cap of 100000 bytes (raise it with --max-input-bytes)",
+    )
+    .await;
 
     // A whole cases file over the in-memory cap.
     let cases = cases(&dir, 30);
@@ -349,13 +331,7 @@ async fn endless_inputs_stop_at_the_cap_naming_it_and_its_flag() {
         .arg(example("refund/definition.toml"))
         .arg("--cases")
         .arg(&cases);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("--max-input-bytes"),
-        "{}",
-        stderr(&output)
-    );
+    exits_saying(&mut command, 2, "--max-input-bytes").await;
 }
 
 // ---- 5. Inputs that load but cannot work ----
@@ -454,13 +430,12 @@ async fn inputs_that_cannot_work_are_refused_at_load() {
         .arg(&path)
         .arg("--state")
         .arg(example("refund/state.json"));
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("40000 criteria; a definition holds at most 1000"),
-        "{}",
-        stderr(&output)
-    );
+    exits_saying(
+        &mut command,
+        2,
+        "40000 criteria; a definition holds at most 1000",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -564,7 +539,7 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
             .file_type()
             .is_symlink()
     );
-    let written: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    let written: Value = read_json(&target);
     assert_eq!(written["overall"]["total"], 3);
     // /dev/stdout was written through (into the captured pipe), not replaced.
     assert!(
@@ -606,9 +581,7 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
     );
     let mut command = eval_live(&server, &cases, &dir.join("r.json"));
     command.arg("--junit").arg(dir.join("nope/j.xml"));
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("--junit"), "{}", stderr(&output));
+    exits_saying(&mut command, 2, "--junit").await;
     assert_eq!(server.request_count(), 0, "nothing was sent");
 
     // --record is created readable by its owner only.
@@ -674,7 +647,7 @@ async fn a_run_in_which_every_review_errored_is_not_exit_0_and_says_why() {
         message.contains("hint: 5 of 5 reviews errored"),
         "{message}"
     );
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let json: Value = read_json(&report);
     assert_eq!(json["overall"]["error_kinds"]["BACKEND/not_recorded"], 5);
     assert!(
         std::fs::read_to_string(&md)
@@ -692,11 +665,7 @@ async fn a_run_in_which_every_review_errored_is_not_exit_0_and_says_why() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn most_reviews_refused_by_the_key_names_the_key_variable() {
-    let server = fake_server(Config {
-        key: Some("the-right-key".into()),
-        ..Config::default()
-    })
-    .await;
+    let server = fake_with_key("the-right-key").await;
     let dir = temp_dir("harden-auth");
     let cases = cases(&dir, 3);
     let mut command = jevjudge();
@@ -731,7 +700,7 @@ async fn replay_uses_the_recordings_only_model_and_refuses_one_it_does_not_hold(
         .arg(&report);
     let output = run(&mut command).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let json: Value = read_json(&report);
     assert_eq!(json["overall"]["total"], 150);
     assert_eq!(json["overall"]["errors"], 0, "no --model needed");
 
@@ -756,13 +725,7 @@ async fn replay_uses_the_recordings_only_model_and_refuses_one_it_does_not_hold(
         .arg("--replay")
         .arg(example("refund/fixtures/supported.jevl"))
         .args(["--model", "jev-preview"]);
-    let output = run(&mut judge).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("`jev-latest`, `prescribed-guide-fixture`"),
-        "{}",
-        stderr(&output)
-    );
+    exits_saying(&mut judge, 2, "`jev-latest`, `prescribed-guide-fixture`").await;
 
     let definitions = dir.join("definitions");
     std::fs::create_dir_all(&definitions).unwrap();
@@ -778,9 +741,7 @@ async fn replay_uses_the_recordings_only_model_and_refuses_one_it_does_not_hold(
         .arg("--replay")
         .arg(example("refund/fixtures/supported.jevl"))
         .args(["--model", "jev-preview"]);
-    let output = run(&mut serve).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("--model `jev-preview`"));
+    exits_saying(&mut serve, 2, "--model `jev-preview`").await;
 }
 
 // ---- 13. Sharp edges ----
@@ -897,13 +858,7 @@ async fn a_fifo_without_a_writer_does_not_block_forever() {
         .arg(example("refund/definition.toml"))
         .arg("--cases")
         .arg(&fifo);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("named pipe (FIFO) that nothing wrote to"),
-        "{}",
-        stderr(&output)
-    );
+    exits_saying(&mut command, 2, "named pipe (FIFO) that nothing wrote to").await;
 
     // With a writer, the FIFO is read once, whole, even if the writer is already done.
     let source = cases(&dir, 3);
@@ -943,11 +898,7 @@ async fn judge_on_a_terminal_without_state_says_so_instead_of_waiting() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streamed_file_that_changes_between_the_passes_fails_the_run() {
-    let server = fake_server(Config {
-        latency: Duration::from_millis(5),
-        ..Config::default()
-    })
-    .await;
+    let server = fake_with_latency(5).await;
     let dir = temp_dir("harden-changed");
     let path = dir.join("cases.jsonl");
     let padding = "x".repeat(1000);

@@ -12,7 +12,7 @@ use tokio::process::Command;
 
 use jevjudge_test_support::{example, read_json as read, run, stderr, temp_dir};
 
-use crate::{fake_server, jevjudge};
+use crate::{fake_server, fake_with_key, jevjudge};
 
 fn cases(dir: &Path, n: usize) -> PathBuf {
     let path = dir.join("cases.jsonl");
@@ -43,13 +43,23 @@ fn eval(server: &FakeServer, cases: &Path, report: &Path, key: &str, extra: &[&s
     command
 }
 
+/// Runs [`eval`], which must exit with `code`; its output and the report it wrote.
+async fn eval_exits(
+    code: i32,
+    server: &FakeServer,
+    cases: &Path,
+    report: &Path,
+    key: &str,
+    extra: &[&str],
+) -> (std::process::Output, serde_json::Value) {
+    let output = run(&mut eval(server, cases, report, key, extra)).await;
+    assert_eq!(output.status.code(), Some(code), "{}", stderr(&output));
+    (output, read(report))
+}
+
 #[tokio::test]
 async fn a_wrong_key_stops_the_run_and_resume_finishes_it_once_fixed() {
-    let server = fake_server(Config {
-        key: Some("the-right-key".into()),
-        ..Config::default()
-    })
-    .await;
+    let server = fake_with_key("the-right-key").await;
     let dir = temp_dir("limits-key");
     let cases = cases(&dir, 40);
     let report = dir.join("out.json");
@@ -80,16 +90,15 @@ async fn a_wrong_key_stops_the_run_and_resume_finishes_it_once_fixed() {
     assert_eq!(json["overall"]["total"], 1);
     assert_eq!(json["overall"]["attempts"]["by_status"]["401"], 1);
 
-    let output = run(&mut eval(
+    let (_, json) = eval_exits(
+        0,
         &server,
         &cases,
         &report,
         "the-right-key",
         &["--concurrency", "8", "--resume", "--retry-errors"],
-    ))
+    )
     .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let json = read(&report);
     assert_eq!(json["complete"], true);
     assert!(json.get("stopped").is_none());
     assert_eq!(json["overall"]["total"], 40);
@@ -127,7 +136,8 @@ async fn a_token_cap_stops_before_it_is_passed_and_resume_continues() {
     assert_eq!(server.request_count() as u64, total);
 
     // The cap covers the whole run: resumed with a larger one, it finishes.
-    let output = run(&mut eval(
+    let (_, json) = eval_exits(
+        0,
         &server,
         &cases,
         &report,
@@ -139,10 +149,8 @@ async fn a_token_cap_stops_before_it_is_passed_and_resume_continues() {
             "100000",
             "--resume",
         ],
-    ))
+    )
     .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let json = read(&report);
     assert_eq!(json["overall"]["total"], 30);
     assert_eq!(server.request_count(), 30);
     server.shutdown().await;
@@ -159,7 +167,8 @@ async fn pacing_under_the_servers_limit_meets_no_429() {
     let dir = temp_dir("limits-pace");
     let cases = cases(&dir, 30);
     let report = dir.join("out.json");
-    let output = run(&mut eval(
+    let (output, json) = eval_exits(
+        0,
         &server,
         &cases,
         &report,
@@ -171,10 +180,8 @@ async fn pacing_under_the_servers_limit_meets_no_429() {
             "--rate",
             "40/s",
         ],
-    ))
+    )
     .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let json = read(&report);
     let attempts = &json["overall"]["attempts"];
     assert_eq!(attempts["total"], 30);
     assert_eq!(attempts["retried"], 0);
@@ -198,16 +205,15 @@ async fn adaptive_concurrency_finishes_a_rate_limited_run_without_errors() {
     let dir = temp_dir("limits-adapt");
     let cases = cases(&dir, 40);
     let report = dir.join("out.json");
-    let output = run(&mut eval(
+    let (_, json) = eval_exits(
+        0,
         &server,
         &cases,
         &report,
         "k",
         &["--concurrency", "16", "--retries", "8"],
-    ))
+    )
     .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let json = read(&report);
     assert_eq!(json["overall"]["errors"], 0);
     let attempts = &json["overall"]["attempts"];
     let by_status: u64 = attempts["by_status"]

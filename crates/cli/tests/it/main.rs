@@ -30,9 +30,35 @@ fn jevjudge_keyed() -> Command {
     command
 }
 
+/// Runs `command`, which must exit with `code` and say `needle` on stderr.
+async fn exits_saying(command: &mut Command, code: i32, needle: &str) {
+    let output = jevjudge_test_support::run(command).await;
+    let stderr = jevjudge_test_support::stderr(&output);
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
+    assert!(stderr.contains(needle), "{needle:?} is not in: {stderr}");
+}
+
 /// A fake System One server with `config` on a free port of 127.0.0.1.
 async fn fake_server(config: Config) -> FakeServer {
     FakeServer::start(config, "127.0.0.1:0".parse().expect("an address"))
         .await
         .expect("the fake starts")
+}
+
+/// A fake that answers after `millis` ms.
+async fn fake_with_latency(millis: u64) -> FakeServer {
+    fake_server(Config {
+        latency: std::time::Duration::from_millis(millis),
+        ..Config::default()
+    })
+    .await
+}
+
+/// A fake that accepts only `key`.
+async fn fake_with_key(key: &str) -> FakeServer {
+    fake_server(Config {
+        key: Some(key.into()),
+        ..Config::default()
+    })
+    .await
 }

@@ -2,25 +2,25 @@
 //! `listening on` line, a review over HTTP, SIGTERM finishing an in-flight review and a clean
 //! exit, JSON logs without state text, and start-up errors that name the file (exit 2).
 
-use std::{path::Path, process::Stdio, time::Duration};
+use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::Duration,
+};
 
 use jevjudge_fake::{Config, FakeServer, Fault, FaultPlan};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
-use jevjudge_test_support::{listening_on, post, root, sigterm, temp_dir};
+use jevjudge_test_support::{example, listening_on, post, root, run, sigterm, temp_dir};
 
-use crate::{fake_server, jevjudge_keyed as jevjudge};
+use crate::{fake_server, fake_with_latency, jevjudge_keyed as jevjudge};
 
 const SENTINEL: &str = "RAW-STATE-SERVE-e41b";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
-    let fake = fake_server(Config {
-        latency: Duration::from_millis(400),
-        ..Config::default()
-    })
-    .await;
+    let fake = fake_with_latency(400).await;
     fake.script(FaultPlan::always(Fault::NoulValues(vec![(
         "supported".into(),
         0.95,
@@ -32,12 +32,7 @@ async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
     )
     .unwrap();
 
-    let mut child = jevjudge()
-        .args(["serve", "--addr", "127.0.0.1:0", "--log-format", "json"])
-        .arg("--definitions")
-        .arg(&dir)
-        .args(["--base-url", &fake.url()])
-        .stdout(Stdio::piped())
+    let mut child = serve_command(&dir, &fake, &["--log-format", "json"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -159,18 +154,70 @@ async fn bad_definitions_stop_start_up_with_exit_2_naming_the_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Starts `jevjudge serve` with extra flags; returns the child and its address.
-async fn start_serve(
-    dir: &Path,
-    fake: &FakeServer,
-    extra: &[&str],
-) -> (tokio::process::Child, String) {
-    let mut child = jevjudge()
+/// Sends SIGTERM to `child`, which must exit 0 within `seconds`.
+async fn stop_cleanly(child: &mut tokio::process::Child, seconds: u64) {
+    sigterm(child.id().unwrap());
+    let exit = tokio::time::timeout(Duration::from_secs(seconds), child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("the server did not exit within {seconds} s of SIGTERM"))
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+}
+
+/// A temp dir `name` holding the refund example's definition, for `serve --definitions`.
+pub(crate) fn refund_definitions(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    std::fs::copy(example("refund/definition.toml"), dir.join("refund.toml")).unwrap();
+    dir
+}
+
+/// A served verdict and its offline replay (`judge --replay RECORD` on the refund example)
+/// agree but for timing and the review id, and both say `fake`: the fake server marks its
+/// answers, live and in their records (meta.fake), so a replay never claims the model the
+/// fake names. The replay sent nothing to `fake`.
+pub(crate) async fn assert_replay_matches(mut served: Value, record: &Path, fake: &FakeServer) {
+    let replayed = run(jevjudge()
+        .args(["judge", "--definition"])
+        .arg(example("refund/definition.toml"))
+        .arg("--state")
+        .arg(example("refund/state.json"))
+        .arg("--replay")
+        .arg(record))
+    .await;
+    let mut replayed: Value = serde_json::from_slice(&replayed.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&replayed.stderr)));
+    assert_eq!(served["backend"], "fake");
+    assert_eq!(replayed["backend"], "fake");
+    for verdict in [&mut served, &mut replayed] {
+        verdict["elapsed_millis"] = Value::Null;
+        verdict["backend"] = Value::Null;
+        if let Some(fields) = verdict.as_object_mut() {
+            fields.remove("review_id");
+        }
+    }
+    assert_eq!(replayed, served);
+    assert_eq!(fake.request_count(), 1, "the replay sent nothing");
+}
+
+/// `jevjudge serve` on 127.0.0.1:0 with `dir`'s definitions in front of `fake`, and `extra`.
+fn serve_command(dir: &Path, fake: &FakeServer, extra: &[&str]) -> tokio::process::Command {
+    let mut command = jevjudge();
+    command
         .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
         .arg(dir)
         .args(["--base-url", &fake.url()])
         .args(extra)
-        .stdout(Stdio::piped())
+        .stdout(Stdio::piped());
+    command
+}
+
+/// Starts `jevjudge serve` with extra flags; returns the child and its address.
+pub(crate) async fn start_serve(
+    dir: &Path,
+    fake: &FakeServer,
+    extra: &[&str],
+) -> (tokio::process::Child, String) {
+    let mut child = serve_command(dir, fake, extra)
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -179,59 +226,34 @@ async fn start_serve(
     (child, addr)
 }
 
+/// Starts `jevjudge serve` with `extra` flags, posts one review of the refund example's state
+/// (the body's other members: `fields`, e.g. `, "reference": "r1"`), then stops the service
+/// with SIGTERM, which must end it cleanly. The review, which must be a 200.
+pub(crate) async fn serve_one_review(
+    dir: &Path,
+    fake: &FakeServer,
+    extra: &[&str],
+    fields: &str,
+) -> Value {
+    let (mut child, addr) = start_serve(dir, fake, extra).await;
+    let state = std::fs::read_to_string(root().join("examples/refund/state.json")).unwrap();
+    let body = format!(r#"{{"state": {state}{fields}}}"#);
+    let (status, served) = post(&addr, "/v1/reviews/refund-answer-v1", &body).await;
+    assert_eq!(status, 200, "{served}");
+    stop_cleanly(&mut child, 20).await;
+    serde_json::from_str(&served).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recorded_review_replays_offline_with_judge() {
     let fake = fake_server(Config::default()).await;
-    let dir = temp_dir("serve-record");
-    let definition = root().join("examples/refund/definition.toml");
-    let state_file = root().join("examples/refund/state.json");
-    std::fs::copy(&definition, dir.join("refund.toml")).unwrap();
+    let dir = refund_definitions("serve-record");
     let record = dir.join("audit.jevl");
     let record_arg = record.to_str().unwrap().to_owned();
 
-    let (mut child, addr) = start_serve(&dir, &fake, &["--record", &record_arg]).await;
-    let state = std::fs::read_to_string(&state_file).unwrap();
-    let (status, served) = post(
-        &addr,
-        "/v1/reviews/refund-answer-v1",
-        &format!(r#"{{"state": {state}}}"#),
-    )
-    .await;
-    assert_eq!(status, 200, "{served}");
-    sigterm(child.id().unwrap());
-    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .expect("the server exits")
-        .unwrap();
-    assert!(exit.success(), "{exit:?}");
+    let served = serve_one_review(&dir, &fake, &["--record", &record_arg], "").await;
 
-    let replayed = tokio::time::timeout(
-        Duration::from_secs(60),
-        jevjudge()
-            .arg("judge")
-            .arg("--definition")
-            .arg(&definition)
-            .arg("--state")
-            .arg(&state_file)
-            .arg("--replay")
-            .arg(&record)
-            .output(),
-    )
-    .await
-    .expect("judge finishes")
-    .unwrap();
-    let mut served: Value = serde_json::from_str(&served).unwrap();
-    let mut replayed: Value = serde_json::from_slice(&replayed.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&replayed.stderr)));
-    // Answers of the fake server say `fake`, live and in their replay (meta.fake).
-    assert_eq!(served["backend"], "fake");
-    assert_eq!(replayed["backend"], "fake");
-    for verdict in [&mut served, &mut replayed] {
-        verdict["elapsed_millis"] = Value::Null;
-        verdict["backend"] = Value::Null;
-    }
-    assert_eq!(replayed, served);
-    assert_eq!(fake.request_count(), 1, "the replay sent nothing");
+    assert_replay_matches(served, &record, &fake).await;
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -260,12 +282,8 @@ async fn sigterm_does_not_wait_for_half_open_or_idle_connections() {
     idle.read_exact(&mut status_line).await.unwrap();
     assert_eq!(&status_line, b"HTTP/1.1 200 OK");
 
-    sigterm(child.id().unwrap());
-    let exit = tokio::time::timeout(Duration::from_secs(15), child.wait())
-        .await
-        .expect("the server exits well before the old 25 s drain limit")
-        .unwrap();
-    assert!(exit.success(), "{exit:?}");
+    // Well before the old 25 s drain limit.
+    stop_cleanly(&mut child, 15).await;
     // Both connections were closed by the server (end of stream or reset), not left open.
     for stream in [&mut half_open, &mut idle] {
         let mut rest = Vec::new();

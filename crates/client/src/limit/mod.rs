@@ -55,6 +55,14 @@ pub struct LimitConfig {
 }
 
 impl LimitConfig {
+    /// A fixed limit of `concurrency` (no adaptation), no pacing, no cap.
+    pub fn fixed(concurrency: usize) -> LimitConfig {
+        LimitConfig {
+            adaptive: false,
+            ..LimitConfig::new(concurrency)
+        }
+    }
+
     /// Adaptive concurrency up to `concurrency`, no pacing, no cap.
     pub fn new(concurrency: usize) -> LimitConfig {
         LimitConfig {

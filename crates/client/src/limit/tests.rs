@@ -11,13 +11,6 @@ fn ok(limiter: &Limiter) {
     limiter.record_attempt(AttemptOutcome::Status(200), 1, Instant::now(), None);
 }
 
-fn fixed(concurrency: usize) -> LimitConfig {
-    LimitConfig {
-        adaptive: false,
-        ..LimitConfig::new(concurrency)
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn slow_start_admits_one_review_then_more_as_successes_come_back() {
     let limiter = Limiter::new(LimitConfig::new(8));
@@ -35,7 +28,7 @@ async fn slow_start_admits_one_review_then_more_as_successes_come_back() {
 
 #[tokio::test(start_paused = true)]
 async fn a_waiting_review_starts_when_a_slot_frees() {
-    let limiter = Limiter::new(fixed(1));
+    let limiter = Limiter::new(LimitConfig::fixed(1));
     let first = limiter.acquire(0).await.unwrap();
     let waiting = tokio::spawn({
         let limiter = Arc::clone(&limiter);
@@ -49,7 +42,7 @@ async fn a_waiting_review_starts_when_a_slot_frees() {
 
 #[tokio::test(start_paused = true)]
 async fn with_adaptation_off_the_limit_is_the_ceiling_and_429s_change_nothing() {
-    let limiter = Limiter::new(fixed(4));
+    let limiter = Limiter::new(LimitConfig::fixed(4));
     assert_eq!(limiter.limit(), 4);
     let permits: Vec<Permit> = (0..4)
         .map(|_| limiter.acquire(0).now_or_never().unwrap().unwrap())
@@ -81,7 +74,7 @@ async fn a_429_cuts_the_shared_limit_once_per_burst() {
 
 #[tokio::test(start_paused = true)]
 async fn retry_after_is_a_floor_for_every_next_attempt() {
-    let limiter = Limiter::new(fixed(4));
+    let limiter = Limiter::new(LimitConfig::fixed(4));
     let start = Instant::now();
     limiter.record_attempt(
         AttemptOutcome::Status(429),
@@ -107,7 +100,7 @@ async fn retry_after_is_a_floor_for_every_next_attempt() {
 
 #[tokio::test(start_paused = true)]
 async fn a_refused_key_stops_admission_and_wakes_every_waiter() {
-    let limiter = Limiter::new(fixed(1));
+    let limiter = Limiter::new(LimitConfig::fixed(1));
     let held = limiter.acquire(0).await.unwrap();
     let waiters: Vec<_> = (0..3)
         .map(|_| {
@@ -132,7 +125,7 @@ async fn a_refused_key_stops_admission_and_wakes_every_waiter() {
 async fn no_review_starts_that_could_pass_the_input_token_cap() {
     let limiter = Limiter::new(LimitConfig {
         max_input_tokens: Some(1000),
-        ..fixed(4)
+        ..LimitConfig::fixed(4)
     });
     let a = limiter.acquire(400).await.unwrap();
     let b = limiter.acquire(400).await.unwrap();
@@ -167,7 +160,7 @@ async fn no_review_starts_that_could_pass_the_input_token_cap() {
 async fn the_rate_pacer_spaces_admissions() {
     let limiter = Limiter::new(LimitConfig {
         rate: Some("10/s".parse().unwrap()),
-        ..fixed(32)
+        ..LimitConfig::fixed(32)
     });
     let start = Instant::now();
     let mut permits = Vec::new();
@@ -184,7 +177,7 @@ fn attempts_are_counted_by_status_and_failure() {
         .build()
         .unwrap()
         .block_on(async {
-            let limiter = Limiter::new(fixed(2));
+            let limiter = Limiter::new(LimitConfig::fixed(2));
             let now = Instant::now();
             limiter.record_attempt(AttemptOutcome::Status(200), 1, now, None);
             limiter.record_attempt(AttemptOutcome::Status(429), 1, now, None);

@@ -42,20 +42,10 @@ async fn questions_keep_their_order_and_the_request_model_wins() {
     request.model = Some("jev-1.13.0".into());
     let _ = client.system_one(&request, CallOptions::default()).await;
     let body: serde_json::Value = serde_json::from_slice(&script.sent()[0].request.body).unwrap();
-    let ids: Vec<&str> = body["questions"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let ids = jevjudge_test_support::keys(&body["questions"]);
     assert_eq!(ids, ["zeta", "queue", "alpha"]);
     assert_eq!(body["model"], "jev-1.13.0");
-    let keys: Vec<&str> = body
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys = jevjudge_test_support::keys(&body);
     assert_eq!(keys, ["model", "state", "questions"]);
 }
 
@@ -214,24 +204,23 @@ async fn usage_that_is_not_integer_counts_is_unknown() {
     assert_eq!(exchange.response.usage, None);
 }
 
+/// The error of one call, without retries, answered with `response`.
+async fn failed_once(response: jevjudge_client::HttpResponse) -> jevjudge_client::Error {
+    let client = builder(Scripted::always(Step::Respond(response)))
+        .retries(0)
+        .build()
+        .unwrap();
+    call(&client).await.unwrap_err()
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_request_id_falls_back_to_x_request_id() {
     let response = jevjudge_client::HttpResponse::new(503, "").with_header("X-Request-Id", "gw_42");
-    let client = builder(Scripted::always(Step::Respond(response)))
-        .retries(0)
-        .build()
-        .unwrap();
-    let error = call(&client).await.unwrap_err();
-    assert_eq!(error.request_id(), Some("gw_42"));
+    assert_eq!(failed_once(response).await.request_id(), Some("gw_42"));
     // An absurd id is dropped rather than logged.
     let response = jevjudge_client::HttpResponse::new(503, "")
         .with_header("x-typesafe-request-id", "has space");
-    let client = builder(Scripted::always(Step::Respond(response)))
-        .retries(0)
-        .build()
-        .unwrap();
-    let error = call(&client).await.unwrap_err();
-    assert_eq!(error.request_id(), None);
+    assert_eq!(failed_once(response).await.request_id(), None);
 }
 
 #[tokio::test(start_paused = true)]

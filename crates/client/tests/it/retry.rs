@@ -1,12 +1,19 @@
 //! Retries, waits and deadlines on tokio's paused clock (systemone-wire.md §9).
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
-use jevjudge_client::{AttemptOutcome, Backoff, CallOptions, ErrorKind, TransportErrorKind};
+use jevjudge_client::{
+    AttemptOutcome, Backoff, CallOptions, ClientBuilder, ErrorKind, TransportErrorKind,
+};
 use jevjudge_wire::Detail;
 use tokio::time::Instant;
 
 use crate::support::*;
+
+/// [`builder`] over `script` with a fixed `wait` before each retry.
+fn fixed_backoff(script: &Arc<Scripted>, wait: Duration) -> ClientBuilder<Arc<Scripted>> {
+    builder(script.clone()).backoff(Backoff::fixed(wait))
+}
 
 fn budget(duration: Duration) -> CallOptions {
     CallOptions::with_deadline(Instant::now() + duration)
@@ -71,10 +78,7 @@ async fn table_retry_after_ms_replaces_the_backoff() {
         Step::Respond(json(429, "{}").with_header("retry-after-ms", "250")),
         ok(),
     ]);
-    let client = builder(script.clone())
-        .backoff(Backoff::fixed(secs(2)))
-        .build()
-        .unwrap();
+    let client = fixed_backoff(&script, secs(2)).build().unwrap();
     let exchange = call(&client).await.unwrap();
     assert_eq!(exchange.attempts, 2);
     assert_eq!(script.attempt_times(), vec![Duration::ZERO, ms(250)]);
@@ -179,11 +183,7 @@ async fn retry_after_one_second_puts_attempts_exactly_one_second_apart() {
 #[tokio::test(start_paused = true)]
 async fn judge_rule_34_budget_of_1_5_s_with_1_s_backoff_allows_two_attempts() {
     let script = Scripted::always(respond(500, "{}"));
-    let client = builder(script.clone())
-        .backoff(Backoff::fixed(secs(1)))
-        .retries(5)
-        .build()
-        .unwrap();
+    let client = fixed_backoff(&script, secs(1)).retries(5).build().unwrap();
     let start = Instant::now();
     let error = client
         .system_one(&noul_request(), budget(ms(1500)))
@@ -205,8 +205,7 @@ async fn judge_rule_34_budget_of_1_5_s_with_1_s_backoff_allows_two_attempts() {
 #[tokio::test(start_paused = true)]
 async fn a_plain_call_whose_retry_does_not_fit_returns_the_last_error() {
     let script = Scripted::always(respond(500, r#"{"error":"boom"}"#));
-    let client = builder(script.clone())
-        .backoff(Backoff::fixed(secs(1)))
+    let client = fixed_backoff(&script, secs(1))
         .call_timeout(ms(1500))
         .retries(5)
         .build()
@@ -237,9 +236,8 @@ async fn a_plain_call_stalled_past_the_call_timeout_is_a_deadline_error() {
 #[tokio::test(start_paused = true)]
 async fn per_attempt_timeouts_are_retried_until_the_attempts_run_out() {
     let script = Scripted::always(Step::Stall);
-    let client = builder(script.clone())
+    let client = fixed_backoff(&script, ms(10))
         .attempt_timeout(ms(100))
-        .backoff(Backoff::fixed(ms(10)))
         .build()
         .unwrap();
     let error = client
@@ -259,9 +257,8 @@ async fn per_attempt_timeouts_are_retried_until_the_attempts_run_out() {
 #[tokio::test(start_paused = true)]
 async fn a_timeout_then_a_success_is_a_success() {
     let script = Scripted::new([Step::Stall, ok()]);
-    let client = builder(script.clone())
+    let client = fixed_backoff(&script, Duration::ZERO)
         .attempt_timeout(ms(100))
-        .backoff(Backoff::fixed(Duration::ZERO))
         .build()
         .unwrap();
     let exchange = call(&client).await.unwrap();
@@ -272,8 +269,7 @@ async fn a_timeout_then_a_success_is_a_success() {
 async fn the_attempt_timeout_is_cut_to_the_remaining_budget() {
     // 1 s of backoff, then the second attempt has only 0.5 s left of a 1.5 s budget.
     let script = Scripted::new([respond(502, "{}"), Step::Stall]);
-    let client = builder(script.clone())
-        .backoff(Backoff::fixed(secs(1)))
+    let client = fixed_backoff(&script, secs(1))
         .attempt_timeout(secs(5))
         .build()
         .unwrap();
@@ -317,10 +313,7 @@ async fn a_server_wait_over_60_s_is_ignored_for_the_backoff() {
         Step::Respond(json(429, "{}").with_header("Retry-After", "120")),
         ok(),
     ]);
-    let client = builder(script.clone())
-        .backoff(Backoff::fixed(ms(700)))
-        .build()
-        .unwrap();
+    let client = fixed_backoff(&script, ms(700)).build().unwrap();
     call(&client).await.unwrap();
     assert_eq!(script.attempt_times(), vec![Duration::ZERO, ms(700)]);
 }
@@ -335,10 +328,7 @@ async fn an_unparsable_server_wait_is_ignored() {
         ),
         ok(),
     ]);
-    let client = builder(script.clone())
-        .backoff(Backoff::fixed(ms(700)))
-        .build()
-        .unwrap();
+    let client = fixed_backoff(&script, ms(700)).build().unwrap();
     call(&client).await.unwrap();
     assert_eq!(script.attempt_times(), vec![Duration::ZERO, ms(700)]);
 }
@@ -350,10 +340,7 @@ async fn a_retry_after_date_is_honoured() {
         Step::Respond(json(503, "{}").with_header("Retry-After", &date)),
         ok(),
     ]);
-    let client = builder(script.clone())
-        .backoff(Backoff::fixed(ms(10)))
-        .build()
-        .unwrap();
+    let client = fixed_backoff(&script, ms(10)).build().unwrap();
     call(&client).await.unwrap();
     let second = script.attempt_times()[1];
     // HTTP dates have whole seconds, so the wait is 2–3 s.
@@ -509,10 +496,9 @@ async fn the_hook_sees_every_attempt() {
         ok(),
     ]);
     let events = Events::default();
-    let client = builder(script.clone())
+    let client = fixed_backoff(&script, ms(10))
         .retries(3)
         .attempt_timeout(ms(100))
-        .backoff(Backoff::fixed(ms(10)))
         .on_attempt(events.hook())
         .build()
         .unwrap();

@@ -79,12 +79,7 @@ async fn a_clean_call_sends_the_exact_body_and_headers() {
         ]
     );
     let body = entry.json().unwrap();
-    let ids: Vec<&str> = body["questions"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let ids = jevjudge_test_support::keys(&body["questions"]);
     assert_eq!(ids, ["zeta", "queue", "alpha"], "question order kept (D1)");
     server.shutdown().await;
 }

@@ -175,24 +175,14 @@ pub fn mixed_request() -> Request {
     let choice = ChoiceQuestion {
         instructions: Content::text("Which queue should handle this `ticket`?"),
         options: vec![
-            ChoiceOption {
-                label: "technical".into(),
-                description: Some(Content::text("Product errors")),
-            },
-            ChoiceOption {
-                label: "billing".into(),
-                description: None,
-            },
+            ChoiceOption::new("technical").described("Product errors"),
+            ChoiceOption::new("billing"),
         ],
     };
-    let score = jevjudge_wire::ScoreQuestion {
-        instructions: Content::text("How frustrated is the customer?"),
-        levels: vec![
-            Content::text("Calm"),
-            Content::text("Frustrated"),
-            Content::text("Very angry"),
-        ],
-    };
+    let score = jevjudge_wire::ScoreQuestion::new(
+        "How frustrated is the customer?",
+        ["Calm", "Frustrated", "Very angry"],
+    );
     let questions: Questions = [
         (
             "zeta",

@@ -149,6 +149,27 @@ impl Frame {
             - fraction.clamp(0.0, 1.0) * (self.height - self.top - self.bottom)
     }
 
+    /// The end points of a line across the plot at `x`, top to bottom (SVG attributes).
+    fn across(&self, x: f64) -> String {
+        format!(
+            "x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"",
+            n(x),
+            n(self.y(1.0)),
+            n(x),
+            n(self.y(0.0))
+        )
+    }
+
+    /// A plot with nothing to draw: `message` (a fixed text) in its middle.
+    fn empty(&self, out: &mut String, message: &str) {
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{}\" font-size=\"14\" text-anchor=\"middle\">{message}</text>",
+            n(self.x(0.5)),
+            n(self.y(0.5))
+        );
+    }
+
     fn open(&self, out: &mut String, class: &str, label: &str) {
         let _ = writeln!(
             out,
@@ -251,12 +272,7 @@ pub(super) fn reliability_chart(out: &mut String, id: &str, m: &Metrics) {
         n(frame.y(1.0))
     );
     if m.reliability.is_empty() {
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{}\" font-size=\"14\" text-anchor=\"middle\">no labelled rows</text>",
-            n(frame.x(0.5)),
-            n(frame.y(0.5))
-        );
+        frame.empty(out, "no labelled rows");
     }
     let largest = m
         .reliability
@@ -444,11 +460,8 @@ pub(super) fn histogram_chart(out: &mut String, points: &CriterionPoints) {
                 let x = frame.x(at);
                 let _ = writeln!(
                     out,
-                    "<line class=\"threshold\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{color}\" stroke-width=\"2\" stroke-dasharray=\"6 3\"/>",
-                    n(x),
-                    n(frame.y(1.0)),
-                    n(x),
-                    n(frame.y(0.0))
+                    "<line class=\"threshold\" {} stroke=\"{color}\" stroke-width=\"2\" stroke-dasharray=\"6 3\"/>",
+                    frame.across(x)
                 );
                 let anchor = if at > 0.5 { "end" } else { "start" };
                 let dx = if at > 0.5 { -5.0 } else { 5.0 };
@@ -471,12 +484,7 @@ pub(super) fn histogram_chart(out: &mut String, points: &CriterionPoints) {
         }
     }
     if points.points.is_empty() {
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{}\" font-size=\"14\" text-anchor=\"middle\">no labelled rows</text>",
-            n(frame.x(0.5)),
-            n(frame.y(0.5))
-        );
+        frame.empty(out, "no labelled rows");
     }
     out.push_str("</svg>\n");
 }
@@ -583,12 +591,7 @@ pub(super) fn time_chart(out: &mut String, report: &Report) {
         );
     }
     if times.is_empty() {
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{}\" font-size=\"14\" text-anchor=\"middle\">no rows</text>",
-            n(frame.x(0.5)),
-            n(frame.y(0.5))
-        );
+        frame.empty(out, "no rows");
     } else {
         // P50 is labelled left of its line and P95 right of it, on two rows, so neither label
         // crosses the other line or label; a label that would leave the plot turns inwards.
@@ -612,11 +615,8 @@ pub(super) fn time_chart(out: &mut String, report: &Report) {
             };
             let _ = writeln!(
                 out,
-                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#2d3748\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/><text class=\"halo\" x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"{anchor}\" style=\"font-weight:600\">{}</text>",
-                n(x),
-                n(frame.y(1.0)),
-                n(x),
-                n(frame.y(0.0)),
+                "<line {} stroke=\"#2d3748\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/><text class=\"halo\" x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"{anchor}\" style=\"font-weight:600\">{}</text>",
+                frame.across(x),
                 n(text_x),
                 n(frame.top + 14.0 + 16.0 * row),
                 escape(&text)

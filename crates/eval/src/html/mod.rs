@@ -18,6 +18,9 @@ mod charts;
 mod format;
 mod page;
 pub(crate) mod tables;
+
+pub use tables::repeat_cells;
+
 #[cfg(test)]
 mod tests;
 

@@ -9,7 +9,7 @@ use super::format::{millis, n4, opt, rate, ratio3};
 use crate::{Outcome, Report, Row, Summary, calibration::Metrics};
 
 /// The summary table's scopes: overall first, then each scenario.
-fn scopes(report: &Report) -> impl Iterator<Item = (&str, &Summary, bool)> {
+pub(crate) fn scopes(report: &Report) -> impl Iterator<Item = (&str, &Summary, bool)> {
     std::iter::once(("overall", &report.overall, true)).chain(
         report
             .scenarios
@@ -264,15 +264,16 @@ pub(crate) fn risk_cells(s: &Summary) -> [String; 5] {
 }
 
 /// The cells of one scope's repeats row: repeats, flipped cases, flip rate, accuracy by
-/// repeat, probability SD.
-pub(crate) fn repeat_cells(s: &Summary) -> [String; 5] {
+/// repeat (joined with `separator`), probability SD. The terminal, Markdown and HTML tables
+/// all take their repeat figures from here.
+pub fn repeat_cells(s: &Summary, separator: &str) -> [String; 5] {
     let r = &s.repeated;
     let (by_repeat, sd) = repeat_figures(s);
     [
         r.repeats.to_string(),
         r.flipped.unwrap_or(0).to_string(),
         format!("{:.4}", r.flip_rate.unwrap_or(0.0)),
-        by_repeat.join(" · "),
+        by_repeat.join(separator),
         sd,
     ]
 }
@@ -367,7 +368,7 @@ pub(super) fn risk_tables(report: &Report) -> Markup {
                         @for (scope, s, overall) in scopes(report) {
                             tr class=[overall.then_some("overall")] {
                                 td { (scope) }
-                                @for (i, cell) in repeat_cells(s).iter().enumerate() {
+                                @for (i, cell) in repeat_cells(s, " · ").iter().enumerate() {
                                     // Accuracy by repeat (up to ten figures) may wrap.
                                     td class=[(i < 3).then_some("num")] { (cell) }
                                 }

@@ -49,17 +49,9 @@ fn report(backend: BackendKind) -> Report {
             }
         })
         .collect();
-    let (overall, scenarios) = summarize(&rows, None);
     Report {
-        format: crate::REPORT_FORMAT.into(),
-        definition_version: "v\"1".into(),
         backend,
-        complete: true,
-        wall_millis: None,
-        stopped: None,
-        overall,
-        scenarios,
-        rows,
+        ..crate::test_support::report("v\"1", rows)
     }
 }
 
@@ -187,13 +179,7 @@ fn text_appears_only_when_given_and_escaped() {
         "RAW-TEXT <b>bold</b>".to_owned(),
     )]
     .into();
-    let html = to_html(
-        &report,
-        &HtmlOptions {
-            criteria: None,
-            texts: Some(&texts),
-        },
-    );
+    let html = to_html_with_texts(&report, &texts);
     assert!(html.contains("RAW-TEXT &lt;b&gt;bold&lt;/b&gt;"));
     assert!(html.contains("banner text"));
     let plain = to_html(&report, &HtmlOptions::default());
@@ -291,13 +277,7 @@ fn markup_in_ids_scenarios_and_case_text_appears_only_escaped() {
     report.overall = overall;
     report.scenarios = scenarios;
     report.definition_version = format!("v{}", XSS[0].0);
-    let html = to_html(
-        &report,
-        &HtmlOptions {
-            criteria: None,
-            texts: Some(&texts),
-        },
-    );
+    let html = to_html_with_texts(&report, &texts);
     for (payload, escaped) in XSS {
         assert!(!html.contains(payload), "raw {payload} in the page");
         assert!(html.contains(&format!("text {escaped}")), "{escaped}");
@@ -328,14 +308,19 @@ fn the_page_of_a_replayed_run_is_unchanged() {
             )
         })
         .collect();
-    let html = to_html(
-        &report,
+    let html = to_html_with_texts(&report, &texts)
+        .replace(env!("CARGO_PKG_VERSION"), "[version]")
+        .replace("><", ">\n<");
+    insta::assert_snapshot!("replayed_page", html);
+}
+
+/// The page of `report` with the cases' `texts` (the CLI's `--include-text`).
+fn to_html_with_texts(report: &Report, texts: &HashMap<String, String>) -> String {
+    to_html(
+        report,
         &HtmlOptions {
             criteria: None,
-            texts: Some(&texts),
+            texts: Some(texts),
         },
     )
-    .replace(env!("CARGO_PKG_VERSION"), "[version]")
-    .replace("><", ">\n<");
-    insta::assert_snapshot!("replayed_page", html);
 }

@@ -10,35 +10,17 @@ use jevjudge_eval::{
     compare::{CompareOptions, compare},
     html::{HtmlOptions, case_texts, to_html},
 };
-use jevjudge_judge::{BackendKind, Criterion, Definition, Judge, Status, backend_fn};
+use jevjudge_judge::{BackendKind, Definition, Judge, Status, backend_fn};
 use jevjudge_stats::{Targets, tally};
-use jevjudge_wire::{Answer, NoulAnswer, NoulQuestion, Request, Response};
+use jevjudge_test_support::definition_file;
+use jevjudge_wire::{Answer, NoulAnswer, Request, Response};
 
 const SENTINELS: [&str; 3] = ["RAW-Q-7f3a", "RAW-EVIDENCE-91c2", "RAW-ANSWER-c0de"];
 
-fn definition(fail: f64, pass: f64) -> Definition {
-    Definition::new(
-        "support-draft-v1",
-        vec![
-            Criterion::new(
-                "covers_request",
-                NoulQuestion::new("Does the draft address the request?"),
-                true,
-                fail,
-                pass,
-            )
-            .unwrap(),
-            Criterion::new(
-                "unsupported_commitment",
-                NoulQuestion::new("Does the draft claim an unrecorded action?"),
-                false,
-                fail,
-                pass,
-            )
-            .unwrap(),
-        ],
-    )
-    .unwrap()
+/// The contract's shared `support-draft-v1` (thresholds 0.2 / 0.8): covers_request should
+/// hold, unsupported_commitment should not.
+fn definition() -> Definition {
+    Definition::from_path(definition_file("support-draft-v1")).expect("the shared definition loads")
 }
 
 /// 120 cases. Whether each condition holds is fixed by the index; its probability is high
@@ -50,20 +32,17 @@ fn cases() -> Vec<Case> {
             let commits = i % 3 == 0;
             let spread = f64::from(i % 10) / 40.0; // 0 ..= 0.225
             // Unsure cases: a probability near the middle, whatever the truth.
-            let p_covers = if i % 8 == 5 {
-                0.45 + spread / 4.0
-            } else if covers {
-                0.75 + spread
-            } else {
-                0.02 + spread
+            let probability = |unsure: bool, middle: f64, holds: bool, high: f64, low: f64| {
+                if unsure {
+                    middle + spread / 4.0
+                } else if holds {
+                    high + spread
+                } else {
+                    low + spread
+                }
             };
-            let p_commits = if i % 8 == 3 {
-                0.5 + spread / 4.0
-            } else if commits {
-                0.7 + spread
-            } else {
-                0.05 + spread
-            };
+            let p_covers = probability(i % 8 == 5, 0.45, covers, 0.75, 0.02);
+            let p_commits = probability(i % 8 == 3, 0.5, commits, 0.7, 0.05);
             Case {
                 scenario: if i < 60 {
                     "first half"
@@ -137,7 +116,7 @@ fn targets() -> Targets {
 
 #[tokio::test]
 async fn labels_come_from_expected_findings_and_p_prime_follows_expected() {
-    let definition = definition(0.2, 0.8);
+    let definition = definition();
     let report = run(definition.clone()).await;
     let specs = CriterionSpec::from_definition(&definition);
     check_criteria(&report, &specs).unwrap();
@@ -168,7 +147,7 @@ async fn labels_come_from_expected_findings_and_p_prime_follows_expected() {
 // decide every finding exactly as the calibration's tally said.
 #[tokio::test]
 async fn recommended_thresholds_decide_the_replayed_findings_as_promised() {
-    let definition = definition(0.2, 0.8);
+    let definition = definition();
     let report = run(definition.clone()).await;
     let settings = CalibrationSettings {
         targets: targets(),
@@ -258,7 +237,7 @@ async fn recommended_thresholds_decide_the_replayed_findings_as_promised() {
 // escaped.
 #[tokio::test]
 async fn html_page_holds_no_raw_text_unless_given_and_escapes_it() {
-    let definition = definition(0.2, 0.8);
+    let definition = definition();
     let report = run(definition.clone()).await;
     let specs = CriterionSpec::from_definition(&definition);
     let page = to_html(
@@ -270,7 +249,7 @@ async fn html_page_holds_no_raw_text_unless_given_and_escapes_it() {
     );
     for sentinel in SENTINELS
         .iter()
-        .chain(["Does the draft", "unrecorded action"].iter())
+        .chain(["Does the draft", "successful business record"].iter())
     {
         assert!(!page.contains(sentinel), "{sentinel} leaked");
     }

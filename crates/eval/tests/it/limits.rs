@@ -7,8 +7,8 @@ use jevjudge_client::{
     AttemptOutcome,
     limit::{LimitConfig, Limiter, Stop},
 };
-use jevjudge_eval::{Case, CaseInput, EvaluatorRequest, JevEvaluator, Runner};
-use jevjudge_judge::{BackendError, Criterion, Definition, Judge, Status, backend_fn};
+use jevjudge_eval::{Case, CaseInput, Evaluator, EvaluatorRequest, JevEvaluator, Run, Runner};
+use jevjudge_judge::{Backend, BackendError, Criterion, Definition, Judge, Status, backend_fn};
 use jevjudge_wire::{Answer, Detail, NoulAnswer, NoulQuestion, Request, Response, Usage};
 use tokio::time::Instant;
 
@@ -35,6 +35,33 @@ fn answer(input_tokens: u64) -> Response {
     }
 }
 
+/// An evaluator whose backend answers after `millis` ms, spending `input_tokens`, with a
+/// review budget of `budget`.
+fn sleepy(millis: u64, input_tokens: u64, budget: Duration) -> JevEvaluator<impl Backend> {
+    let backend = backend_fn(move |_request: Request| async move {
+        tokio::time::sleep(Duration::from_millis(millis)).await;
+        Ok(answer(input_tokens))
+    });
+    JevEvaluator::new(Judge::new(backend, budget).unwrap(), definition())
+}
+
+/// `n` cases through a runner of `concurrency` sharing `limiter`, each request estimated at
+/// `estimate` input tokens.
+async fn run_limited(
+    concurrency: usize,
+    limiter: Arc<Limiter>,
+    estimate: u64,
+    evaluator: &impl Evaluator,
+    n: usize,
+) -> Run {
+    Runner::new(concurrency)
+        .unwrap()
+        .limiter(limiter, move |_| estimate)
+        .run(evaluator, cases(n), ())
+        .await
+        .unwrap()
+}
+
 fn cases(n: usize) -> Vec<Case> {
     (0..n)
         .map(|i| Case {
@@ -51,33 +78,14 @@ fn cases(n: usize) -> Vec<Case> {
         .collect()
 }
 
-fn fixed(concurrency: usize) -> LimitConfig {
-    LimitConfig {
-        adaptive: false,
-        ..LimitConfig::new(concurrency)
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn time_waiting_for_a_slot_is_not_review_time() {
-    let backend = backend_fn(|_request: Request| async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        Ok(answer(10))
-    });
-    let evaluator = JevEvaluator::new(
-        Judge::new(backend, Duration::from_millis(150)).unwrap(),
-        definition(),
-    );
+    let evaluator = sleepy(100, 10, Duration::from_millis(150));
     // The runner could start 8 at once, but the limiter lets one go at a time: the eighth
     // waits 700 ms, yet its review takes 100 ms of its 150 ms budget, not a timeout.
-    let limiter = Limiter::new(fixed(1));
+    let limiter = Limiter::new(LimitConfig::fixed(1));
     let start = Instant::now();
-    let run = Runner::new(8)
-        .unwrap()
-        .limiter(limiter, |_| 1)
-        .run(&evaluator, cases(8), ())
-        .await
-        .unwrap();
+    let run = run_limited(8, limiter, 1, &evaluator, 8).await;
     assert_eq!(start.elapsed(), Duration::from_millis(800));
     assert!(run.complete);
     assert_eq!(run.overall.errors, 0);
@@ -89,7 +97,7 @@ async fn time_waiting_for_a_slot_is_not_review_time() {
 
 #[tokio::test(start_paused = true)]
 async fn after_a_refused_key_no_new_case_starts_and_the_rest_are_not_run() {
-    let limiter = Limiter::new(fixed(2));
+    let limiter = Limiter::new(LimitConfig::fixed(2));
     let backend = {
         let limiter = limiter.clone();
         backend_fn(move |request: Request| {
@@ -111,12 +119,7 @@ async fn after_a_refused_key_no_new_case_starts_and_the_rest_are_not_run() {
         Judge::new(backend, Duration::from_secs(1)).unwrap(),
         definition(),
     );
-    let run = Runner::new(4)
-        .unwrap()
-        .limiter(limiter.clone(), |_| 1)
-        .run(&evaluator, cases(10), ())
-        .await
-        .unwrap();
+    let run = run_limited(4, limiter.clone(), 1, &evaluator, 10).await;
     assert!(!run.complete);
     assert_eq!(run.stopped, Some(Stop::KeyRefused { status: 401 }));
     let ids: Vec<&str> = run.rows.iter().map(|row| row.id.as_str()).collect();
@@ -130,24 +133,12 @@ async fn after_a_refused_key_no_new_case_starts_and_the_rest_are_not_run() {
 async fn no_case_starts_that_could_pass_the_input_token_cap() {
     // Each request is estimated at 100 tokens and spends 90: 90 × 3 + 100 = 370 ≤ 400, a fifth
     // could reach 460.
-    let backend = backend_fn(|_request: Request| async move {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        Ok(answer(90))
-    });
-    let evaluator = JevEvaluator::new(
-        Judge::new(backend, Duration::from_secs(1)).unwrap(),
-        definition(),
-    );
+    let evaluator = sleepy(10, 90, Duration::from_secs(1));
     let limiter = Limiter::new(LimitConfig {
         max_input_tokens: Some(400),
-        ..fixed(2)
+        ..LimitConfig::fixed(2)
     });
-    let run = Runner::new(2)
-        .unwrap()
-        .limiter(limiter.clone(), |_| 100)
-        .run(&evaluator, cases(10), ())
-        .await
-        .unwrap();
+    let run = run_limited(2, limiter.clone(), 100, &evaluator, 10).await;
     assert_eq!(run.rows.len(), 4);
     assert_eq!(run.overall.input_tokens, Some(360));
     assert!(!run.complete);
@@ -167,7 +158,7 @@ async fn one_limiter_is_shared_by_concurrent_runs() {
         tokio::time::sleep(Duration::from_millis(50)).await;
         Ok(answer(1))
     }));
-    let limiter = Limiter::new(fixed(2));
+    let limiter = Limiter::new(LimitConfig::fixed(2));
     let evaluator = JevEvaluator::new(
         Judge::new(backend, Duration::from_secs(1)).unwrap(),
         definition(),

@@ -120,20 +120,25 @@ fn probabilities(row: &Row) -> Vec<f64> {
         .collect()
 }
 
+/// The recorded cases, replayed three times each at `concurrency`.
+async fn replay_three_times(concurrency: usize) -> jevjudge_eval::Run {
+    let evaluator = JevEvaluator::new(replay_judge(), definition());
+    let cases: Vec<Case> = recorded().into_iter().map(|(case, _)| case).collect();
+    Runner::new(concurrency)
+        .unwrap()
+        .repeats(3)
+        .unwrap()
+        .run(&evaluator, cases, ())
+        .await
+        .unwrap()
+}
+
 // Issue 14 item 2: the k-th record of a request goes to the k-th repeat, cycling when there
 // are fewer records than repeats, whatever the concurrency and the completion order.
 #[tokio::test(start_paused = true)]
 async fn repeat_k_replays_the_kth_record_under_any_concurrency() {
     for concurrency in [1, 2, 3, 8, 32] {
-        let evaluator = JevEvaluator::new(replay_judge(), definition());
-        let cases: Vec<Case> = recorded().into_iter().map(|(case, _)| case).collect();
-        let run = Runner::new(concurrency)
-            .unwrap()
-            .repeats(3)
-            .unwrap()
-            .run(&evaluator, cases, ())
-            .await
-            .unwrap();
+        let run = replay_three_times(concurrency).await;
         let seen: Vec<Vec<f64>> = run.rows.iter().map(probabilities).collect();
         assert_eq!(
             seen,
@@ -153,15 +158,7 @@ async fn repeat_k_replays_the_kth_record_under_any_concurrency() {
 // Issue 14 item 1: every review counts; the repeat figures by hand from the table above.
 #[tokio::test(start_paused = true)]
 async fn repeated_summaries_count_every_review_and_the_noise() {
-    let evaluator = JevEvaluator::new(replay_judge(), definition());
-    let cases: Vec<Case> = recorded().into_iter().map(|(case, _)| case).collect();
-    let run = Runner::new(4)
-        .unwrap()
-        .repeats(3)
-        .unwrap()
-        .run(&evaluator, cases, ())
-        .await
-        .unwrap();
+    let run = replay_three_times(4).await;
     // a (expects PASS): PASS, INCONCLUSIVE, FAIL → correct, abstained, incorrect (false FAIL)
     // b (expects not PASS): PASS, FAIL, PASS → incorrect (false PASS), correct, incorrect
     // c (expects PASS): PASS ×3 → correct ×3
@@ -216,15 +213,7 @@ async fn repeated_summaries_count_every_review_and_the_noise() {
 // the worst repeat's outcome and every status in the message.
 #[tokio::test(start_paused = true)]
 async fn repeated_reports_render_for_ci() {
-    let evaluator = JevEvaluator::new(replay_judge(), definition());
-    let cases: Vec<Case> = recorded().into_iter().map(|(case, _)| case).collect();
-    let run = Runner::new(4)
-        .unwrap()
-        .repeats(3)
-        .unwrap()
-        .run(&evaluator, cases, ())
-        .await
-        .unwrap();
+    let run = replay_three_times(4).await;
     let report = jevjudge_eval::Report::new("spam-v1", jevjudge_judge::BackendKind::Replay, run);
     let md = markdown::to_markdown(&report, &[]);
     assert!(

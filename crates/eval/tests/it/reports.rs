@@ -15,6 +15,11 @@ use quick_xml::{Reader, events::Event};
 const SENTINELS: [&str; 3] = ["RAW-Q-7f3a", "RAW-EVIDENCE-91c2", "RAW-ANSWER-c0de"];
 
 fn definition() -> Definition {
+    definition_failing_at(0.2)
+}
+
+/// The test definition with `fail_at_or_below = fail`.
+fn definition_failing_at(fail: f64) -> Definition {
     Definition::new(
         "refund-answer-v1",
         vec![
@@ -22,7 +27,7 @@ fn definition() -> Definition {
                 "supported",
                 NoulQuestion::new("Is RAW-CRITERION-QUESTION supported?"),
                 true,
-                0.2,
+                fail,
                 0.8,
             )
             .unwrap(),
@@ -230,20 +235,7 @@ async fn rows_files_round_trip_and_refuse_other_runs() {
             .unwrap()
             .contains("other cases")
     );
-    let other_definition = Definition::new(
-        "refund-answer-v1",
-        vec![
-            Criterion::new(
-                "supported",
-                NoulQuestion::new("Is RAW-CRITERION-QUESTION supported?"),
-                true,
-                0.3,
-                0.8,
-            )
-            .unwrap(),
-        ],
-    )
-    .unwrap();
+    let other_definition = definition_failing_at(0.3);
     let changed = RowsHeader::new(&other_definition, &cases());
     assert!(
         previous

@@ -60,6 +60,18 @@ impl Table {
     }
 }
 
+/// A table for `support-draft-v1`: covers_request and unsupported_commitment answer `covers`
+/// and `commits`.
+fn support_draft_table(model: &'static str, covers: Option<f64>, commits: Option<f64>) -> Table {
+    Table::new(
+        model,
+        &[
+            ("covers_request", covers),
+            ("unsupported_commitment", commits),
+        ],
+    )
+}
+
 impl Backend for Table {
     fn answer<'a>(&'a self, request: &'a Request, _deadline: Instant) -> BackendFuture<'a> {
         self.calls.fetch_add(1, Ordering::SeqCst);
@@ -130,13 +142,7 @@ async fn rule_8_empty_instructions_are_not_checked_by_the_judge_but_refused_by_t
 
 #[tokio::test]
 async fn rules_9_to_11_one_request_with_state_and_questions_in_order_and_nothing_else() {
-    let backend = Table::new(
-        "test",
-        &[
-            ("covers_request", Some(0.8)),
-            ("unsupported_commitment", Some(0.1)),
-        ],
-    );
+    let backend = support_draft_table("test", Some(0.8), Some(0.1));
     let verdict = judge(backend.clone(), 1000)
         .review(json!("state"), &support_draft_v1())
         .await;
@@ -393,13 +399,7 @@ async fn f1_judge_statuses() {
 
 #[tokio::test]
 async fn f3_customer_support_draft() {
-    let backend = Table::new(
-        "offline-fixture",
-        &[
-            ("covers_request", Some(0.9)),
-            ("unsupported_commitment", Some(0.95)),
-        ],
-    );
+    let backend = support_draft_table("offline-fixture", Some(0.9), Some(0.95));
     let verdict = judge(backend, 1000)
         .review(f3_state(), &support_draft_v1())
         .await;

@@ -3,35 +3,15 @@
 use std::{sync::Arc, time::Duration};
 
 use jevjudge_judge::{
-    Backend, BackendKind, Criterion, Definition, ErrorCode, Judge, RecordWriter, Recording,
-    ReplayBackend, Status, backend_fn,
+    Backend, BackendKind, Definition, ErrorCode, Judge, RecordWriter, Recording, ReplayBackend,
+    Status, backend_fn,
 };
-use jevjudge_wire::{Detail, NoulQuestion, Request, Response, record};
+use jevjudge_test_support::definition_file;
+use jevjudge_wire::{Detail, Request, Response, record};
 use serde_json::json;
 
 fn support_draft_v1() -> Definition {
-    Definition::new(
-        "support-draft-v1",
-        vec![
-            Criterion::new(
-                "covers_request",
-                NoulQuestion::new("Does the draft address the request?"),
-                true,
-                0.2,
-                0.8,
-            )
-            .unwrap(),
-            Criterion::new(
-                "unsupported_commitment",
-                NoulQuestion::new("Does the draft claim an unrecorded action?"),
-                false,
-                0.2,
-                0.8,
-            )
-            .unwrap(),
-        ],
-    )
-    .unwrap()
+    Definition::from_path(definition_file("support-draft-v1")).expect("the shared definition loads")
 }
 
 /// A backend whose answer depends on the state, with usage and a resolved model, and answers
@@ -56,10 +36,8 @@ fn live_like() -> impl Backend {
 
 #[tokio::test]
 async fn recorded_exchanges_replay_to_identical_verdicts() {
-    let dir = std::env::temp_dir().join(format!("jevjudge-record-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = jevjudge_test_support::temp_dir("record");
     let path = dir.join("audit.jevl");
-    let _ = std::fs::remove_file(&path);
     let writer = Arc::new(RecordWriter::append(&path).unwrap());
     let definition = support_draft_v1();
     let states = [
@@ -119,10 +97,8 @@ async fn recorded_exchanges_replay_to_identical_verdicts() {
 
 #[tokio::test]
 async fn invalid_answers_are_not_recorded() {
-    let dir = std::env::temp_dir().join(format!("jevjudge-record-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = jevjudge_test_support::temp_dir("record-bad");
     let path = dir.join("audit.jevl");
-    let _ = std::fs::remove_file(&path);
     let writer = Arc::new(RecordWriter::append(&path).unwrap());
     let broken = backend_fn(|_| async {
         Ok(Response::from_slice(

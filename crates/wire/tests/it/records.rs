@@ -230,20 +230,8 @@ fn alias_lookup_goes_through_meta_requested_model() {
     assert!(index.get("jev-1-2026-09", state, &questions).is_some());
     // A record without meta is found by its model only.
     let plain = &records[1];
-    assert!(
-        index
-            .get(
-                "jev-1-2026-09",
-                &plain.request.state,
-                &questions_value(plain)
-            )
-            .is_some()
-    );
-    assert!(
-        index
-            .get("jev-latest", &plain.request.state, &questions_value(plain))
-            .is_none()
-    );
+    assert!(replays(&index, "jev-1-2026-09", plain));
+    assert!(!replays(&index, "jev-latest", plain));
 }
 
 #[test]
@@ -251,14 +239,9 @@ fn a_record_made_for_jev_latest_is_not_replayed_for_jev_preview() {
     let records = reference_records();
     let index = ReplayIndex::from_records(records.clone()).unwrap();
     let refund = &records[4];
-    let questions = questions_value(refund);
-    assert!(
-        index
-            .get("jev-preview", &refund.request.state, &questions)
-            .is_none()
-    );
+    assert!(!replays(&index, "jev-preview", refund));
     // Nor for no model at all: there is no fallback to the model-free digest.
-    assert!(index.get("", &refund.request.state, &questions).is_none());
+    assert!(!replays(&index, "", refund));
 }
 
 #[test]
@@ -610,4 +593,11 @@ proptest! {
     fn parse_line_never_panics_on_json(value in json_value()) {
         let _ = parse_line(&value.to_string());
     }
+}
+
+/// Whether `index` answers `record`'s request when asked for `model`.
+fn replays(index: &ReplayIndex, model: &str, record: &Record) -> bool {
+    index
+        .get(model, &record.request.state, &questions_value(record))
+        .is_some()
 }

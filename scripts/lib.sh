@@ -1,0 +1,155 @@
+# Shared pieces of the scripts that build jevjudge and start its servers on 127.0.0.1.
+#
+#   cd "$(dirname "$0")/.." && . scripts/lib.sh
+#
+# Sourcing it installs an EXIT trap (`lib_cleanup`) that stops every process started through
+# `spawn_listening` (or added to PIDS), by its id, and removes $WORK if a script made one with
+# `make_work`. A script that needs more on exit defines `on_exit` (called first).
+
+PIDS=()
+WORK=""
+
+# forget PID: takes PID out of the set the EXIT trap stops (after the script reaped it itself).
+forget() {
+    local kept=() pid
+    for pid in "${PIDS[@]}"; do
+        [[ "$pid" == "$1" ]] || kept+=("$pid")
+    done
+    PIDS=("${kept[@]}")
+}
+
+# stop PID [SIGNAL]: sends SIGNAL (default TERM) to a process this script started, waits at most
+# 10 s for it to end (then SIGKILL), reaps it and forgets it. Always returns 0.
+stop() {
+    local pid=$1 signal=${2:-TERM}
+    kill -"$signal" "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    forget "$pid"
+}
+
+lib_cleanup() {
+    if declare -F on_exit >/dev/null; then on_exit || true; fi
+    local pid
+    for pid in "${PIDS[@]}"; do stop "$pid"; done
+    if [[ -n "$WORK" ]]; then rm -rf "$WORK"; fi
+}
+trap lib_cleanup EXIT
+
+# build_jevjudge release|debug [cargo build args...]: builds the jevjudge binary (and anything
+# else named in the args, e.g. `-p jevjudge-serve --example loadgen`); sets TARGET_DIR, PROFILE
+# and JEVJUDGE (the binary's path).
+build_jevjudge() {
+    PROFILE=$1
+    shift
+    local flag=()
+    [[ "$PROFILE" == release ]] && flag=(--release)
+    timeout 1800 cargo build "${flag[@]}" --quiet -p jevjudge "$@"
+    TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
+    JEVJUDGE="$TARGET_DIR/$PROFILE/jevjudge"
+}
+
+# make_work NAME: a fresh temporary directory in WORK (removed on exit) holding
+# definitions/refund.toml, the example definition the load scripts serve.
+make_work() {
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/jevjudge-$1.XXXXXX")
+    mkdir -p "$WORK/definitions"
+    cp examples/refund/definition.toml "$WORK/definitions/refund.toml"
+}
+
+# spawn_listening OUT COMMAND...: starts COMMAND in the background (stdout to OUT, stderr to
+# OUT.err), adds it to PIDS and waits at most 30 s for `listening on http://…` as the first line
+# of OUT. Sets LISTEN_PID and LISTEN_URL; on failure (the process ended, or no such line in
+# time) prints why with the process's stderr and returns 1.
+spawn_listening() {
+    local out=$1
+    shift
+    "$@" >"$out" 2>"$out.err" &
+    LISTEN_PID=$!
+    PIDS+=("$LISTEN_PID")
+    LISTEN_URL=""
+    local first
+    for _ in $(seq 1 600); do
+        if [[ -s "$out" ]]; then
+            first=$(head -n 1 "$out")
+            if [[ "$first" == "listening on http://"* ]]; then
+                LISTEN_URL=${first#listening on }
+                return 0
+            fi
+        fi
+        if ! kill -0 "$LISTEN_PID" 2>/dev/null; then
+            echo "error: $1 exited before printing its address; stderr:" >&2
+            cat "$out.err" >&2 || true
+            return 1
+        fi
+        sleep 0.05
+    done
+    echo "error: no 'listening on' line in $out within 30 s; stderr:" >&2
+    cat "$out.err" >&2 || true
+    return 1
+}
+
+# start_fake OUT [FAKE-SERVER ARGS...]: `$JEVJUDGE fake-server --addr 127.0.0.1:0 ARGS` through
+# spawn_listening; sets FAKE_PID and FAKE_URL.
+start_fake() {
+    local out=$1
+    shift
+    spawn_listening "$out" "$JEVJUDGE" fake-server --addr 127.0.0.1:0 "$@"
+    FAKE_PID=$LISTEN_PID
+    FAKE_URL=$LISTEN_URL
+}
+
+# make_refund_cases N FILE: writes N synthetic refund cases (JSON lines) for the eval benchmarks.
+make_refund_cases() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+n, path = int(sys.argv[1]), sys.argv[2]
+with open(path, "w") as f:
+    for i in range(n):
+        f.write(json.dumps({"scenario": f"s{i % 7}", "id": f"case-{i:05d}",
+            "question": f"Has my refund {i} gone through?", "supporting_context": [f"Business record {i}: no refund has been executed"],
+            "answer": f"No refund yet for order {i}; I need to verify the status.", "expected_pass": i % 2 == 0}) + "\n")
+PY
+}
+
+# json FILE EXPR: prints the Python expression EXPR evaluated with `d` bound to FILE's JSON.
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {'d': d}))" "$@"; }
+
+# ensure_venv DIR PACKAGE VERSION SECONDS: installs PACKAGE==VERSION into the virtualenv DIR
+# unless it is there already (pip may take SECONDS).
+ensure_venv() {
+    local dir=$1 package=$2 version=$3 seconds=$4
+    if [[ "$("$dir/bin/python" -c "import importlib.metadata as m; print(m.version('$package'))" 2>/dev/null || true)" != "$version" ]]; then
+        echo "installing $package $version into $dir"
+        timeout 120 python3 -m venv "$dir"
+        timeout "$seconds" "$dir/bin/pip" install --quiet --disable-pip-version-check "$package==$version"
+    fi
+}
+
+# settings NAME=DEFAULT...: each NAME keeps its value from the environment, else gets DEFAULT.
+settings() {
+    local pair name
+    for pair in "$@"; do
+        name=${pair%%=*}
+        if [[ -z "${!name:-}" ]]; then printf -v "$name" '%s' "${pair#*=}"; fi
+    done
+}
+
+# out_dir NAME: sets out to the target directory's NAME/ (made if missing), for outputs kept
+# after the run.
+out_dir() {
+    out="${CARGO_TARGET_DIR:-$PWD/target}/$1"
+    mkdir -p "$out"
+}
+
+# with_throwaway_pg SCRIPT ARGS...: unless JEVJUDGE_TEST_PG_URL is set, runs SCRIPT again under
+# scripts/pg.sh --fsync (a throwaway PostgreSQL with durable commits) and does not return.
+with_throwaway_pg() {
+    if [[ -z "${JEVJUDGE_TEST_PG_URL:-}" ]]; then
+        exec bash scripts/pg.sh --fsync -- bash "$@"
+    fi
+}
