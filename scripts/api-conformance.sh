@@ -46,6 +46,9 @@ start() {
     local name=$1
     shift
     local log="$out/$name.log"
+    # Emptied here, before the background start: the loop below must never read a previous
+    # run's address.
+    : >"$log"
     "$@" >"$log" 2>&1 &
     pids+=($!)
     url=""
