@@ -68,6 +68,9 @@ make_work() {
 spawn_listening() {
     local out=$1
     shift
+    # Emptied before the background start, so the loop below never reads a previous run's
+    # address.
+    : >"$out"
     "$@" >"$out" 2>"$out.err" &
     LISTEN_PID=$!
     PIDS+=("$LISTEN_PID")

@@ -32,6 +32,16 @@ async fn queued_service(
     p: f64,
     second_review: f64,
 ) -> (Service, Store, jevjudge_fake::FakeServer) {
+    queued_service_leasing(url, p, second_review, Duration::from_secs(600)).await
+}
+
+/// [`queued_service`] with this lease.
+async fn queued_service_leasing(
+    url: &StoreUrl,
+    p: f64,
+    second_review: f64,
+    lease: Duration,
+) -> (Service, Store, jevjudge_fake::FakeServer) {
     let fake = fake_answering(&[("supported", p), ("no_promises", 0.05)]).await;
     let metrics = Metrics::new();
     let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
@@ -44,6 +54,7 @@ async fn queued_service(
     let reviewers = ReviewerTokens::parse(&format!("ana:{ANA},bob:{BOB}")).unwrap();
     let mut policy = QueuePolicy::new([Status::Inconclusive], reviewers);
     policy.second_review = second_review;
+    policy.lease = lease;
     let state = state
         .with_decision_log(Arc::new(log))
         .expect("one decision log")
@@ -104,10 +115,40 @@ macro_rules! both {
 }
 
 both!(
+    an_expired_lease_returns_the_item_to_the_queue,
     an_inconclusive_review_is_queued_claimed_blind_and_decided_once,
     a_second_review_goes_to_another_reviewer_and_counts_in_agreement,
     passes_are_not_queued_and_reviewer_tokens_are_required,
 );
+
+async fn an_expired_lease_returns_the_item_to_the_queue(url: StoreUrl) {
+    let (service, _store, _fake) =
+        queued_service_leasing(&url, 0.5, 0.0, Duration::from_secs(1)).await;
+    let reply = service
+        .review("refund-answer-v1", &json!({"state": refund_state()}))
+        .await;
+    assert_eq!(reply.json()["status"], "INCONCLUSIVE");
+    let held = claim(&service, ANA).await.json();
+    assert_eq!(
+        claim(&service, BOB).await.status,
+        204,
+        "held under a live lease"
+    );
+    // The lease is one second; after it the item is pending again.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let again = claim(&service, BOB).await;
+    assert_eq!(again.status, 200, "{}", again.text());
+    assert_eq!(again.json()["item"], held["item"]);
+    let late = decide(
+        &service,
+        ANA,
+        held["item"].as_str().unwrap(),
+        json!({"findings": {"supported": true}}),
+    )
+    .await;
+    assert_eq!(late.status, 409);
+    assert_eq!(late.error_code(), "lease_not_held");
+}
 
 async fn an_inconclusive_review_is_queued_claimed_blind_and_decided_once(url: StoreUrl) {
     let (service, store, _fake) = queued_service(&url, 0.5, 0.0).await;
