@@ -2,7 +2,10 @@
 //! helpers): the real binary against real HTTP servers on 127.0.0.1 and offline against the
 //! shipped examples. Shared helpers come from `jevjudge-test-support`.
 
+use std::path::Path;
+
 use jevjudge_fake::{Config, FakeServer};
+use jevjudge_test_support::example;
 use tokio::process::Command;
 
 mod analysis;
@@ -27,6 +30,37 @@ fn jevjudge() -> Command {
 fn jevjudge_keyed() -> Command {
     let mut command = jevjudge();
     command.env("TYPESAFE_API_KEY", jevjudge_test_support::TEST_KEY);
+    command
+}
+
+/// `jevjudge judge` with `flags` on the refund example's definition and state.
+fn judge_refund(flags: &[&str]) -> Command {
+    let mut command = jevjudge();
+    command
+        .arg("judge")
+        .args(flags)
+        .arg("--definition")
+        .arg(example("refund/definition.toml"))
+        .arg("--state")
+        .arg(example("refund/state.json"));
+    command
+}
+
+/// [`judge_refund`] replaying the record file `record`.
+fn replay_refund(record: &Path) -> Command {
+    let mut command = judge_refund(&[]);
+    command.arg("--replay").arg(record);
+    command
+}
+
+/// `jevjudge eval --fake` with `definition` and `cases`.
+fn eval_offline(definition: &Path, cases: &Path) -> Command {
+    let mut command = jevjudge();
+    command
+        .args(["eval", "--fake", "--definition"])
+        .arg(definition)
+        .arg("--cases")
+        .arg(cases);
     command
 }
 
