@@ -1,5 +1,7 @@
 //! Sections 9 and 13: replay picks its model, and the sharp edges.
 
+use super::*;
+
 // ---- 9. Replay picks its model ----
 
 #[tokio::test(flavor = "multi_thread")]
@@ -34,15 +36,8 @@ async fn replay_uses_the_recordings_only_model_and_refuses_one_it_does_not_hold(
     );
     assert!(!report.exists(), "nothing ran");
 
-    let mut judge = jevjudge();
-    judge
-        .args(["judge", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--state")
-        .arg(example("refund/state.json"))
-        .arg("--replay")
-        .arg(example("refund/fixtures/supported.jevl"))
-        .args(["--model", "jev-preview"]);
+    let mut judge = replay_refund(&example("refund/fixtures/supported.jevl"));
+    judge.args(["--model", "jev-preview"]);
     exits_saying(&mut judge, 2, "`jev-latest`, `prescribed-guide-fixture`").await;
 
     let definitions = dir.join("definitions");
@@ -136,13 +131,8 @@ async fn a_full_standard_output_is_not_success() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_key_pasted_into_api_key_env_is_not_echoed() {
-    let mut command = jevjudge();
-    command
-        .args(["judge", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--state")
-        .arg(example("refund/state.json"))
-        .args(["--api-key-env", "sk-live-0123456789abcdefSECRET"]);
+    let mut command = judge_refund(&[]);
+    command.args(["--api-key-env", "sk-live-0123456789abcdefSECRET"]);
     let output = run(&mut command).await;
     assert_eq!(output.status.code(), Some(2));
     assert!(
@@ -170,12 +160,7 @@ async fn a_fifo_without_a_writer_does_not_block_forever() {
         .status()
         .unwrap();
     assert!(made.success());
-    let mut command = jevjudge();
-    command
-        .args(["eval", "--fake", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--cases")
-        .arg(&fifo);
+    let mut command = eval_offline(&example("refund/definition.toml"), &fifo);
     exits_saying(&mut command, 2, "named pipe (FIFO) that nothing wrote to").await;
 
     // With a writer, the FIFO is read once, whole, even if the writer is already done.

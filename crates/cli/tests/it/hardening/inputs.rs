@@ -1,5 +1,7 @@
 //! Sections 4 to 6: bounded reads, inputs that load but cannot work, totals that wrap.
 
+use super::*;
+
 // ---- 4. Bounded reads ----
 
 #[tokio::test(flavor = "multi_thread")]
@@ -17,13 +19,8 @@ async fn endless_inputs_stop_at_the_cap_naming_it_and_its_flag() {
     )
     .await;
 
-    let mut command = jevjudge();
-    command
-        .args(["judge", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--state")
-        .arg(example("refund/state.json"))
-        .args(["--replay", "/dev/zero"]);
+    let mut command = judge_refund(&[]);
+    command.args(["--replay", "/dev/zero"]);
     exits_saying(&mut command, 2, "--max-line-bytes").await;
 
     let dir = temp_dir("harden-caps");
@@ -120,24 +117,8 @@ async fn inputs_that_cannot_work_are_refused_at_load() {
             }
             None => cases_path.clone(),
         };
-        let mut command = jevjudge();
-        command
-            .args(["eval", "--fake", "--definition"])
-            .arg(&definition_path)
-            .arg("--cases")
-            .arg(&cases);
-        let output = run(&mut command).await;
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{expected}: {}",
-            stderr(&output)
-        );
-        assert!(
-            stderr(&output).contains(expected),
-            "{expected}: {}",
-            stderr(&output)
-        );
+        let mut command = eval_offline(&definition_path, &cases);
+        exits_saying(&mut command, 2, expected).await;
     }
 
     // 40,000 criteria: refused at once, naming the cap (the duplicate check is linear).
@@ -196,26 +177,8 @@ async fn record_files_with_bad_ids_times_or_conflicts_are_refused() {
     for (i, (text, expected)) in checks.into_iter().enumerate() {
         let path = dir.join(format!("r{i}.jevl"));
         std::fs::write(&path, text + "\n").unwrap();
-        let mut command = jevjudge();
-        command
-            .args(["judge", "--definition"])
-            .arg(example("refund/definition.toml"))
-            .arg("--state")
-            .arg(example("refund/state.json"))
-            .arg("--replay")
-            .arg(&path);
-        let output = run(&mut command).await;
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{expected}: {}",
-            stderr(&output)
-        );
-        assert!(
-            stderr(&output).contains(expected),
-            "{expected}: {}",
-            stderr(&output)
-        );
+        let mut command = replay_refund(&path);
+        exits_saying(&mut command, 2, expected).await;
     }
 }
 

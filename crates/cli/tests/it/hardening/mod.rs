@@ -14,12 +14,15 @@ use tokio::process::Command;
 
 use jevjudge_test_support::{command, example, read_json, run, stderr, stdout, temp_dir};
 
-mod resume;
+mod edges;
 mod inputs;
 mod outputs;
-mod edges;
+mod resume;
 
-use crate::{JEVJUDGE, exits_saying, fake_with_key, fake_with_latency, jevjudge};
+use crate::{
+    JEVJUDGE, eval_offline, exits_saying, fake_with_key, fake_with_latency, jevjudge, judge_refund,
+    replay_refund,
+};
 
 /// `n` cases in the state form.
 pub(crate) fn cases(dir: &Path, n: usize) -> PathBuf {
@@ -89,4 +92,3 @@ fn comparable_rows(report: &Path) -> Vec<Value> {
 async fn slow_fake() -> FakeServer {
     fake_with_latency(20).await
 }
-

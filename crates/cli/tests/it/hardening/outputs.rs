@@ -1,5 +1,7 @@
 //! Sections 7 and 8: outputs, and failures you can see.
 
+use super::*;
+
 // ---- 7. Outputs ----
 
 #[tokio::test(flavor = "multi_thread")]

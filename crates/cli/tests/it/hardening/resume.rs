@@ -1,5 +1,7 @@
 //! Sections 1 to 3: a torn last line, what `--resume` trusts, streaming from a pipe.
 
+use super::*;
+
 // ---- 1. A torn last line ----
 
 #[tokio::test(flavor = "multi_thread")]
