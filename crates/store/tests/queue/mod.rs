@@ -10,28 +10,13 @@ use jevjudge_store::{
     Decision, Enqueue, KeptState, NewReview, QueueCursor, QueueError, QueueItemId, QueueReason,
     Store, StoreError, StoreUrl,
 };
+use jevjudge_test_support::on_both_stores;
 use serde_json::{Value, json};
 
-use super::review;
+// `review` builds the reviews; `on_both_stores!` takes its URLs from the store suite.
+use super::{pg_url, review, sqlite_url};
 
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test]
-            async fn sqlite() {
-                super::$name(super::super::sqlite_url()).await;
-            }
-            #[tokio::test]
-            async fn postgres() {
-                if let Some(url) = super::super::pg_url().await {
-                    super::$name(url).await;
-                }
-            }
-        }
-    )*};
-}
-
-both!(
+on_both_stores!(
     a_claimed_item_is_decided_once_by_its_holder,
     an_expired_lease_returns_the_item_to_the_queue,
     the_two_slots_of_a_second_review_go_to_different_reviewers,
