@@ -10,9 +10,9 @@ use tokio::process::Command;
 use jevjudge_test_support::{example, read_json, run, stdout_json, temp_dir};
 
 use crate::{
-    eval_offline, exits_saying, fake_server, fake_with_latency,
+    eval_offline, eval_sms_replay, exits_saying, fake_server, fake_with_latency,
     hardening::{cases, eval_live, rows_of},
-    jevjudge, judge_refund, replay_refund,
+    jevjudge, judge_refund, replay_refund, succeeded,
 };
 
 async fn fake() -> FakeServer {
@@ -324,13 +324,7 @@ async fn eval_f2_writes_report_junit_and_markdown_without_raw_text() {
         .arg(dir.join("summary.md"))
         .args(["--min-accuracy", "1.0", "--max-errors", "0"]);
     let output = run(&mut command).await;
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = succeeded(&output);
     assert!(stdout.contains("backend fixture"), "{stdout}");
     assert!(stdout.contains("gate min-accuracy 1: held"), "{stdout}");
     let report: Value = read_json(&dir.join("report.json"));
@@ -387,15 +381,8 @@ async fn eval_f2_writes_report_junit_and_markdown_without_raw_text() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn eval_gates_fail_with_exit_1() {
-    let mut command = jevjudge();
-    command
-        .args(["eval", "--definition"])
-        .arg(example("sms-spam/definition.toml"))
-        .arg("--cases")
-        .arg(example("sms-spam/cases.jsonl"))
-        .arg("--replay")
-        .arg(example("sms-spam/recordings.jevl"))
-        .args(["--model", "jev-1.13.0", "--min-accuracy", "0.9"]);
+    let mut command = eval_sms_replay(&example("sms-spam/definition.toml"));
+    command.args(["--model", "jev-1.13.0", "--min-accuracy", "0.9"]);
     let output = run(&mut command).await;
     assert_eq!(output.status.code(), Some(1));
     assert!(
@@ -412,14 +399,8 @@ async fn main_job_reproduces_the_published_decisions_of_the_real_recording() {
         ("sms-spam/definition-cut-0.5.toml", 143, 7, 0, 143.0 / 150.0),
     ] {
         let report_path = dir.join("report.json");
-        let mut command = jevjudge();
+        let mut command = eval_sms_replay(&example(definition));
         command
-            .args(["eval", "--definition"])
-            .arg(example(definition))
-            .arg("--cases")
-            .arg(example("sms-spam/cases.jsonl"))
-            .arg("--replay")
-            .arg(example("sms-spam/recordings.jevl"))
             .args(["--model", "jev-1.13.0", "--report"])
             .arg(&report_path);
         let output = run(&mut command).await;
@@ -520,14 +501,8 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
 
     let full = dir.join("full.json");
     let output = run(&mut eval_live(&server, &cases, &full)).await;
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
     // The fake server's answers are labelled `fake` in the summary and the report.
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = succeeded(&output);
     assert!(stdout.contains("backend fake"), "{stdout}");
     let report: Value = read_json(&full);
     assert_eq!(report["backend"], "fake");

@@ -64,6 +64,30 @@ fn eval_offline(definition: &Path, cases: &Path) -> Command {
     command
 }
 
+/// `jevjudge eval` of the sms-spam cases with `definition`, replaying the real recording.
+fn eval_sms_replay(definition: &Path) -> Command {
+    let mut command = jevjudge();
+    command
+        .args(["eval", "--definition"])
+        .arg(definition)
+        .arg("--cases")
+        .arg(example("sms-spam/cases.jsonl"))
+        .arg("--replay")
+        .arg(example("sms-spam/recordings.jevl"));
+    command
+}
+
+/// The standard output of a run that must have exited 0 (its standard error shows if not).
+fn succeeded(output: &std::process::Output) -> String {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        jevjudge_test_support::stderr(output)
+    );
+    jevjudge_test_support::stdout(output)
+}
+
 /// Runs `command`, which must exit with `code` and say `needle` on stderr.
 async fn exits_saying(command: &mut Command, code: i32, needle: &str) {
     let output = jevjudge_test_support::run(command).await;

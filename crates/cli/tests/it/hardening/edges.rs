@@ -8,16 +8,8 @@ use super::*;
 async fn replay_uses_the_recordings_only_model_and_refuses_one_it_does_not_hold() {
     let dir = temp_dir("harden-replay-model");
     let report = dir.join("r.json");
-    let mut command = jevjudge();
-    command
-        .args(["eval", "--definition"])
-        .arg(example("sms-spam/definition.toml"))
-        .arg("--cases")
-        .arg(example("sms-spam/cases.jsonl"))
-        .arg("--replay")
-        .arg(example("sms-spam/recordings.jevl"))
-        .arg("--report")
-        .arg(&report);
+    let mut command = eval_sms_replay(&example("sms-spam/definition.toml"));
+    command.arg("--report").arg(&report);
     let output = run(&mut command).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let json: Value = read_json(&report);

@@ -20,8 +20,8 @@ mod outputs;
 mod resume;
 
 use crate::{
-    JEVJUDGE, eval_offline, exits_saying, fake_with_key, fake_with_latency, jevjudge, judge_refund,
-    replay_refund,
+    JEVJUDGE, eval_offline, eval_sms_replay, exits_saying, fake_with_key, fake_with_latency,
+    jevjudge, judge_refund, replay_refund,
 };
 
 /// `n` cases in the state form.
