@@ -18,14 +18,38 @@ fn item_id(text: &str) -> Result<QueueItemId, Response> {
         .map_err(|_| refused(StatusCode::NOT_FOUND, "There is no such item."))
 }
 
-/// The item the path names and what the store holds of it, or the page that refuses it.
-async fn stored_item(ui: &Ui, item: &str) -> Result<(QueueItemId, QueueItemView), Response> {
+/// What an item's page and its decision start from.
+struct Opened<'a> {
+    /// The reviewer, signed in (and, for a POST, with the form's CSRF token checked).
+    session: &'a Session,
+    /// The session's CSRF token, for the forms of the page.
+    csrf: String,
+    /// The item the path names.
+    item: QueueItemId,
+    /// What the store holds of it.
+    view: QueueItemView,
+}
+
+/// The reviewer (`session`, as [`Ui::reviewer`] or [`Ui::checked`] gave it) and the item the
+/// path names, read from the store; or the page that refuses the request.
+async fn open<'a>(
+    ui: &'a Ui,
+    session: Result<&'a Session, Response>,
+    item: &str,
+) -> Result<Opened<'a>, Response> {
+    let session = session?;
     let item = item_id(item)?;
-    match ui.store.queue_item(item).await {
-        Ok(Some(view)) => Ok((item, view)),
-        Ok(None) => Err(refused(StatusCode::NOT_FOUND, "There is no such item.")),
-        Err(error) => Err(store_failed(error)),
-    }
+    let view = match ui.store.queue_item(item).await {
+        Ok(Some(view)) => view,
+        Ok(None) => return Err(refused(StatusCode::NOT_FOUND, "There is no such item.")),
+        Err(error) => return Err(store_failed(error)),
+    };
+    Ok(Opened {
+        session,
+        csrf: ui.key.csrf(session),
+        item,
+        view,
+    })
 }
 
 /// The criteria of an item: (id, instructions) from the definition's questions JSON.
@@ -66,15 +90,15 @@ fn access(view: &QueueItemView, name: &str) -> Access {
 }
 
 pub(super) async fn item_page(ui: Ui, Path(item): Path<String>) -> Response {
-    let session = match ui.reviewer() {
-        Ok(session) => session,
+    let Opened {
+        session,
+        csrf,
+        view,
+        ..
+    } = match open(&ui, ui.reviewer(), &item).await {
+        Ok(opened) => opened,
         Err(response) => return response,
     };
-    let (_, view) = match stored_item(&ui, &item).await {
-        Ok(found) => found,
-        Err(response) => return response,
-    };
-    let csrf = ui.key.csrf(session);
     match access(&view, &session.name) {
         Access::Decide => item_form(&ui, session, &csrf, &view, &[], StatusCode::OK, None),
         Access::Result => result_page(&ui, session, &csrf, &view),
@@ -168,15 +192,15 @@ pub(super) async fn decide(
     Path(item): Path<String>,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
-    let session = match ui.checked(&form) {
-        Ok(session) => session,
+    let Opened {
+        session,
+        csrf,
+        item,
+        view,
+    } = match open(&ui, ui.checked(&form), &item).await {
+        Ok(opened) => opened,
         Err(response) => return response,
     };
-    let (item, view) = match stored_item(&ui, &item).await {
-        Ok(found) => found,
-        Err(response) => return response,
-    };
-    let csrf = ui.key.csrf(session);
     let mut findings = std::collections::BTreeMap::new();
     let mut missing = Vec::new();
     for (id, _) in criteria(&view.questions) {
