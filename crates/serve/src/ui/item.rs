@@ -224,17 +224,21 @@ pub(super) async fn decide(
     } else {
         None
     };
+    // The form again, as the reviewer filled it in, saying what is wrong.
+    let refill = |error: String| {
+        item_form(
+            &ui,
+            session,
+            &csrf,
+            &view,
+            &form,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some(error),
+        )
+    };
     if let Some(error) = error {
         if matches!(access(&view, &session.name), Access::Decide) {
-            return item_form(
-                &ui,
-                session,
-                &csrf,
-                &view,
-                &form,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                Some(error),
-            );
+            return refill(error);
         }
         return not_yours();
     }
@@ -247,15 +251,7 @@ pub(super) async fn decide(
         Err(QueueError::AlreadyDecided) => see_other(&format!("/ui/items/{item}")),
         Err(QueueError::NotFound) => refused(StatusCode::NOT_FOUND, "There is no such item."),
         Err(QueueError::LeaseNotHeld) => not_yours(),
-        Err(QueueError::Invalid(reason)) => item_form(
-            &ui,
-            session,
-            &csrf,
-            &view,
-            &form,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Some(reason),
-        ),
+        Err(QueueError::Invalid(reason)) => refill(reason),
         Err(QueueError::Store(error)) => store_failed(error),
         Err(error) => store_failed(error),
     }
