@@ -76,15 +76,10 @@ async fn a_closed_pipe_ends_every_command_quietly() {
     ];
     for command in commands {
         // The reader (`true`) is gone before the binary writes: every write meets a closed pipe.
-        let mut shell = jevjudge_test_support::command("bash");
-        shell.args([
-            "-c",
-            &format!("(sleep 0.3; \"$0\" {command}; echo \"exit $?\" >&2) | true"),
-            JEVJUDGE,
-        ]);
-        let output = run(&mut shell).await;
-        let message = stderr(&output);
-        assert!(!message.contains("panicked"), "{command}: {message}");
+        let message = bash_stderr(&format!(
+            "(sleep 0.3; \"$0\" {command}; echo \"exit $?\" >&2) | true"
+        ))
+        .await;
         assert!(
             message.contains("exit 0"),
             "{command} ended with its own status: {message}"
@@ -104,15 +99,10 @@ async fn a_full_standard_output_is_not_success() {
         format!("report {}", report.display()),
         format!("calibrate --json --report {}", report.display()),
     ] {
-        let mut shell = jevjudge_test_support::command("bash");
-        shell.args([
-            "-c",
-            &format!("\"$0\" {command} > /dev/full; echo \"exit $?\" >&2"),
-            JEVJUDGE,
-        ]);
-        let output = run(&mut shell).await;
-        let message = stderr(&output);
-        assert!(!message.contains("panicked"), "{command}: {message}");
+        let message = bash_stderr(&format!(
+            "\"$0\" {command} > /dev/full; echo \"exit $?\" >&2"
+        ))
+        .await;
         assert!(
             message.contains("cannot write to standard output"),
             "{message}"

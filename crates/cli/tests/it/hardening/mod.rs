@@ -89,6 +89,20 @@ fn comparable_rows(report: &Path) -> Vec<Value> {
     })
 }
 
+/// `bash -c script` with `$0` the binary under test (further arguments are `$1`, `$2`, …).
+fn in_bash(script: &str) -> Command {
+    let mut shell = command("bash");
+    shell.args(["-c", script, JEVJUDGE]);
+    shell
+}
+
+/// Runs [`in_bash`]`(script)`: its standard error, which must not tell of a panic.
+async fn bash_stderr(script: &str) -> String {
+    let message = stderr(&run(&mut in_bash(script)).await);
+    assert!(!message.contains("panicked"), "{script}: {message}");
+    message
+}
+
 async fn slow_fake() -> FakeServer {
     fake_with_latency(20).await
 }

@@ -17,8 +17,7 @@ async fn a_full_disk_mid_run_tears_a_line_that_resume_trims_twice_over() {
     // cuts the write that crosses it, then kills the process (SIGXFSZ).
     let report = dir.join("cut.json");
     let rows = dir.join("cut.rows.jsonl");
-    let mut limited = command("bash");
-    limited.args(["-c", "ulimit -f 6; exec \"$0\" \"$@\"", JEVJUDGE]);
+    let mut limited = in_bash("ulimit -f 6; exec \"$0\" \"$@\"");
     eval_args(&mut limited, &cases, &report);
     limited
         .args(["--base-url", &server.url()])
@@ -161,13 +160,10 @@ async fn streaming_from_a_pipe_is_refused_before_anything_is_sent() {
     let server = slow_fake().await;
     let dir = temp_dir("harden-pipe");
     let cases = cases(&dir, 3);
-    let mut command = command("bash");
+    let mut command = in_bash(
+        "exec \"$0\" eval --definition \"$1\" --cases <(cat \"$2\") --max-cases 20000 --base-url \"$3\"",
+    );
     command
-        .args([
-            "-c",
-            "exec \"$0\" eval --definition \"$1\" --cases <(cat \"$2\") --max-cases 20000 --base-url \"$3\"",
-            JEVJUDGE,
-        ])
         .arg(example("refund/definition.toml"))
         .arg(&cases)
         .arg(server.url())
