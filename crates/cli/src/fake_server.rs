@@ -196,19 +196,10 @@ mod replay {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
     use super::*;
 
-    #[derive(Debug, Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: Args,
-    }
-
     fn parse(argv: &[&str]) -> Result<Args, clap::Error> {
-        Cli::try_parse_from(std::iter::once("fake-server").chain(argv.iter().copied()))
-            .map(|cli| cli.args)
+        crate::flags_test::parse("fake-server", argv)
     }
 
     #[test]

@@ -7,6 +7,8 @@ mod compare_cmd;
 mod eval_cmd;
 mod exit;
 mod fake_server;
+#[cfg(test)]
+mod flags_test;
 mod hints;
 mod import_cmd;
 mod inputs;

@@ -309,19 +309,10 @@ fn init_logging(format: LogFormat) {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
     use super::*;
 
-    #[derive(Debug, Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: Args,
-    }
-
     fn parse(argv: &[&str]) -> Result<Args, clap::Error> {
-        Cli::try_parse_from(std::iter::once("serve").chain(argv.iter().copied()))
-            .map(|cli| cli.args)
+        crate::flags_test::parse("serve", argv)
     }
 
     #[test]

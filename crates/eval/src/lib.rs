@@ -33,7 +33,6 @@ mod ordered_map;
 pub mod repeats;
 mod report;
 pub mod risk;
-mod risk_render;
 mod row;
 pub mod rows_file;
 mod runner;

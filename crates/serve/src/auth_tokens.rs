@@ -122,8 +122,9 @@ impl fmt::Debug for AuthTokens {
     }
 }
 
-/// The token of a `Bearer <token>` header value.
-fn bearer(value: &[u8]) -> Option<&[u8]> {
+/// The token of a `Bearer <token>` header value (the scheme in any case), for the callers'
+/// tokens and the reviewers' alike.
+pub(crate) fn bearer(value: &[u8]) -> Option<&[u8]> {
     let scheme = value.get(..7)?;
     if !scheme.eq_ignore_ascii_case(b"bearer ") {
         return None;

@@ -9,6 +9,8 @@ use std::fmt;
 
 use subtle::{Choice, ConditionallySelectable as _, ConstantTimeEq as _};
 
+use crate::auth_tokens::bearer;
+
 /// The longest token accepted, in bytes.
 const MAX_TOKEN_BYTES: usize = 4096;
 /// The longest reviewer name, in characters.
@@ -168,16 +170,6 @@ impl fmt::Debug for ReviewerTokens {
             .field("names", &self.names().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
-}
-
-/// The token of a `Bearer <token>` header value.
-fn bearer(value: &[u8]) -> Option<&[u8]> {
-    let scheme = value.get(..7)?;
-    if !scheme.eq_ignore_ascii_case(b"bearer ") {
-        return None;
-    }
-    let token = value[7..].trim_ascii();
-    (!token.is_empty()).then_some(token)
 }
 
 #[cfg(test)]

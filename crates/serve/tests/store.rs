@@ -1,57 +1,32 @@
 //! The decision log over real HTTP: every answered review has its row, read back by id and by
 //! filters; on SQLite and on a real PostgreSQL (`JEVJUDGE_TEST_PG_URL`, see scripts/pg.sh).
 
-use std::{
-    path::PathBuf,
-    sync::{
-        Arc,
-        atomic::{AtomicU32, Ordering},
-    },
-};
+use std::sync::Arc;
 
 use jevjudge_fake::FakeServer;
 use jevjudge_judge::SystemOneBackend;
 use jevjudge_serve::{Config, DecisionLog, Metrics, ServeState};
 use jevjudge_store::{Filter, Store, StoreUrl};
+use jevjudge_test_support::{
+    databases::{postgres_database, sqlite_file},
+    on_both_stores,
+};
 use serde_json::{Value, json};
-use sqlx::{Connection as _, Executor as _};
 
 use crate::util::{Service, client, definitions, fake_answering, refund_state};
 
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
-fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}_{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
 pub fn sqlite_url() -> StoreUrl {
-    let path: PathBuf = std::env::temp_dir().join(format!("{}.db", unique("jevjudge_serve")));
-    StoreUrl::Sqlite(path)
+    StoreUrl::Sqlite(sqlite_file("jevjudge_serve"))
 }
 
 /// A fresh database on the test PostgreSQL, or `None` (said on stderr) without one.
 pub async fn pg_url() -> Option<StoreUrl> {
-    let Ok(base) = std::env::var("JEVJUDGE_TEST_PG_URL") else {
-        eprintln!(
-            "JEVJUDGE_TEST_PG_URL is not set: the PostgreSQL half of this test is skipped \
-             (bash scripts/pg.sh -- cargo test -p jevjudge-serve store runs it)"
-        );
-        return None;
-    };
-    let name = unique("js");
-    let mut admin = sqlx::postgres::PgConnection::connect(&base)
-        .await
-        .expect("the test PostgreSQL server accepts connections");
-    admin
-        .execute(format!("CREATE DATABASE {name}").as_str())
-        .await
-        .expect("a test database");
-    let (server, _) = base.rsplit_once('/').expect("a URL with a database");
-    Some(StoreUrl::Postgres(format!("{server}/{name}")))
+    postgres_database(
+        "js",
+        "bash scripts/pg.sh -- cargo test -p jevjudge-serve store",
+    )
+    .await
+    .map(StoreUrl::Postgres)
 }
 
 /// The service in front of `fake`, keeping its reviews in `url`.
@@ -75,24 +50,7 @@ pub async fn with_store(fake: &FakeServer, url: &StoreUrl, keep_state: bool) -> 
     (Service::start_state(state).await, store)
 }
 
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test]
-            async fn sqlite() {
-                super::$name(super::sqlite_url()).await;
-            }
-            #[tokio::test]
-            async fn postgres() {
-                if let Some(url) = super::pg_url().await {
-                    super::$name(url).await;
-                }
-            }
-        }
-    )*};
-}
-
-both!(
+on_both_stores!(
     every_answered_review_has_its_row_and_reads_back,
     state_text_is_kept_only_when_asked,
 );

@@ -14,8 +14,8 @@ use std::{sync::Arc, time::Duration};
 use jevjudge_judge::SystemOneBackend;
 use jevjudge_serve::{Config, DecisionLog, Metrics, ServeState};
 use jevjudge_store::{Filter, Store, StoreUrl};
+use jevjudge_test_support::databases::create_database;
 use serde_json::json;
-use sqlx::{Connection as _, Executor as _};
 
 use util::{Service, client, definitions, fake_answering, refund_state};
 
@@ -49,14 +49,7 @@ async fn a_stopped_postgres_is_503_and_not_ready_then_recovers() {
         return;
     };
     let name = format!("jdown_{}", std::process::id());
-    let mut admin = sqlx::postgres::PgConnection::connect(&base).await.unwrap();
-    admin
-        .execute(format!("CREATE DATABASE {name}").as_str())
-        .await
-        .unwrap();
-    admin.close().await.unwrap();
-    let (server, _) = base.rsplit_once('/').unwrap();
-    let url = StoreUrl::Postgres(format!("{server}/{name}"));
+    let url = StoreUrl::Postgres(create_database(&base, &name).await);
 
     let fake = fake_answering(&[("supported", 0.95)]).await;
     let metrics = Metrics::new();

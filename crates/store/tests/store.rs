@@ -7,82 +7,38 @@
 
 use std::{
     path::PathBuf,
-    sync::atomic::{AtomicU32, Ordering},
     time::{Duration, SystemTime},
 };
 
 use jevjudge_store::{
     Cursor, Filter, KeptState, NewReview, ReviewId, SCHEMA_VERSION, Store, StoreError, StoreUrl,
 };
+use jevjudge_test_support::{
+    databases::{postgres_database, sqlite_file},
+    on_both_stores,
+};
 use jevjudge_wire::{
     Usage,
     record::{ReplayIndex, parse_line},
 };
 use serde_json::{Map, Value, json};
-use sqlx::{Connection as _, Executor as _};
 
 /// The review queue's suite (issue 13).
 #[path = "queue/mod.rs"]
 mod queue;
 
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
-fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}_{}_{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed),
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos()
-    )
-}
-
 fn sqlite_url() -> StoreUrl {
-    let path: PathBuf = std::env::temp_dir().join(format!("{}.db", unique("jevjudge_store")));
-    StoreUrl::Sqlite(path)
+    StoreUrl::Sqlite(sqlite_file("jevjudge_store"))
 }
 
 /// A fresh database on the test server, or `None` (said on stderr) without one.
 async fn pg_url() -> Option<StoreUrl> {
-    let Ok(base) = std::env::var("JEVJUDGE_TEST_PG_URL") else {
-        eprintln!(
-            "JEVJUDGE_TEST_PG_URL is not set: the PostgreSQL half of this test is skipped \
-             (bash scripts/pg.sh -- cargo test -p jevjudge-store runs it)"
-        );
-        return None;
-    };
-    let name = unique("jt");
-    let mut admin = sqlx::postgres::PgConnection::connect(&base)
+    postgres_database("jt", "bash scripts/pg.sh -- cargo test -p jevjudge-store")
         .await
-        .expect("the test PostgreSQL server accepts connections");
-    admin
-        .execute(format!("CREATE DATABASE {name}").as_str())
-        .await
-        .expect("a test database");
-    let (server, _db) = base.rsplit_once('/').expect("a URL with a database");
-    Some(StoreUrl::Postgres(format!("{server}/{name}")))
+        .map(StoreUrl::Postgres)
 }
 
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test]
-            async fn sqlite() {
-                super::$name(super::sqlite_url()).await;
-            }
-            #[tokio::test]
-            async fn postgres() {
-                if let Some(url) = super::pg_url().await {
-                    super::$name(url).await;
-                }
-            }
-        }
-    )*};
-}
-
-both!(
+on_both_stores!(
     a_review_reads_back_as_written,
     lists_are_newest_first_and_filtered_with_cursor_pages,
     state_is_kept_only_when_asked_and_erased_by_retention,

@@ -11,10 +11,12 @@
 //!   and [`run_blocking`] run it with a time limit and capture its output; [`stdout`],
 //!   [`stderr`], [`stdout_json`] read that output.
 //! - [`temp_dir`]: a fresh directory per test name and process.
-//! - [`post`]: one raw HTTP/1.1 exchange; [`listening_on`]: the address a server announces;
-//!   [`sigterm`]: ask a child to stop.
+//! - [`post`], [`get`]: one raw HTTP/1.1 exchange; [`listening_on`]: the address a server
+//!   announces; [`sigterm`]: ask a child to stop.
 //! - [`Reply`], [`read`]: a reqwest response read whole, for the fake's and
 //!   the service's tests.
+//! - `databases` (feature `databases`): fresh SQLite and PostgreSQL databases, and a macro
+//!   that runs a test on both.
 //!
 //! ```
 //! let definition = jevjudge_test_support::example("refund/definition.toml");
@@ -34,6 +36,8 @@ use tokio::{
     process::Command,
 };
 
+#[cfg(feature = "databases")]
+pub mod databases;
 mod http;
 
 pub use http::{Reply, read};
@@ -144,14 +148,32 @@ pub fn temp_dir(name: &str) -> PathBuf {
 /// One HTTP/1.1 POST over a fresh connection to `addr` (`host:port`): (status, body).
 /// Panics when no answer arrives within 20 s.
 pub async fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
+    exchange(
+        addr,
+        &format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+    .await
+}
+
+/// One HTTP/1.1 GET over a fresh connection to `addr` (`host:port`): (status, body).
+/// Panics when no answer arrives within 20 s.
+pub async fn get(addr: &str, path: &str) -> (u16, String) {
+    exchange(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+    )
+    .await
+}
+
+/// Sends `request` over a fresh connection to `addr` and reads the answer to its end.
+async fn exchange(addr: &str, request: &str) -> (u16, String) {
     let mut stream = tokio::net::TcpStream::connect(addr)
         .await
         .expect("connects");
-    let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
     stream.write_all(request.as_bytes()).await.expect("sends");
     let mut response = String::new();
     tokio::time::timeout(

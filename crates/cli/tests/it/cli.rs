@@ -10,9 +10,9 @@ use tokio::process::Command;
 use jevjudge_test_support::{example, read_json, run, stdout_json, temp_dir};
 
 use crate::{
-    exits_saying, fake_server, fake_with_latency,
+    eval_offline, eval_sms_replay, exits_saying, fake_server, fake_with_latency,
     hardening::{cases, eval_live, rows_of},
-    jevjudge,
+    jevjudge, judge_refund, replay_refund, succeeded,
 };
 
 async fn fake() -> FakeServer {
@@ -21,12 +21,8 @@ async fn fake() -> FakeServer {
 
 /// `jevjudge judge` on the refund example against the fake.
 fn judge_live(server: &FakeServer, budget: &str) -> Command {
-    let mut command = jevjudge();
+    let mut command = judge_refund(&[]);
     command
-        .args(["judge", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--state")
-        .arg(example("refund/state.json"))
         .args(["--budget", budget, "--base-url", &server.url()])
         .env("TYPESAFE_API_KEY", "test-key-not-secret");
     command
@@ -157,12 +153,7 @@ async fn judge_errors_invalid_answers_server_errors_and_auth() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn judge_without_a_key_names_the_variables_and_the_offline_options() {
-    let mut command = jevjudge();
-    command
-        .args(["judge", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--state")
-        .arg(example("refund/state.json"));
+    let mut command = judge_refund(&[]);
     let output = run(&mut command).await;
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -257,14 +248,7 @@ async fn judge_fixtures_reproduce_f1_and_f3() {
         ("unsupported", "FAIL", 1),
         ("uncertain", "INCONCLUSIVE", 3),
     ] {
-        let mut command = jevjudge();
-        command
-            .args(["judge", "--definition"])
-            .arg(example("refund/definition.toml"))
-            .arg("--state")
-            .arg(example("refund/state.json"))
-            .arg("--replay")
-            .arg(example(&format!("refund/fixtures/{fixture}.jevl")));
+        let mut command = replay_refund(&example(&format!("refund/fixtures/{fixture}.jevl")));
         let output = run(&mut command).await;
         assert_eq!(output.status.code(), Some(code));
         let result = stdout_json(&output);
@@ -302,14 +286,7 @@ async fn record_then_replay_gives_identical_results() {
     let mut live = judge_live(&server, "2s");
     live.arg("--record").arg(&record);
     let recorded = stdout_json(&run(&mut live).await);
-    let mut command = jevjudge();
-    command
-        .args(["judge", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--state")
-        .arg(example("refund/state.json"))
-        .arg("--replay")
-        .arg(&record);
+    let mut command = replay_refund(&record);
     let replayed = stdout_json(&run(&mut command).await);
     // Recorded against the fake server (meta.fake): the replay says `fake`, not a model.
     assert_eq!(recorded["backend"], "fake");
@@ -347,13 +324,7 @@ async fn eval_f2_writes_report_junit_and_markdown_without_raw_text() {
         .arg(dir.join("summary.md"))
         .args(["--min-accuracy", "1.0", "--max-errors", "0"]);
     let output = run(&mut command).await;
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = succeeded(&output);
     assert!(stdout.contains("backend fixture"), "{stdout}");
     assert!(stdout.contains("gate min-accuracy 1: held"), "{stdout}");
     let report: Value = read_json(&dir.join("report.json"));
@@ -410,15 +381,8 @@ async fn eval_f2_writes_report_junit_and_markdown_without_raw_text() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn eval_gates_fail_with_exit_1() {
-    let mut command = jevjudge();
-    command
-        .args(["eval", "--definition"])
-        .arg(example("sms-spam/definition.toml"))
-        .arg("--cases")
-        .arg(example("sms-spam/cases.jsonl"))
-        .arg("--replay")
-        .arg(example("sms-spam/recordings.jevl"))
-        .args(["--model", "jev-1.13.0", "--min-accuracy", "0.9"]);
+    let mut command = eval_sms_replay(&example("sms-spam/definition.toml"));
+    command.args(["--model", "jev-1.13.0", "--min-accuracy", "0.9"]);
     let output = run(&mut command).await;
     assert_eq!(output.status.code(), Some(1));
     assert!(
@@ -435,14 +399,8 @@ async fn main_job_reproduces_the_published_decisions_of_the_real_recording() {
         ("sms-spam/definition-cut-0.5.toml", 143, 7, 0, 143.0 / 150.0),
     ] {
         let report_path = dir.join("report.json");
-        let mut command = jevjudge();
+        let mut command = eval_sms_replay(&example(definition));
         command
-            .args(["eval", "--definition"])
-            .arg(example(definition))
-            .arg("--cases")
-            .arg(example("sms-spam/cases.jsonl"))
-            .arg("--replay")
-            .arg(example("sms-spam/recordings.jevl"))
             .args(["--model", "jev-1.13.0", "--report"])
             .arg(&report_path);
         let output = run(&mut command).await;
@@ -490,12 +448,7 @@ async fn eval_bad_inputs_exit_2_naming_file_line_and_field() {
         ),
     )
     .unwrap();
-    let mut command = jevjudge();
-    command
-        .args(["eval", "--fake", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--cases")
-        .arg(&cases);
+    let mut command = eval_offline(&example("refund/definition.toml"), &cases);
     let output = run(&mut command).await;
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -509,12 +462,7 @@ async fn eval_bad_inputs_exit_2_naming_file_line_and_field() {
 
     let labels = dir.join("labels.jsonl");
     std::fs::write(&labels, "{\"scenario\":\"s\",\"id\":\"x\",\"state\":\"s\",\"expected_pass\":true,\"expected_findings\":{\"nope\":true}}\n").unwrap();
-    let mut command = jevjudge();
-    command
-        .args(["eval", "--fake", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--cases")
-        .arg(&labels);
+    let mut command = eval_offline(&example("refund/definition.toml"), &labels);
     exits_saying(&mut command, 2, "expected_findings.nope").await;
 }
 
@@ -553,14 +501,8 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
 
     let full = dir.join("full.json");
     let output = run(&mut eval_live(&server, &cases, &full)).await;
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
     // The fake server's answers are labelled `fake` in the summary and the report.
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = succeeded(&output);
     assert!(stdout.contains("backend fake"), "{stdout}");
     let report: Value = read_json(&full);
     assert_eq!(report["backend"], "fake");

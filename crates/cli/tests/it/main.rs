@@ -2,7 +2,10 @@
 //! helpers): the real binary against real HTTP servers on 127.0.0.1 and offline against the
 //! shipped examples. Shared helpers come from `jevjudge-test-support`.
 
+use std::path::Path;
+
 use jevjudge_fake::{Config, FakeServer};
+use jevjudge_test_support::example;
 use tokio::process::Command;
 
 mod analysis;
@@ -28,6 +31,61 @@ fn jevjudge_keyed() -> Command {
     let mut command = jevjudge();
     command.env("TYPESAFE_API_KEY", jevjudge_test_support::TEST_KEY);
     command
+}
+
+/// `jevjudge judge` with `flags` on the refund example's definition and state.
+fn judge_refund(flags: &[&str]) -> Command {
+    let mut command = jevjudge();
+    command
+        .arg("judge")
+        .args(flags)
+        .arg("--definition")
+        .arg(example("refund/definition.toml"))
+        .arg("--state")
+        .arg(example("refund/state.json"));
+    command
+}
+
+/// [`judge_refund`] replaying the record file `record`.
+fn replay_refund(record: &Path) -> Command {
+    let mut command = judge_refund(&[]);
+    command.arg("--replay").arg(record);
+    command
+}
+
+/// `jevjudge eval --fake` with `definition` and `cases`.
+fn eval_offline(definition: &Path, cases: &Path) -> Command {
+    let mut command = jevjudge();
+    command
+        .args(["eval", "--fake", "--definition"])
+        .arg(definition)
+        .arg("--cases")
+        .arg(cases);
+    command
+}
+
+/// `jevjudge eval` of the sms-spam cases with `definition`, replaying the real recording.
+fn eval_sms_replay(definition: &Path) -> Command {
+    let mut command = jevjudge();
+    command
+        .args(["eval", "--definition"])
+        .arg(definition)
+        .arg("--cases")
+        .arg(example("sms-spam/cases.jsonl"))
+        .arg("--replay")
+        .arg(example("sms-spam/recordings.jevl"));
+    command
+}
+
+/// The standard output of a run that must have exited 0 (its standard error shows if not).
+fn succeeded(output: &std::process::Output) -> String {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        jevjudge_test_support::stderr(output)
+    );
+    jevjudge_test_support::stdout(output)
 }
 
 /// Runs `command`, which must exit with `code` and say `needle` on stderr.

@@ -5,37 +5,44 @@
 use std::{process::Stdio, time::Duration};
 
 use serde_json::Value;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::BufReader;
 
-use jevjudge_test_support::{definition_file, listening_on, post, root, sigterm, temp_dir};
+use jevjudge_test_support::{definition_file, get, listening_on, post, root, sigterm, temp_dir};
 
 use crate::{fake_server, jevjudge_keyed as jevjudge};
 
-/// One HTTP/1.1 GET over a fresh connection: (status, body).
-async fn get(addr: &str, path: &str) -> (u16, String) {
-    let mut stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("connects");
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.expect("sends");
-    let mut response = String::new();
-    tokio::time::timeout(
-        Duration::from_secs(20),
-        stream.read_to_string(&mut response),
+/// The versions `GET /v1/definitions` lists, which must answer 200.
+async fn served_versions(addr: &str) -> Vec<String> {
+    let (status, body) = get(addr, "/v1/definitions").await;
+    assert_eq!(status, 200, "{body}");
+    versions(&body)
+}
+
+/// `POST /v1/reviews/VERSION` of `state` (JSON text): (status, body).
+async fn review(addr: &str, version: &str, state: &str) -> (u16, String) {
+    post(
+        addr,
+        &format!("/v1/reviews/{version}"),
+        &format!(r#"{{"state": {state}}}"#),
     )
     .await
-    .expect("an answer within 20 s")
-    .expect("reads");
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP response: {response}"));
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    (status, body)
+}
+
+/// Calls `probe` until `done` holds of what it returns, every 50 ms and 100 times at the
+/// most; what it returned last.
+async fn poll<T, F: Future<Output = T>>(
+    mut probe: impl FnMut() -> F,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let mut last = probe().await;
+    for _ in 1..100 {
+        if done(&last) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        last = probe().await;
+    }
+    last
 }
 
 fn versions(body: &str) -> Vec<String> {
@@ -146,57 +153,40 @@ async fn sighup_reloads_the_definitions_and_a_bad_set_keeps_the_old_one() {
     let pid = child.id().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let addr = listening_on(&mut stdout).await;
-    let (status, body) = get(&addr, "/v1/definitions").await;
-    assert_eq!(status, 200);
-    assert_eq!(versions(&body), ["refund-answer-v1"]);
+    assert_eq!(served_versions(&addr).await, ["refund-answer-v1"]);
 
     // A second version appears: after SIGHUP it is served.
     std::fs::copy(definition_file("support-draft-v1"), dir.join("b.toml")).unwrap();
     sighup(pid);
-    let mut seen = Vec::new();
-    for _ in 0..100 {
-        seen = versions(&get(&addr, "/v1/definitions").await.1);
-        if seen.len() == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(seen, ["refund-answer-v1", "support-draft-v1"]);
-    let state = std::fs::read_to_string(root().join("examples/refund/state.json")).unwrap();
-    let (status, served) = post(
-        &addr,
-        "/v1/reviews/support-draft-v1",
-        &format!(r#"{{"state": {state}}}"#),
+    let seen = poll(
+        || async { versions(&get(&addr, "/v1/definitions").await.1) },
+        |seen| seen.len() == 2,
     )
     .await;
+    assert_eq!(seen, ["refund-answer-v1", "support-draft-v1"]);
+    let state = std::fs::read_to_string(root().join("examples/refund/state.json")).unwrap();
+    let (status, served) = review(&addr, "support-draft-v1", &state).await;
     assert_eq!(status, 200, "{served}");
 
     // A bad set (a file that does not load) is refused; the old set keeps serving.
     std::fs::write(dir.join("c.toml"), "version = \"\"\n").unwrap();
     std::fs::remove_file(dir.join("a.toml")).unwrap();
     sighup(pid);
-    let mut refused = String::new();
-    for _ in 0..100 {
-        refused = std::fs::read_to_string(&log).unwrap();
-        if refused.contains("reload refused") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let refused = poll(
+        || async { std::fs::read_to_string(&log).unwrap() },
+        |text| text.contains("reload refused"),
+    )
+    .await;
     assert!(refused.contains("reload refused"), "{refused}");
     assert!(
         refused.contains("c.toml"),
         "the log line names the file: {refused}"
     );
-    let (status, body) = get(&addr, "/v1/definitions").await;
-    assert_eq!(status, 200);
-    assert_eq!(versions(&body), ["refund-answer-v1", "support-draft-v1"]);
-    let (status, served) = post(
-        &addr,
-        "/v1/reviews/refund-answer-v1",
-        &format!(r#"{{"state": {state}}}"#),
-    )
-    .await;
+    assert_eq!(
+        served_versions(&addr).await,
+        ["refund-answer-v1", "support-draft-v1"]
+    );
+    let (status, served) = review(&addr, "refund-answer-v1", &state).await;
     assert_eq!(status, 200, "the old set still serves: {served}");
 
     sigterm(pid);

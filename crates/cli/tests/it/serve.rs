@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
 use jevjudge_test_support::{example, listening_on, post, root, run, sigterm, temp_dir};
 
-use crate::{fake_server, fake_with_latency, jevjudge_keyed as jevjudge};
+use crate::{fake_server, fake_with_latency, jevjudge_keyed as jevjudge, replay_refund};
 
 const SENTINEL: &str = "RAW-STATE-SERVE-e41b";
 
@@ -176,14 +176,7 @@ pub(crate) fn refund_definitions(name: &str) -> PathBuf {
 /// answers, live and in their records (meta.fake), so a replay never claims the model the
 /// fake names. The replay sent nothing to `fake`.
 pub(crate) async fn assert_replay_matches(mut served: Value, record: &Path, fake: &FakeServer) {
-    let replayed = run(jevjudge()
-        .args(["judge", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--state")
-        .arg(example("refund/state.json"))
-        .arg("--replay")
-        .arg(record))
-    .await;
+    let replayed = run(&mut replay_refund(record)).await;
     let mut replayed: Value = serde_json::from_slice(&replayed.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&replayed.stderr)));
     assert_eq!(served["backend"], "fake");

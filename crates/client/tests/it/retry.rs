@@ -3,7 +3,7 @@
 use std::{sync::Arc, time::Duration};
 
 use jevjudge_client::{
-    AttemptOutcome, Backoff, CallOptions, ClientBuilder, ErrorKind, TransportErrorKind,
+    AttemptOutcome, Backoff, CallOptions, Client, ClientBuilder, ErrorKind, TransportErrorKind,
 };
 use jevjudge_wire::Detail;
 use tokio::time::Instant;
@@ -13,6 +13,20 @@ use crate::support::*;
 /// [`builder`] over `script` with a fixed `wait` before each retry.
 fn fixed_backoff(script: &Arc<Scripted>, wait: Duration) -> ClientBuilder<Arc<Scripted>> {
     builder(script.clone()).backoff(Backoff::fixed(wait))
+}
+
+/// Calls `client` once with the `limit` budget; the error it must end in, and how long it took
+/// (on the paused clock).
+async fn fails_within(
+    client: &Client<Arc<Scripted>>,
+    limit: Duration,
+) -> (jevjudge_client::Error, Duration) {
+    let start = Instant::now();
+    let error = client
+        .system_one(&noul_request(), budget(limit))
+        .await
+        .unwrap_err();
+    (error, start.elapsed())
 }
 
 fn budget(duration: Duration) -> CallOptions {
@@ -91,16 +105,8 @@ async fn table_retry_after_past_the_budget_is_not_started() {
         ok(),
     ]);
     let client = builder(script.clone()).build().unwrap();
-    let start = Instant::now();
-    let error = client
-        .system_one(&noul_request(), budget(secs(2)))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        start.elapsed(),
-        Duration::ZERO,
-        "returned at once, no sleep"
-    );
+    let (error, elapsed) = fails_within(&client, secs(2)).await;
+    assert_eq!(elapsed, Duration::ZERO, "returned at once, no sleep");
     assert_eq!(error.kind(), &ErrorKind::Deadline);
     assert!(error.is_retry_skipped_for_deadline());
     assert_eq!(error.detail(), Detail::RetryWaitExceedsBudget);
@@ -120,12 +126,8 @@ async fn table_stalled_server_with_short_attempt_timeout_exhausts_attempts() {
         .retries(0)
         .build()
         .unwrap();
-    let start = Instant::now();
-    let error = client
-        .system_one(&noul_request(), budget(secs(2)))
-        .await
-        .unwrap_err();
-    assert_eq!(start.elapsed(), ms(50));
+    let (error, elapsed) = fails_within(&client, secs(2)).await;
+    assert_eq!(elapsed, ms(50));
     assert_eq!(error.kind(), &ErrorKind::AttemptTimeout);
     assert_eq!(error.detail(), Detail::AttemptsExhausted);
     assert!(!error.is_deadline());
@@ -136,12 +138,8 @@ async fn table_stalled_server_with_short_attempt_timeout_exhausts_attempts() {
 async fn table_stalled_server_with_long_attempt_timeout_hits_the_budget() {
     let script = Scripted::always(Step::Stall);
     let client = builder(script.clone()).build().unwrap();
-    let start = Instant::now();
-    let error = client
-        .system_one(&noul_request(), budget(secs(2)))
-        .await
-        .unwrap_err();
-    assert_eq!(start.elapsed(), secs(2));
+    let (error, elapsed) = fails_within(&client, secs(2)).await;
+    assert_eq!(elapsed, secs(2));
     assert_eq!(error.kind(), &ErrorKind::Deadline);
     assert_eq!(error.detail(), Detail::BudgetElapsed);
     assert!(!error.is_retry_skipped_for_deadline());
@@ -184,17 +182,9 @@ async fn retry_after_one_second_puts_attempts_exactly_one_second_apart() {
 async fn judge_rule_34_budget_of_1_5_s_with_1_s_backoff_allows_two_attempts() {
     let script = Scripted::always(respond(500, "{}"));
     let client = fixed_backoff(&script, secs(1)).retries(5).build().unwrap();
-    let start = Instant::now();
-    let error = client
-        .system_one(&noul_request(), budget(ms(1500)))
-        .await
-        .unwrap_err();
+    let (error, elapsed) = fails_within(&client, ms(1500)).await;
     assert_eq!(script.attempt_times(), vec![Duration::ZERO, secs(1)]);
-    assert_eq!(
-        start.elapsed(),
-        secs(1),
-        "the skipped retry returns at once"
-    );
+    assert_eq!(elapsed, secs(1), "the skipped retry returns at once");
     assert_eq!(error.kind(), &ErrorKind::Deadline);
     assert!(error.is_retry_skipped_for_deadline());
     assert_eq!(error.detail(), Detail::RetryWaitExceedsBudget);
@@ -273,12 +263,8 @@ async fn the_attempt_timeout_is_cut_to_the_remaining_budget() {
         .attempt_timeout(secs(5))
         .build()
         .unwrap();
-    let start = Instant::now();
-    let error = client
-        .system_one(&noul_request(), budget(ms(1500)))
-        .await
-        .unwrap_err();
-    assert_eq!(start.elapsed(), ms(1500));
+    let (error, elapsed) = fails_within(&client, ms(1500)).await;
+    assert_eq!(elapsed, ms(1500));
     assert_eq!(error.detail(), Detail::BudgetElapsed);
     assert_eq!(error.attempts(), 2);
     assert_eq!(error.status(), Some(502), "the last status seen is kept");

@@ -17,6 +17,7 @@
 // request, so boxing it would only add an allocation.
 #![allow(clippy::result_large_err)]
 
+mod item;
 mod pages;
 mod session;
 
@@ -24,7 +25,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::{
     Form, Router,
-    extract::{FromRequestParts, Path, Query, Request},
+    extract::{FromRequestParts, Query, Request},
     http::{
         HeaderMap, HeaderValue, Method, StatusCode,
         header::{
@@ -37,15 +38,13 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{any, get, post},
 };
-use jevjudge_store::{
-    Decision, MAX_NOTE_CHARS, MAX_PAGE, QueueCursor, QueueError, QueueItemId, QueueItemView, Store,
-};
+use jevjudge_store::{MAX_PAGE, QueueCursor, Store};
 use maud::Markup;
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::ServeState;
-use pages::{Answer, CriterionView, ItemView, QueueRow, QueueView, ResultRow, ResultView, Who};
+use item::{decide, item_page, release};
+use pages::{QueueRow, QueueView, Who};
 use session::{PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey};
 
 /// The Content-Security-Policy of every `/ui` response: nothing but this site's own
@@ -480,252 +479,6 @@ async fn claim(ui: Ui, Form(form): Form<Vec<(String, String)>>) -> Response {
     {
         Ok(Some(claimed)) => see_other(&format!("/ui/items/{}", claimed.item)),
         Ok(None) => see_other("/ui/?message=empty"),
-        Err(error) => store_failed(error),
-    }
-}
-
-fn item_id(text: &str) -> Result<QueueItemId, Response> {
-    text.parse()
-        .map_err(|_| refused(StatusCode::NOT_FOUND, "There is no such item."))
-}
-
-/// The criteria of an item: (id, instructions) from the definition's questions JSON.
-fn criteria(questions: &Value) -> Vec<(String, String)> {
-    match questions {
-        Value::Object(map) => map
-            .iter()
-            .map(|(id, question)| {
-                let instructions = question
-                    .get("instructions")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| question.to_string(), str::to_owned);
-                (id.clone(), instructions)
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// What a reviewer may see of an item.
-enum Access {
-    /// Theirs to decide: the form.
-    Decide,
-    /// Decided by them: the result.
-    Result,
-    /// Not theirs.
-    None,
-}
-
-/// The store reads `claimed_by` as of now: it is set only while the lease is live.
-fn access(view: &QueueItemView, name: &str) -> Access {
-    match &view.decision {
-        Some(decision) if decision.reviewer == name => Access::Result,
-        Some(_) => Access::None,
-        None if view.entry.claimed_by.as_deref() == Some(name) => Access::Decide,
-        None => Access::None,
-    }
-}
-
-async fn item_page(ui: Ui, Path(item): Path<String>) -> Response {
-    let session = match ui.reviewer() {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
-    let item = match item_id(&item) {
-        Ok(item) => item,
-        Err(response) => return response,
-    };
-    let view = match ui.store.queue_item(item).await {
-        Ok(Some(view)) => view,
-        Ok(None) => return refused(StatusCode::NOT_FOUND, "There is no such item."),
-        Err(error) => return store_failed(error),
-    };
-    let csrf = ui.key.csrf(session);
-    match access(&view, &session.name) {
-        Access::Decide => item_form(&ui, session, &csrf, &view, &[], StatusCode::OK, None),
-        Access::Result => result_page(&ui, session, &csrf, &view),
-        Access::None => not_yours(),
-    }
-}
-
-fn not_yours() -> Response {
-    refused(
-        StatusCode::CONFLICT,
-        "This item is not yours: another reviewer holds or decided it, or your lease expired \
-         and it went back to the queue. Claim the next item from the queue.",
-    )
-}
-
-fn item_form(
-    ui: &Ui,
-    session: &Session,
-    csrf: &str,
-    view: &QueueItemView,
-    form: &[(String, String)],
-    status: StatusCode,
-    error: Option<String>,
-) -> Response {
-    let criteria = criteria(&view.questions)
-        .into_iter()
-        .map(|(id, instructions)| CriterionView {
-            answer: field(form, &format!("c.{id}")).and_then(Answer::parse),
-            id,
-            instructions,
-        })
-        .collect();
-    // RFC 3339 UTC from the store: the time of day is what a reviewer needs.
-    let lease = view
-        .entry
-        .lease_expires
-        .as_deref()
-        .map_or_else(String::new, |at| match at.get(11..19) {
-            Some(time) => format!("{time} UTC"),
-            None => at.to_owned(),
-        });
-    let page_view = ItemView {
-        who: ui.who(session, csrf),
-        item: view.entry.item.to_string(),
-        version: view.review.definition_version.clone(),
-        reference: view.review.reference.clone(),
-        state: view.state.as_ref(),
-        criteria,
-        note: field(form, "note").unwrap_or("").to_owned(),
-        lease_expires: lease,
-        error,
-    };
-    page(status, pages::item(&page_view))
-}
-
-fn result_page(ui: &Ui, session: &Session, csrf: &str, view: &QueueItemView) -> Response {
-    let Some(decision) = &view.decision else {
-        return not_yours();
-    };
-    let rows = criteria(&view.questions)
-        .into_iter()
-        .map(|(id, instructions)| {
-            let jev = view.review.findings.get(&id);
-            ResultRow {
-                reviewer: decision.findings.get(&id).copied().flatten(),
-                jev_status: jev
-                    .and_then(|f| f.get("status"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                jev_probability: jev
-                    .and_then(|f| f.get("yes_probability"))
-                    .and_then(Value::as_f64),
-                id,
-                instructions,
-            }
-        })
-        .collect();
-    let result = ResultView {
-        who: ui.who(session, csrf),
-        item: view.entry.item.to_string(),
-        version: view.review.definition_version.clone(),
-        review_status: view.review.status.clone(),
-        rows,
-        note: decision.note.clone(),
-    };
-    page(StatusCode::OK, pages::result(&result))
-}
-
-async fn decide(
-    ui: Ui,
-    Path(item): Path<String>,
-    Form(form): Form<Vec<(String, String)>>,
-) -> Response {
-    let session = match ui.checked(&form) {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
-    let item = match item_id(&item) {
-        Ok(item) => item,
-        Err(response) => return response,
-    };
-    let view = match ui.store.queue_item(item).await {
-        Ok(Some(view)) => view,
-        Ok(None) => return refused(StatusCode::NOT_FOUND, "There is no such item."),
-        Err(error) => return store_failed(error),
-    };
-    let csrf = ui.key.csrf(session);
-    let mut findings = std::collections::BTreeMap::new();
-    let mut missing = Vec::new();
-    for (id, _) in criteria(&view.questions) {
-        match field(&form, &format!("c.{id}")).and_then(Answer::parse) {
-            Some(answer) => {
-                findings.insert(id, answer.finding());
-            }
-            None => missing.push(id),
-        }
-    }
-    let note = field(&form, "note").unwrap_or("").trim();
-    let error = if !missing.is_empty() {
-        Some(format!(
-            "Answer every criterion (missing: {}).",
-            missing.join(", ")
-        ))
-    } else if note.chars().count() > MAX_NOTE_CHARS {
-        Some(format!(
-            "The note is longer than {MAX_NOTE_CHARS} characters."
-        ))
-    } else {
-        None
-    };
-    if let Some(error) = error {
-        if matches!(access(&view, &session.name), Access::Decide) {
-            return item_form(
-                &ui,
-                session,
-                &csrf,
-                &view,
-                &form,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                Some(error),
-            );
-        }
-        return not_yours();
-    }
-    let decision = Decision {
-        findings,
-        note: (!note.is_empty()).then(|| note.to_owned()),
-    };
-    match ui.store.decide(item, &session.name, &decision).await {
-        Ok(_) => see_other(&format!("/ui/items/{item}")),
-        Err(QueueError::AlreadyDecided) => see_other(&format!("/ui/items/{item}")),
-        Err(QueueError::NotFound) => refused(StatusCode::NOT_FOUND, "There is no such item."),
-        Err(QueueError::LeaseNotHeld) => not_yours(),
-        Err(QueueError::Invalid(reason)) => item_form(
-            &ui,
-            session,
-            &csrf,
-            &view,
-            &form,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Some(reason),
-        ),
-        Err(QueueError::Store(error)) => store_failed(error),
-        Err(error) => store_failed(error),
-    }
-}
-
-async fn release(
-    ui: Ui,
-    Path(item): Path<String>,
-    Form(form): Form<Vec<(String, String)>>,
-) -> Response {
-    let session = match ui.checked(&form) {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
-    let item = match item_id(&item) {
-        Ok(item) => item,
-        Err(response) => return response,
-    };
-    match ui.store.release(item, &session.name).await {
-        Ok(()) => see_other("/ui/?message=released"),
-        Err(QueueError::NotFound) => refused(StatusCode::NOT_FOUND, "There is no such item."),
-        Err(QueueError::LeaseNotHeld | QueueError::AlreadyDecided) => not_yours(),
-        Err(QueueError::Invalid(reason)) => refused(StatusCode::UNPROCESSABLE_ENTITY, &reason),
         Err(error) => store_failed(error),
     }
 }

@@ -59,6 +59,11 @@ impl SessionKey {
         SessionKey(hash.finalize().into())
     }
 
+    /// Whether `mac` (hex) is this key's MAC of `parts`, compared in constant time.
+    fn signs(&self, mac: &str, parts: &[&[u8]]) -> bool {
+        unhex(mac).is_some_and(|given| bool::from(given.as_slice().ct_eq(&self.mac(parts))))
+    }
+
     fn mac(&self, parts: &[&[u8]]) -> [u8; 32] {
         let mut mac = HmacSha256::new_from_slice(&self.0).expect("HMAC takes any key length");
         for part in parts {
@@ -96,25 +101,16 @@ impl SessionKey {
     /// The session a cookie value holds, when it is well formed, signed with this key and not
     /// expired at `now`.
     pub(crate) fn verify(&self, value: &str, now: SystemTime) -> Option<Session> {
-        let mut parts = value.split('.');
-        let (Some("v1"), Some(name), Some(expires), Some(nonce), Some(mac), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
+        let ["v1", name, expires, nonce, mac] = fields(value)? else {
             return None;
         };
-        let expected = self.mac(&[
+        let parts: [&[u8]; 4] = [
             b"session",
             name.as_bytes(),
             expires.as_bytes(),
             nonce.as_bytes(),
-        ]);
-        let given = unhex(mac)?;
-        if !bool::from(given.as_slice().ct_eq(&expected)) {
+        ];
+        if !self.signs(mac, &parts) {
             return None;
         }
         let expires: u64 = expires.parse().ok()?;
@@ -157,18 +153,10 @@ impl SessionKey {
     /// The sign-in form's CSRF token for a pre-session cookie value, when the value is
     /// genuine and not expired.
     pub(crate) fn pre_csrf(&self, pre: &str, now: SystemTime) -> Option<String> {
-        let mut parts = pre.split('.');
-        let (Some("p1"), Some(nonce), Some(expires), Some(mac), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
+        let ["p1", nonce, expires, mac] = fields(pre)? else {
             return None;
         };
-        let expected = self.mac(&[b"pre", nonce.as_bytes(), expires.as_bytes()]);
-        if !bool::from(unhex(mac)?.as_slice().ct_eq(&expected)) {
+        if !self.signs(mac, &[b"pre", nonce.as_bytes(), expires.as_bytes()]) {
             return None;
         }
         if expires.parse::<u64>().ok()? <= unix(now) {
@@ -233,6 +221,16 @@ fn hex(bytes: &[u8]) -> String {
         out.push(DIGITS[usize::from(byte & 0xf)] as char);
     }
     out
+}
+
+/// The `N` dot-separated fields of a cookie value, when it has exactly `N`.
+fn fields<const N: usize>(value: &str) -> Option<[&str; N]> {
+    let mut parts = value.split('.');
+    let fields: [Option<&str>; N] = std::array::from_fn(|_| parts.next());
+    if parts.next().is_some() || fields.contains(&None) {
+        return None;
+    }
+    Some(fields.map(Option::unwrap_or_default))
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {

@@ -4,7 +4,8 @@ use axum::http::{HeaderMap, HeaderValue, header::HOST};
 use serde_json::json;
 
 use super::{
-    criteria, loopback_host,
+    item::criteria,
+    loopback_host,
     pages::{
         self, Answer, CriterionView, ItemView, QueueRow, QueueView, ResultRow, ResultView, Who,
     },

@@ -157,9 +157,7 @@ fn unreachable_precision_is_refused() {
     points.extend(repeat(0.1, false, 10));
     let targets = Targets {
         min_pass_precision: 0.9,
-        min_fail_precision: 0.5,
-        max_abstain: 1.0,
-        z: 1.96,
+        ..LOOSE
     };
     match choose(&points, &targets) {
         Err(NoChoice::PassPrecisionUnreachable { best_lower }) => {
@@ -188,12 +186,7 @@ fn inverted_points_have_no_ordered_pair() {
     // Yes below, no above: PASS is only precise at the very bottom, FAIL only at the top.
     let mut points = repeat(0.1, true, 30);
     points.extend(repeat(0.9, false, 30));
-    let targets = Targets {
-        min_pass_precision: 0.5,
-        min_fail_precision: 0.5,
-        max_abstain: 1.0,
-        z: 0.0,
-    };
+    let targets = Targets { z: 0.0, ..LOOSE };
     // PASS at 0.1 takes everything (30/60 = 0.5 ok), FAIL at 0.9 takes everything too:
     // no FAIL threshold lies below an admissible PASS threshold except none.
     assert_eq!(choose(&points, &targets), Err(NoChoice::NoOrderedPair));
@@ -316,7 +309,7 @@ proptest! {
 
     #[test]
     fn the_choice_abstains_least_among_observed_pairs(points in informative_points()) {
-        let targets = Targets { min_pass_precision: 0.7, min_fail_precision: 0.7, max_abstain: 1.0, z: 1.96 };
+        let targets = Targets { min_pass_precision: 0.7, min_fail_precision: 0.7, ..LOOSE };
         if let Ok(choice) = choose(&points, &targets) {
             let values = distinct(&points);
             for (j, (fail, ..)) in values.iter().enumerate() {

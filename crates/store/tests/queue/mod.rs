@@ -7,31 +7,16 @@ use std::{
 };
 
 use jevjudge_store::{
-    Decision, Enqueue, KeptState, NewReview, QueueCursor, QueueError, QueueItemId, QueueReason,
-    Store, StoreError, StoreUrl,
+    Claimed, Decision, Enqueue, KeptState, NewReview, QueueCursor, QueueError, QueueItemId,
+    QueueReason, Store, StoreError, StoreUrl,
 };
+use jevjudge_test_support::on_both_stores;
 use serde_json::{Value, json};
 
-use super::review;
+// `review` builds the reviews; `on_both_stores!` takes its URLs from the store suite.
+use super::{pg_url, review, sqlite_url};
 
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test]
-            async fn sqlite() {
-                super::$name(super::super::sqlite_url()).await;
-            }
-            #[tokio::test]
-            async fn postgres() {
-                if let Some(url) = super::super::pg_url().await {
-                    super::$name(url).await;
-                }
-            }
-        }
-    )*};
-}
-
-both!(
+on_both_stores!(
     a_claimed_item_is_decided_once_by_its_holder,
     an_expired_lease_returns_the_item_to_the_queue,
     the_two_slots_of_a_second_review_go_to_different_reviewers,
@@ -112,10 +97,8 @@ async fn a_claimed_item_is_decided_once_by_its_holder(url: StoreUrl) {
     let (review, items) = queue(&store, "v1", 1).await;
     let t0 = SystemTime::now();
 
-    let claimed = store
-        .claim_at("ana", None, LEASE, t0)
+    let claimed = claim(&store, "ana", None, LEASE, t0)
         .await
-        .unwrap()
         .expect("one item is pending");
     assert_eq!(claimed.item, items[0]);
     assert_eq!(claimed.review.review_id, review.id);
@@ -141,13 +124,7 @@ async fn a_claimed_item_is_decided_once_by_its_holder(url: StoreUrl) {
     );
 
     // Leased: nobody else gets it, and only its holder may decide or release it.
-    assert!(
-        store
-            .claim_at("ben", None, LEASE, t0)
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(claim(&store, "ben", None, LEASE, t0).await.is_none());
     let stats = store.queue_stats_at(t0).await.unwrap();
     assert_eq!(stats.claimed, 1);
     assert_eq!(stats.pending_by_version.get("v1"), None);
@@ -209,13 +186,7 @@ async fn a_claimed_item_is_decided_once_by_its_holder(url: StoreUrl) {
         store.release_at(QueueItemId::new(), "ana", t0).await,
         Err(QueueError::NotFound)
     ));
-    assert!(
-        store
-            .claim_at("ana", None, LEASE, t0)
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(claim(&store, "ana", None, LEASE, t0).await.is_none());
 
     let view = store.queue_item(items[0]).await.unwrap().expect("found");
     let saved = view.decision.expect("decided");
@@ -242,19 +213,9 @@ async fn an_expired_lease_returns_the_item_to_the_queue(url: StoreUrl) {
     let lease = Duration::from_secs(10);
     let at = |seconds: u64| t0 + Duration::from_secs(seconds);
 
-    let claimed = store
-        .claim_at("ana", None, lease, t0)
-        .await
-        .unwrap()
-        .unwrap();
+    let claimed = claim(&store, "ana", None, lease, t0).await.unwrap();
     assert_eq!(claimed.lease_expires, t0 + lease - sub_millis(t0));
-    assert!(
-        store
-            .claim_at("ben", None, lease, at(9))
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(claim(&store, "ben", None, lease, at(9)).await.is_none());
     // At its end the lease has expired: the item is pending again and ben gets it.
     assert_eq!(
         store
@@ -264,11 +225,7 @@ async fn an_expired_lease_returns_the_item_to_the_queue(url: StoreUrl) {
             .pending_by_version["v1"],
         1
     );
-    let again = store
-        .claim_at("ben", None, lease, at(10))
-        .await
-        .unwrap()
-        .unwrap();
+    let again = claim(&store, "ben", None, lease, at(10)).await.unwrap();
     assert_eq!(again.item, items[0]);
     // ana's expired lease no longer lets her decide or release.
     assert!(matches!(
@@ -289,19 +246,11 @@ async fn an_expired_lease_returns_the_item_to_the_queue(url: StoreUrl) {
         Err(QueueError::LeaseNotHeld)
     ));
     // A release gives the item back at once.
-    let third = store
-        .claim_at("cem", None, lease, at(20))
-        .await
-        .unwrap()
-        .unwrap();
+    let third = claim(&store, "cem", None, lease, at(20)).await.unwrap();
     store.release_at(third.item, "cem", at(21)).await.unwrap();
     let page = store.queue_page_at(None, 10, None, at(21)).await.unwrap();
     assert_eq!(page.items[0].claimed_by, None);
-    let fourth = store
-        .claim_at("ana", None, lease, at(21))
-        .await
-        .unwrap()
-        .unwrap();
+    let fourth = claim(&store, "ana", None, lease, at(21)).await.unwrap();
     store
         .decide_at(
             fourth.item,
@@ -314,6 +263,20 @@ async fn an_expired_lease_returns_the_item_to_the_queue(url: StoreUrl) {
     store.close().await;
 }
 
+/// `reviewer` claims the next item (of `version`, or any) at `now`; the store must answer.
+async fn claim(
+    store: &Store,
+    reviewer: &str,
+    version: Option<&str>,
+    lease: Duration,
+    now: SystemTime,
+) -> Option<Claimed> {
+    store
+        .claim_at(reviewer, version, lease, now)
+        .await
+        .expect("the store answers a claim")
+}
+
 /// The part of `time` below a millisecond (the store keeps milliseconds).
 fn sub_millis(time: SystemTime) -> Duration {
     let since = time.duration_since(SystemTime::UNIX_EPOCH).unwrap();
@@ -324,60 +287,28 @@ async fn the_two_slots_of_a_second_review_go_to_different_reviewers(url: StoreUr
     let store = store(&url).await;
     let (review, items) = queue(&store, "v1", 2).await;
     let t0 = SystemTime::now();
-    let first = store
-        .claim_at("ana", None, LEASE, t0)
-        .await
-        .unwrap()
-        .unwrap();
+    let first = claim(&store, "ana", None, LEASE, t0).await.unwrap();
     assert_eq!((first.item, first.slot), (items[0], 1));
     // Slot 2 is pending, but never for the reviewer of slot 1: not while she holds it…
-    assert!(
-        store
-            .claim_at("ana", None, LEASE, t0)
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(claim(&store, "ana", None, LEASE, t0).await.is_none());
     store
         .decide_at(first.item, "ana", &decision(Some(true), Some(true)), t0)
         .await
         .unwrap();
     // …nor after she decided it.
-    assert!(
-        store
-            .claim_at("ana", None, LEASE, t0)
-            .await
-            .unwrap()
-            .is_none()
-    );
-    let second = store
-        .claim_at("ben", None, LEASE, t0)
-        .await
-        .unwrap()
-        .unwrap();
+    assert!(claim(&store, "ana", None, LEASE, t0).await.is_none());
+    let second = claim(&store, "ben", None, LEASE, t0).await.unwrap();
     assert_eq!((second.item, second.slot), (items[1], 2));
     assert_eq!(second.reason, "second_review");
     assert_eq!(second.review.review_id, review.id);
     // A released slot 1 lease lets its reviewer take slot 2 afterwards, not both at once.
     let (_, other) = queue(&store, "v1", 2).await;
-    let a = store
-        .claim_at("cem", None, LEASE, t0)
-        .await
-        .unwrap()
-        .unwrap();
+    let a = claim(&store, "cem", None, LEASE, t0).await.unwrap();
     assert_eq!(a.item, other[0]);
     store.release_at(a.item, "cem", t0).await.unwrap();
-    let b = store
-        .claim_at("dan", None, LEASE, t0)
-        .await
-        .unwrap()
-        .unwrap();
+    let b = claim(&store, "dan", None, LEASE, t0).await.unwrap();
     assert_eq!(b.item, other[0], "the oldest first");
-    let c = store
-        .claim_at("cem", None, LEASE, t0)
-        .await
-        .unwrap()
-        .unwrap();
+    let c = claim(&store, "cem", None, LEASE, t0).await.unwrap();
     assert_eq!(c.item, other[1]);
     store.close().await;
 }
@@ -453,20 +384,12 @@ async fn agreement_is_cohens_kappa_per_criterion(url: StoreUrl) {
     ];
     for (first, second) in pairs {
         queue(&store, "v1", 2).await;
-        let one = store
-            .claim_at("ana", None, LEASE, t0)
-            .await
-            .unwrap()
-            .unwrap();
+        let one = claim(&store, "ana", None, LEASE, t0).await.unwrap();
         store
             .decide_at(one.item, "ana", &decision(first.0, first.1), t0)
             .await
             .unwrap();
-        let two = store
-            .claim_at("ben", None, LEASE, t0)
-            .await
-            .unwrap()
-            .unwrap();
+        let two = claim(&store, "ben", None, LEASE, t0).await.unwrap();
         assert_eq!(two.review.review_id, one.review.review_id);
         store
             .decide_at(two.item, "ben", &decision(second.0, second.1), t0)
@@ -475,11 +398,7 @@ async fn agreement_is_cohens_kappa_per_criterion(url: StoreUrl) {
     }
     // A review decided once counts as decided but not in agreement.
     queue(&store, "v1", 1).await;
-    let single = store
-        .claim_at("ana", None, LEASE, t0)
-        .await
-        .unwrap()
-        .unwrap();
+    let single = claim(&store, "ana", None, LEASE, t0).await.unwrap();
     store
         .decide_at(single.item, "ana", &decision(Some(true), Some(true)), t0)
         .await
@@ -546,11 +465,7 @@ async fn queue_pages_are_oldest_first_with_cursors_and_versions(url: StoreUrl) {
     );
 
     // A claimed item stays on the page, marked; a decided one leaves it.
-    let claimed = store
-        .claim_at("ana", Some("v2"), LEASE, t0)
-        .await
-        .unwrap()
-        .unwrap();
+    let claimed = claim(&store, "ana", Some("v2"), LEASE, t0).await.unwrap();
     assert_eq!(claimed.item, v2.items[0].item, "the version's oldest");
     let page = store
         .queue_page_at(Some("v2"), 100, None, t0)
@@ -573,13 +488,7 @@ async fn queue_pages_are_oldest_first_with_cursors_and_versions(url: StoreUrl) {
         stats.pending_by_version,
         BTreeMap::from([("v1".to_owned(), 4), ("v2".to_owned(), 2)])
     );
-    assert!(
-        store
-            .claim_at("ana", Some("v9"), LEASE, t0)
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(claim(&store, "ana", Some("v9"), LEASE, t0).await.is_none());
     assert!("r1.x".parse::<QueueCursor>().is_err());
     store.close().await;
 }
@@ -643,20 +552,12 @@ async fn labelled_reads_give_each_queued_review_its_decisions_and_record(url: St
         .unwrap();
     let (twice, _) = queue(&store, "v2", 2).await;
     let (no_answers, _) = queue(&store, "v1", 1).await;
-    let first = store
-        .claim_at("ana", None, LEASE, t0)
-        .await
-        .unwrap()
-        .unwrap();
+    let first = claim(&store, "ana", None, LEASE, t0).await.unwrap();
     store
         .decide_at(first.item, "ana", &decision(Some(true), Some(false)), t0)
         .await
         .unwrap();
-    let second = store
-        .claim_at("ana", None, LEASE, t0)
-        .await
-        .unwrap()
-        .unwrap();
+    let second = claim(&store, "ana", None, LEASE, t0).await.unwrap();
     assert_eq!(second.review.review_id, twice.id);
     store
         .decide_at(second.item, "ana", &decision(None, Some(true)), t0)

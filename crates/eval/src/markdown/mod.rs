@@ -1,5 +1,7 @@
 //! A Markdown summary for a CI job summary (for example `$GITHUB_STEP_SUMMARY`).
 
+mod risk;
+
 use std::fmt::Write;
 
 use crate::{Report, Summary};
@@ -53,7 +55,7 @@ pub fn to_markdown(report: &Report, gates: &[String]) -> String {
         let _ = writeln!(out);
         let _ = writeln!(out, "Attempts: {}", attempts.text());
     }
-    out.push_str(&crate::risk_render::markdown(report));
+    out.push_str(&risk::markdown(report));
     if !gates.is_empty() {
         let _ = writeln!(out);
         for gate in gates {

@@ -53,7 +53,7 @@ fn table(
         let scope = if overall {
             "**overall**".to_owned()
         } else {
-            crate::markdown::escape(scope)
+            super::escape(scope)
         };
         let _ = writeln!(out, "| {scope} | {} |", cells(s).join(" | "));
     }
