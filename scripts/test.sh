@@ -46,8 +46,9 @@ bash scripts/peer-mock.sh
 
 step "store suite against a throwaway PostgreSQL (scripts/pg.sh)"
 bash scripts/pg.sh -- sh -c 'cargo test --quiet -p jevjudge-store &&
-    cargo test --quiet -p jevjudge-serve --test tests store:: &&
-    cargo test --quiet -p jevjudge-serve --test store_down'
+    cargo test --quiet -p jevjudge-serve --test tests -- store:: queue:: &&
+    cargo test --quiet -p jevjudge-serve --test store_down &&
+    cargo test --quiet -p jevjudge-serve --test store_down_queue'
 
 step "serve against its OpenAPI document (schemathesis)"
 bash scripts/api-conformance.sh

@@ -418,7 +418,8 @@ async fn queue_page(ui: Ui, Query(query): Query<QueueQuery>) -> Response {
             Err(_) => return refused(StatusCode::BAD_REQUEST, "That page link is not valid."),
         },
     };
-    let stats = match ui.store.queue_stats().await {
+    // The counts only: the page does not show agreement, which reads every pair of decisions.
+    let stats = match ui.store.queue_counts().await {
         Ok(stats) => stats,
         Err(error) => return store_failed(error),
     };
