@@ -756,6 +756,57 @@ impl Store {
                 u64::try_from(n).unwrap_or(0),
             );
         }
+        stats.claimed = self.live_leases(now).await?;
+        let decided: i64 = sqlx::query("SELECT COUNT(*) AS n FROM queue_decisions")
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("n")?;
+        stats.decided = u64::try_from(decided).unwrap_or(0);
+        Ok(stats)
+    }
+
+    /// The counts of [`Store::queue_counts`] for a page shown often, each reading at most
+    /// `cap` rows of an index, so the page costs the same at 100,000 pending items as at
+    /// 10,000 (an exact count reads every open item):
+    /// - pending by version counts the oldest `cap` pending items: exact while fewer than `cap`
+    ///   are pending; when the figures add up to `cap`, each is a lower bound ("or more");
+    /// - claimed is exact (live leases: as many as people reviewing, through their index);
+    /// - decided stops at `cap` (a figure equal to `cap` means "`cap` or more").
+    pub async fn queue_counts_capped(&self, cap: u64) -> Result<QueueStats, StoreError> {
+        let now = unix_millis(SystemTime::now());
+        let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+        let mut stats = QueueStats::default();
+        let rows = sqlx::query(
+            "SELECT definition_version, COUNT(*) AS n FROM (SELECT definition_version \
+             FROM queue_items WHERE decided_at IS NULL \
+             AND (lease_expires IS NULL OR lease_expires <= $1) \
+             ORDER BY queued_at, id LIMIT $2) oldest GROUP BY definition_version",
+        )
+        .bind(now)
+        .bind(cap)
+        .fetch_all(&self.pool)
+        .await?;
+        for row in rows {
+            let n: i64 = row.try_get("n")?;
+            stats.pending_by_version.insert(
+                row.try_get("definition_version")?,
+                u64::try_from(n).unwrap_or(0),
+            );
+        }
+        stats.claimed = self.live_leases(now).await?;
+        let decided: i64 = sqlx::query(
+            "SELECT COUNT(*) AS n FROM (SELECT 1 FROM queue_decisions LIMIT $1) capped",
+        )
+        .bind(cap)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get("n")?;
+        stats.decided = u64::try_from(decided).unwrap_or(0);
+        Ok(stats)
+    }
+
+    /// Items under a live lease (through `queue_items_leased`).
+    async fn live_leases(&self, now: i64) -> Result<u64, StoreError> {
         let claimed: i64 = sqlx::query(
             "SELECT COUNT(*) AS n FROM queue_items WHERE decided_at IS NULL AND lease_expires > $1",
         )
@@ -763,13 +814,7 @@ impl Store {
         .fetch_one(&self.pool)
         .await?
         .try_get("n")?;
-        stats.claimed = u64::try_from(claimed).unwrap_or(0);
-        let decided: i64 = sqlx::query("SELECT COUNT(*) AS n FROM queue_decisions")
-            .fetch_one(&self.pool)
-            .await?
-            .try_get("n")?;
-        stats.decided = u64::try_from(decided).unwrap_or(0);
-        Ok(stats)
+        Ok(u64::try_from(claimed).unwrap_or(0))
     }
 
     /// Agreement per criterion over the reviews decided twice, in batches.
