@@ -10,20 +10,14 @@
 # Settings (environment): PENDING (100000), OPS (2000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-if [[ -z "${JEVJUDGE_TEST_PG_URL:-}" ]]; then
-    exec bash scripts/pg.sh --fsync -- bash "$0" "$@"
-fi
-
-PENDING=${PENDING:-100000}
-OPS=${OPS:-2000}
+. scripts/lib.sh
+with_throwaway_pg "$0" "$@"
+settings PENDING=100000 OPS=2000
 
 echo "== building the queue_bench example (release)"
-cargo build --release --quiet -p jevjudge-store --example queue_bench
+timeout 1800 cargo build --release --quiet -p jevjudge-store --example queue_bench
 BENCH="${CARGO_TARGET_DIR:-target}/release/examples/queue_bench"
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/jevjudge-bench-queue.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+make_work bench-queue-store
 
 echo "== SQLite ($PENDING pending, $OPS claims and decisions)"
 "$BENCH" "sqlite:$WORK/queue.db" "$PENDING" "$OPS"

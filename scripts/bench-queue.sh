@@ -14,39 +14,24 @@
 # milliseconds (nearest rank) measured at the client: HTTP, JSON, auth and the store together.
 # Target (issue 13): p99 under 20 ms on both.
 #
-# Settings (environment): PENDING (100000), OPS (2000), JEVJUDGE (the binary; default
-# target/release/jevjudge, built if missing). PostgreSQL comes from scripts/pg.sh --fsync.
+# Settings (environment): PENDING (100000), OPS (2000), STORES (sqlite,postgres), KEEP (1 keeps
+# the work directory with serve's logs), JEVJUDGE (the binary; default
+# the release build of this tree, built first). PostgreSQL comes from scripts/pg.sh --fsync.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-if [[ -z "${JEVJUDGE_TEST_PG_URL:-}" ]]; then
-    exec bash scripts/pg.sh --fsync -- bash "$0" "$@"
+. scripts/lib.sh
+with_throwaway_pg "$0" "$@"
+settings PENDING=100000 OPS=2000 STORES=sqlite,postgres KEEP=0 RUST_LOG=warn
+export RUST_LOG
+if [[ -z "${JEVJUDGE:-}" ]]; then
+    echo "== building the release binary"
+    build_jevjudge release
 fi
-
-PENDING=${PENDING:-100000}
-OPS=${OPS:-2000}
-JEVJUDGE=${JEVJUDGE:-target/release/jevjudge}
-if [[ ! -x "$JEVJUDGE" ]]; then
-    echo "== building $JEVJUDGE"
-    cargo build --release --quiet -p jevjudge
-fi
-export RUST_LOG=${RUST_LOG:-warn}
-PSQL=$(command -v psql || ls -d /usr/lib/postgresql/*/bin/psql | sort -V | tail -n 1)
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/jevjudge-bench-queue.XXXXXX")
-SERVE_PID=""
-stop_serve() {
-    if [[ -n "$SERVE_PID" ]]; then kill -TERM "$SERVE_PID" 2>/dev/null || true; wait "$SERVE_PID" 2>/dev/null || true; fi
-    SERVE_PID=""
+make_work bench-queue
+on_exit() {
+    # KEEP=1 keeps the work directory (serve's logs: RUST_LOG=info has each request's time).
+    if [[ "$KEEP" == 1 ]]; then echo "work directory kept: $WORK"; WORK=""; fi
 }
-cleanup() {
-    # Only the process this script started, by its id.
-    stop_serve
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-mkdir -p "$WORK/definitions"
-cp examples/refund/definition.toml "$WORK/definitions/refund.toml"
 reviewers=""
 for i in 1 2 3 4 5 6 7 8; do
     reviewers+="${reviewers:+,}bench-$i:tok-bench-$i-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
@@ -89,29 +74,19 @@ SQL
 run_store() {
     local name=$1 url=$2
     echo "== $name: $url"
-    "$JEVJUDGE" serve --definitions "$WORK/definitions" --addr 127.0.0.1:0 --fake \
-        --store "$url" --store-state --queue-statuses INCONCLUSIVE \
-        --reviewer-tokens-env JEVJUDGE_BENCH_REVIEWERS \
-        >"$WORK/$name.out" 2>"$WORK/$name.log" &
-    SERVE_PID=$!
-    local serve_url=""
-    for _ in $(seq 1 400); do
-        if [[ -s "$WORK/$name.out" ]] && [[ "$(head -n 1 "$WORK/$name.out")" == "listening on http://"* ]]; then
-            serve_url=$(head -n 1 "$WORK/$name.out"); serve_url=${serve_url#listening on }; break
-        fi
-        kill -0 "$SERVE_PID" 2>/dev/null || { echo "serve exited:" >&2; cat "$WORK/$name.log" >&2; exit 1; }
-        sleep 0.05
-    done
-    [[ -n "$serve_url" ]] || { echo "serve did not print its address" >&2; exit 1; }
+    spawn_listening "$WORK/$name.out" "$JEVJUDGE" serve --definitions "$WORK/definitions" \
+        --addr 127.0.0.1:0 --fake --store "$url" --store-state --queue-statuses INCONCLUSIVE \
+        --reviewer-tokens-env JEVJUDGE_BENCH_REVIEWERS
+    local serve_pid=$LISTEN_PID serve_url=$LISTEN_URL
     local digest started
     if [[ $name == sqlite ]]; then
         digest=$(sqlite3 "${url#sqlite:}" "SELECT digest FROM definitions WHERE version = 'refund-answer-v1'")
         started=$(date +%s.%N)
         seed_sql sqlite "$digest" | sqlite3 "${url#sqlite:}" >/dev/null
     else
-        digest=$("$PSQL" "$url" -tA -c "SELECT digest FROM definitions WHERE version = 'refund-answer-v1'")
+        digest=$(psql "$url" -tA -c "SELECT digest FROM definitions WHERE version = 'refund-answer-v1'")
         started=$(date +%s.%N)
-        seed_sql postgres "$digest" | "$PSQL" -q -v ON_ERROR_STOP=1 "$url" >/dev/null
+        seed_sql postgres "$digest" | psql -q -v ON_ERROR_STOP=1 "$url" >/dev/null
     fi
     echo "seeded $PENDING pending items in $(python3 -c "import time; print(f'{time.time() - $started:.1f}')") s"
     python3 - "$serve_url" "$OPS" <<'PY'
@@ -157,9 +132,13 @@ print(f"after: pending {sum(stats['pending_by_version'].values())}, decided {sta
 worst = max(summary("claim", claims), summary("decision", decisions))
 print(f"p99 target 20 ms: {'met' if worst < 20 else 'NOT met'}")
 PY
-    stop_serve
+    stop "$serve_pid"
 }
 
-run_store sqlite "sqlite:$WORK/bench.db"
-"$PSQL" "$JEVJUDGE_TEST_PG_URL" -q -c "CREATE DATABASE bench_queue" >/dev/null
-run_store postgres "${JEVJUDGE_TEST_PG_URL%/*}/bench_queue"
+if [[ ",$STORES," == *,sqlite,* ]]; then
+    run_store sqlite "sqlite:$WORK/bench.db"
+fi
+if [[ ",$STORES," == *,postgres,* ]]; then
+    psql "$JEVJUDGE_TEST_PG_URL" -q -c "CREATE DATABASE bench_queue" >/dev/null
+    run_store postgres "${JEVJUDGE_TEST_PG_URL%/*}/bench_queue"
+fi

@@ -14,50 +14,19 @@
 #   - from the store: each claimed item has exactly one claimer, the one its 200 named.
 # Exit 0 only when no item was handed out twice.
 #
-# Settings (environment): ITEMS (800), CLAIMS (1000), CALLERS (100), JEVJUDGE (the binary;
-# default target/release/jevjudge, built if missing).
+# Settings (environment): ITEMS (800), CLAIMS (1000), CALLERS (100), JEVJUDGE (a built binary;
+# default: the release build of this tree, built first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-if [[ -z "${JEVJUDGE_TEST_PG_URL:-}" ]]; then
-    exec bash scripts/pg.sh -- bash "$0" "$@"
+. scripts/lib.sh
+with_throwaway_pg "$0" "$@"
+settings ITEMS=800 CLAIMS=1000 CALLERS=100 RUST_LOG=warn
+export RUST_LOG
+if [[ -z "${JEVJUDGE:-}" ]]; then
+    echo "== building the release binary"
+    build_jevjudge release
 fi
-
-ITEMS=${ITEMS:-800}
-CLAIMS=${CLAIMS:-1000}
-CALLERS=${CALLERS:-100}
-JEVJUDGE=${JEVJUDGE:-target/release/jevjudge}
-if [[ ! -x "$JEVJUDGE" ]]; then
-    echo "== building $JEVJUDGE"
-    if [[ "$JEVJUDGE" == *release* ]]; then cargo build --release --quiet -p jevjudge; else cargo build --quiet -p jevjudge; fi
-fi
-export RUST_LOG=${RUST_LOG:-warn}
-PSQL=$(command -v psql || ls -d /usr/lib/postgresql/*/bin/psql | sort -V | tail -n 1)
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/jevjudge-queue-claims.XXXXXX")
-PIDS=()
-cleanup() {
-    # Only the processes this script started, by their id.
-    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-mkdir -p "$WORK/definitions"
-cp examples/refund/definition.toml "$WORK/definitions/refund.toml"
-
-listening_url() {
-    for _ in $(seq 1 400); do
-        if [[ -s "$1" ]] && [[ "$(head -n 1 "$1")" == "listening on http://"* ]]; then
-            local first
-            first=$(head -n 1 "$1")
-            echo "${first#listening on }"
-            return 0
-        fi
-        sleep 0.05
-    done
-    echo "no 'listening on' line in $1" >&2
-    return 1
-}
+make_work queue-claims
 
 reviewers=""
 for i in 1 2 3 4 5 6 7 8; do
@@ -65,19 +34,15 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 export JEVJUDGE_CLAIMS_REVIEWERS=$reviewers
 
-"$JEVJUDGE" fake-server --addr 127.0.0.1:0 >"$WORK/fake.out" 2>"$WORK/fake.err" &
-PIDS+=($!)
-FAKE_URL=$(listening_url "$WORK/fake.out")
+start_fake "$WORK/fake.out"
 "$JEVJUDGE" store migrate --store "$JEVJUDGE_TEST_PG_URL" >/dev/null
 urls=()
 for name in a b; do
-    TYPESAFE_API_KEY=claims-dummy-key "$JEVJUDGE" serve --definitions "$WORK/definitions" \
-        --addr 127.0.0.1:0 --base-url "$FAKE_URL" --store "$JEVJUDGE_TEST_PG_URL" --store-state \
-        --queue-statuses INCONCLUSIVE,FAIL --sample-pass 1 \
-        --reviewer-tokens-env JEVJUDGE_CLAIMS_REVIEWERS \
-        >"$WORK/$name.out" 2>"$WORK/$name.log" &
-    PIDS+=($!)
-    urls+=("$(listening_url "$WORK/$name.out")")
+    spawn_listening "$WORK/$name.out" env TYPESAFE_API_KEY=claims-dummy-key "$JEVJUDGE" serve \
+        --definitions "$WORK/definitions" --addr 127.0.0.1:0 --base-url "$FAKE_URL" \
+        --store "$JEVJUDGE_TEST_PG_URL" --store-state --queue-statuses INCONCLUSIVE,FAIL \
+        --sample-pass 1 --reviewer-tokens-env JEVJUDGE_CLAIMS_REVIEWERS
+    urls+=("$LISTEN_URL")
 done
 echo "fake at $FAKE_URL; replicas ${urls[0]}, ${urls[1]} on one PostgreSQL"
 
@@ -143,7 +108,7 @@ ok = (not twice and statuses[200] == min(claims, items)
 sys.exit(0 if ok else 1)
 PY
 
-"$PSQL" "$JEVJUDGE_TEST_PG_URL" -tA -F ' ' -c "select id, claimed_by from queue_items where claimed_by is not null" >"$WORK/claimed.txt"
+psql "$JEVJUDGE_TEST_PG_URL" -tA -F ' ' -c "select id, claimed_by from queue_items where claimed_by is not null" >"$WORK/claimed.txt"
 python3 - "$WORK/claims.json" "$WORK/claimed.txt" <<'PY'
 import collections, json, sys
 results = json.load(open(sys.argv[1]))

@@ -20,58 +20,48 @@
 # 6. The new definition goes into serve's definitions directory; `kill -HUP` reloads it; GET
 #    /v1/definitions shows the new version, and a review under it answers.
 #
-# Settings (environment): QUEUE_STATUSES (INCONCLUSIVE,FAIL), SAMPLE_PASS (0.5), JEVJUDGE (the binary; default target/debug/jevjudge, built if
-# missing), KEEP (1 keeps the work directory and prints it).
+# Settings (environment): QUEUE_STATUSES (INCONCLUSIVE,FAIL), SAMPLE_PASS (0.5), JEVJUDGE (a built
+# binary; default: the debug build of this tree, built first), KEEP (1 keeps the work directory
+# and prints it).
+#
+# Exits non-zero when a step's figures are wrong: a POST not answered by replay, nothing
+# queued or a queue that does not fit the policy, an item left undecided, an export whose
+# case count is not the decided count (or that leaves anything out), an eval with errors or a
+# total that is not the export's, calibrate writing no definition, or the reload not serving
+# the new version with every state answered.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
-
-JEVJUDGE=${JEVJUDGE:-target/debug/jevjudge}
-if [[ ! -x "$JEVJUDGE" ]]; then
-    echo "== building $JEVJUDGE"
-    cargo build --quiet -p jevjudge
+. scripts/lib.sh
+settings QUEUE_STATUSES=INCONCLUSIVE,FAIL SAMPLE_PASS=0.5 KEEP=0 RUST_LOG=warn
+export RUST_LOG
+if [[ -z "${JEVJUDGE:-}" ]]; then
+    build_jevjudge debug
 fi
 JEVJUDGE=$(cd "$(dirname "$JEVJUDGE")" && pwd)/$(basename "$JEVJUDGE")
-export RUST_LOG=${RUST_LOG:-warn}
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/jevjudge-review-loop.XXXXXX")
-SERVE_PID=""
-cleanup() {
-    # Only the process this script started, by its id.
-    if [[ -n "$SERVE_PID" ]]; then kill -TERM "$SERVE_PID" 2>/dev/null || true; wait "$SERVE_PID" 2>/dev/null || true; fi
-    if [[ "${KEEP:-0}" == 1 ]]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+make_work review-loop
+on_exit() {
+    # Keep the work directory (KEEP=1): take it from lib.sh's cleanup.
+    if [[ "$KEEP" == 1 ]]; then echo "work directory kept: $WORK"; WORK=""; fi
 }
-trap cleanup EXIT
-mkdir -p "$WORK/definitions"
+rm "$WORK/definitions/refund.toml"
 cp examples/sms-spam/definition.toml "$WORK/definitions/sms-spam.toml"
 STORE="sqlite:$WORK/reviews.db"
 export JEVJUDGE_LOOP_REVIEWERS="loop-reviewer:tok-loop-$(od -An -N8 -tx8 /dev/urandom | tr -d ' '),second:tok-second-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
 REVIEWER_TOKEN=${JEVJUDGE_LOOP_REVIEWERS#loop-reviewer:}
 REVIEWER_TOKEN=${REVIEWER_TOKEN%%,*}
 
-QUEUE_STATUSES=${QUEUE_STATUSES:-INCONCLUSIVE,FAIL}
-SAMPLE_PASS=${SAMPLE_PASS:-0.5}
 echo "== 1. serve: sms-spam recording (replay, jev-1.13.0), store $STORE, queue $QUEUE_STATUSES + PASS sampled at $SAMPLE_PASS"
-"$JEVJUDGE" serve --definitions "$WORK/definitions" --addr 127.0.0.1:0 \
-    --replay examples/sms-spam/recordings.jevl --model jev-1.13.0 \
+spawn_listening "$WORK/serve.out" "$JEVJUDGE" serve --definitions "$WORK/definitions" \
+    --addr 127.0.0.1:0 --replay examples/sms-spam/recordings.jevl --model jev-1.13.0 \
     --store "$STORE" --store-state --queue-statuses "$QUEUE_STATUSES" --sample-pass "$SAMPLE_PASS" \
-    --reviewer-tokens-env JEVJUDGE_LOOP_REVIEWERS \
-    >"$WORK/serve.out" 2>"$WORK/serve.log" &
-SERVE_PID=$!
-URL=""
-for _ in $(seq 1 400); do
-    if [[ -s "$WORK/serve.out" ]] && [[ "$(head -n 1 "$WORK/serve.out")" == "listening on http://"* ]]; then
-        URL=$(head -n 1 "$WORK/serve.out"); URL=${URL#listening on }; break
-    fi
-    kill -0 "$SERVE_PID" 2>/dev/null || { echo "serve exited:" >&2; cat "$WORK/serve.log" >&2; exit 1; }
-    sleep 0.05
-done
-[[ -n "$URL" ]] || { echo "serve did not print its address" >&2; exit 1; }
+    --reviewer-tokens-env JEVJUDGE_LOOP_REVIEWERS
+SERVE_PID=$LISTEN_PID
+URL=$LISTEN_URL
 echo "serve at $URL (pid $SERVE_PID)"
 
 echo "== 2. post the 150 states with their case ids as references"
 echo "== 3. the scripted reviewer claims every queued item and answers from the case labels"
-python3 - "$URL" "$REVIEWER_TOKEN" examples/sms-spam/cases.jsonl "$QUEUE_STATUSES" <<'PY'
+python3 - "$URL" "$REVIEWER_TOKEN" examples/sms-spam/cases.jsonl "$QUEUE_STATUSES" "$WORK/decided.txt" <<'PY'
 import collections, json, sys, urllib.request, urllib.error
 
 url, token, cases_path = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -108,6 +98,8 @@ queued = sum(stats["pending_by_version"].values())
 print(f"queued: {queued} (pending by version: {stats['pending_by_version']})")
 by_status = sum(statuses[s] for s in queued_statuses)
 print(f"queued by status ({','.join(queued_statuses)}): {by_status}; PASS sampled: {queued - by_status}")
+if queued == 0:
+    sys.exit("nothing was queued")
 if queued < by_status or queued > by_status + statuses["PASS"]:
     sys.exit(f"queued {queued} does not fit the policy")
 
@@ -135,25 +127,36 @@ print(f"decided: {decided} (labelled spam {agree_with_jev['spam']}, ham {agree_w
       f"Jev's verdicts {dict(jev_status)}); "
       f"stats: pending {sum(stats['pending_by_version'].values())}, claimed {stats['claimed']}, "
       f"decided {stats['decided']}")
-if stats["decided"] != queued or sum(stats["pending_by_version"].values()) != 0:
+if decided != queued or stats["decided"] != queued or sum(stats["pending_by_version"].values()) != 0:
     sys.exit("not every queued item was decided")
+open(sys.argv[5], "w").write(f"{decided}\n")
 PY
 
 echo "== 4. export the labelled set"
-"$JEVJUDGE" reviews export --store "$STORE" --labelled --out "$WORK/labelled"
-echo "exported: $(wc -l <"$WORK/labelled/cases.jsonl") cases, $(wc -l <"$WORK/labelled/recordings.jevl") records"
+"$JEVJUDGE" reviews export --store "$STORE" --labelled --out "$WORK/labelled" | tee "$WORK/export.txt"
+EXPORTED=$(wc -l <"$WORK/labelled/cases.jsonl")
+DECIDED=$(cat "$WORK/decided.txt")
+echo "exported: $EXPORTED cases, $(wc -l <"$WORK/labelled/recordings.jevl") records"
+if [[ "$EXPORTED" -ne "$DECIDED" ]]; then
+    echo "the export has $EXPORTED cases for $DECIDED decided items" >&2
+    exit 1
+fi
 
 echo "== 5. eval and calibrate on the exported set (the reviewed band)"
 "$JEVJUDGE" eval --definition "$WORK/definitions/sms-spam.toml" \
     --cases "$WORK/labelled/cases.jsonl" --replay "$WORK/labelled/recordings.jevl" \
     --model jev-1.13.0 --report "$WORK/eval.json" | tail -n 12
-python3 - "$WORK/eval.json" <<'PY'
+python3 - "$WORK/eval.json" "$EXPORTED" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 o = report["overall"]
+share = lambda x: "n/a" if x is None else f"{x:.4f}"
 print(f"eval: {o['total']} cases, {o['correct']} correct, {o['incorrect']} incorrect, "
-      f"{o['abstained']} abstained; accuracy {o['accuracy']:.4f}, coverage {o['coverage']:.4f}, "
-      f"decided accuracy {o['decided_accuracy']:.4f}")
+      f"{o['abstained']} abstained; accuracy {share(o['accuracy'])}, coverage "
+      f"{share(o['coverage'])}, decided accuracy {share(o['decided_accuracy'])}")
+if o["total"] != int(sys.argv[2]) or o["correct"] + o["incorrect"] + o["abstained"] != o["total"]:
+    sys.exit(f"eval scored {o['correct'] + o['incorrect'] + o['abstained']} of {o['total']} cases; "
+             f"the export has {sys.argv[2]}")
 PY
 set +e
 "$JEVJUDGE" calibrate --report "$WORK/eval.json" --definition "$WORK/definitions/sms-spam.toml" \
@@ -197,5 +200,7 @@ for line in open(cases_path, encoding="utf-8"):
         statuses[json.load(response)["status"]] += 1
 print(f"the 150 states again under {version}: " +
       "  ".join(f"{s}: {statuses[s]}" for s in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR")))
+if sum(statuses.values()) != 150 or statuses["ERROR"]:
+    sys.exit("not every state was answered with a verdict under the new version")
 PY
 echo "loop closed: $NEW_VERSION is served after SIGHUP"

@@ -14,6 +14,9 @@
 #      chromium is installed with apt-get when /usr/bin/chromium is missing (CI runs as root)
 #  10. the reviewer pages (/ui/) in Chromium driven over WebDriver (scripts/ui-check.sh; installs
 #      Debian's chromium-driver with apt-get when chromedriver is missing)
+#  11. the review loop of issue 13 end to end, offline (scripts/review-loop.sh: the sms-spam
+#      recording replayed, reviews queued, a scripted reviewer, export, eval, calibrate, the
+#      new definition reloaded on SIGHUP); fails when a step's figures are wrong
 # Needs Rust (stable), Python 3 and PostgreSQL 15's server binaries (initdb, pg_ctl); jevcompat and schemathesis are installed from PyPI into
 # .venv-jevcompat and .venv-schemathesis. See docs/testing.md.
 set -euo pipefail
@@ -45,8 +48,9 @@ bash scripts/peer-mock.sh
 
 step "store suite against a throwaway PostgreSQL (scripts/pg.sh)"
 bash scripts/pg.sh -- sh -c 'cargo test --quiet -p jevjudge-store &&
-    cargo test --quiet -p jevjudge-serve --test tests store:: &&
-    cargo test --quiet -p jevjudge-serve --test store_down'
+    cargo test --quiet -p jevjudge-serve --test tests -- store:: queue:: &&
+    cargo test --quiet -p jevjudge-serve --test store_down &&
+    cargo test --quiet -p jevjudge-serve --test store_down_queue'
 
 step "serve against its OpenAPI document (schemathesis)"
 bash scripts/api-conformance.sh
@@ -65,5 +69,8 @@ bash scripts/html-check.sh
 
 step "reviewer pages in Chromium over WebDriver (scripts/ui-check.sh)"
 bash scripts/ui-check.sh
+
+step "the review loop end to end (scripts/review-loop.sh: replay, queue, reviewer, export, eval, calibrate, SIGHUP)"
+bash scripts/review-loop.sh
 
 step "all checks passed"

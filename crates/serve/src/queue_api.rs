@@ -156,10 +156,7 @@ pub fn claim_json(claimed: &Claimed) -> Value {
         "slot": claimed.slot,
         "state": claimed.state,
         "criteria": criteria,
-        "lease_expires": serde_json::to_value(claimed)
-            .ok()
-            .and_then(|value| value.get("lease_expires").cloned())
-            .unwrap_or(Value::Null),
+        "lease_expires": claimed.lease_expires_rfc3339(),
     })
 }
 

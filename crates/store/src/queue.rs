@@ -22,7 +22,7 @@ use jevjudge_stats::AgreementTable;
 use jevjudge_wire::record::Record;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
-use sqlx::{Row as _, any::AnyRow};
+use sqlx::{Connection as _, Row as _, any::AnyRow};
 use uuid::Uuid;
 
 use crate::{
@@ -332,6 +332,13 @@ pub struct Labelled {
     pub decisions: Vec<Option<BTreeMap<String, Option<bool>>>>,
 }
 
+impl Claimed {
+    /// When the lease ends, RFC 3339 UTC with milliseconds (as serialised).
+    pub fn lease_expires_rfc3339(&self) -> String {
+        humantime::format_rfc3339_millis(self.lease_expires).to_string()
+    }
+}
+
 impl fmt::Debug for Claimed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Claimed")
@@ -544,7 +551,13 @@ impl Store {
         }
         let now = unix_millis(now);
         let expires = now.saturating_add(millis_of(lease));
-        let sql = claim_sql(self.kind, version.is_some());
+        // PostgreSQL: the lease and the read of the review and its definition are ONE
+        // statement (a round trip and a pool checkout fewer per claim); SQLite cannot put an
+        // UPDATE in a WITH, and its statements are calls within the process.
+        let sql = match self.kind {
+            StoreKind::Postgres => claim_with_review_sql(version.is_some()),
+            StoreKind::Sqlite => claim_sql(self.kind, version.is_some()),
+        };
         let mut attempt = 0;
         let row = loop {
             let mut query = sqlx::query(&sql).bind(reviewer).bind(expires).bind(now);
@@ -563,12 +576,24 @@ impl Store {
         let Some(row) = row else {
             return Ok(None);
         };
-        let item: String = row.try_get("id")?;
+        let item: String = row.try_get("item_id")?;
         let item: QueueItemId = item.parse().map_err(|_| corrupt("queue_items.id"))?;
-        let review_id: String = row.try_get("review_id")?;
-        let reason: String = row.try_get("reason")?;
-        let slot: i64 = row.try_get("slot")?;
-        let (review, state, questions, expected) = self.review_with_definition(&review_id).await?;
+        let reason: String = row.try_get("item_reason")?;
+        let slot: i64 = row.try_get("item_slot")?;
+        let (review, state, questions, expected) = match self.kind {
+            StoreKind::Postgres => {
+                // A LEFT JOIN: an item whose review is missing is an error, not "nothing
+                // pending".
+                if row.try_get::<Option<String>, _>("id")?.is_none() {
+                    return Err(corrupt("a queued review is missing"));
+                }
+                review_parts(&row)?
+            }
+            StoreKind::Sqlite => {
+                let review_id: String = row.try_get("item_review")?;
+                self.review_with_definition(&review_id).await?
+            }
+        };
         Ok(Some(Claimed {
             item,
             review,
@@ -582,26 +607,16 @@ impl Store {
     }
 
     /// A review with its kept state, its definition's questions and expected flags.
-    async fn review_with_definition(
-        &self,
-        review_id: &str,
-    ) -> Result<(Review, Option<Value>, Value, Option<BTreeMap<String, bool>>), StoreError> {
+    async fn review_with_definition(&self, review_id: &str) -> Result<ReviewParts, StoreError> {
         let row = sqlx::query(&format!(
-            "SELECT {COLUMNS}, state AS state_text, \
-             (SELECT d.questions FROM definitions d WHERE d.digest = reviews.definition_digest) \
-             AS questions, \
-             (SELECT d.expected FROM definitions d WHERE d.digest = reviews.definition_digest) \
-             AS expected FROM reviews WHERE id = $1"
+            "SELECT {} FROM reviews WHERE id = $1",
+            review_with_definition_columns()
         ))
         .bind(review_id)
         .fetch_optional(&self.pool)
         .await?
         .ok_or_else(|| corrupt("a queued review is missing"))?;
-        let review = review_of(&row)?;
-        let state = json_of(row.try_get("state_text")?, "state")?;
-        let questions = json_of(row.try_get("questions")?, "questions")?.unwrap_or(Value::Null);
-        let expected = expected_of(row.try_get("expected")?)?;
-        Ok((review, state, questions, expected))
+        review_parts(&row)
     }
 
     /// Saves `reviewer`'s decision on `item`, which they must hold under a live lease; the
@@ -625,7 +640,10 @@ impl Store {
         now: SystemTime,
     ) -> Result<Decided, QueueError> {
         let now = unix_millis(now);
-        let facts = self.item_facts(item).await?;
+        // One pool checkout for the check and the transaction (each checkout costs the pool's
+        // liveness round trip).
+        let mut connection = self.pool.acquire().await?;
+        let facts = item_facts(&mut *connection, item).await?;
         facts.check_lease(reviewer, now)?;
         let criteria = criterion_ids(&facts.questions).ok_or_else(|| {
             QueueError::Invalid("the review's definition is not in the store".to_owned())
@@ -634,7 +652,10 @@ impl Store {
         let findings = serde_json::to_string(&decision.findings)
             .map_err(|e| QueueError::Invalid(e.to_string()))?;
 
-        let mut transaction = self.begin_write().await?;
+        let mut transaction = match self.kind {
+            StoreKind::Sqlite => connection.begin_with("BEGIN IMMEDIATE").await?,
+            StoreKind::Postgres => connection.begin().await?,
+        };
         let done = sqlx::query(
             "UPDATE queue_items SET decided_at = $1, lease_expires = NULL WHERE id = $2 \
              AND claimed_by = $3 AND decided_at IS NULL AND lease_expires > $1",
@@ -647,7 +668,7 @@ impl Store {
         if done.rows_affected() == 0 {
             transaction.rollback().await?;
             // Lost a race since the check above: say what happened.
-            let facts = self.item_facts(item).await?;
+            let facts = item_facts(&mut *connection, item).await?;
             facts.check_lease(reviewer, now)?;
             return Err(QueueError::LeaseNotHeld);
         }
@@ -697,34 +718,9 @@ impl Store {
         if done.rows_affected() == 1 {
             return Ok(());
         }
-        let facts = self.item_facts(item).await?;
+        let facts = item_facts(&self.pool, item).await?;
         facts.check_lease(reviewer, now)?;
         Err(QueueError::LeaseNotHeld)
-    }
-
-    /// The item's lease facts, its review and the definition's questions: one statement.
-    async fn item_facts(&self, item: QueueItemId) -> Result<ItemFacts, QueueError> {
-        let row = sqlx::query(&format!(
-            "SELECT {COLUMNS}, q.q_slot AS q_slot, q.q_claimed_by AS q_claimed_by, \
-             q.q_lease_expires AS q_lease_expires, q.q_decided_at AS q_decided_at, \
-             (SELECT d.questions FROM definitions d WHERE d.digest = reviews.definition_digest) \
-             AS questions FROM reviews JOIN (SELECT review_id AS q_review_id, slot AS q_slot, \
-             claimed_by AS q_claimed_by, lease_expires AS q_lease_expires, \
-             decided_at AS q_decided_at FROM queue_items WHERE id = $1) q \
-             ON reviews.id = q.q_review_id"
-        ))
-        .bind(item.to_string())
-        .fetch_optional(&self.pool)
-        .await?
-        .ok_or(QueueError::NotFound)?;
-        Ok(ItemFacts {
-            review: review_of(&row)?,
-            slot: row.try_get("q_slot")?,
-            claimed_by: row.try_get("q_claimed_by")?,
-            lease_expires: row.try_get("q_lease_expires")?,
-            decided: row.try_get::<Option<i64>, _>("q_decided_at")?.is_some(),
-            questions: json_of(row.try_get("questions")?, "questions")?.unwrap_or(Value::Null),
-        })
     }
 
     /// Pending counts by version, live leases, decisions and agreement.
@@ -734,6 +730,19 @@ impl Store {
 
     /// [`Store::queue_stats`] at an explicit time (tests, benchmarks).
     pub async fn queue_stats_at(&self, now: SystemTime) -> Result<QueueStats, StoreError> {
+        let mut stats = self.queue_counts_at(now).await?;
+        stats.agreement = self.agreement().await?;
+        Ok(stats)
+    }
+
+    /// The counts of [`Store::queue_stats`] without the agreement (`agreement` is empty):
+    /// what the queue page shows, without reading every pair of decisions.
+    pub async fn queue_counts(&self) -> Result<QueueStats, StoreError> {
+        self.queue_counts_at(SystemTime::now()).await
+    }
+
+    /// [`Store::queue_counts`] at an explicit time (tests, benchmarks).
+    pub async fn queue_counts_at(&self, now: SystemTime) -> Result<QueueStats, StoreError> {
         let now = unix_millis(now);
         let mut stats = QueueStats::default();
         let rows = sqlx::query(PENDING_COUNTS_SQL)
@@ -747,6 +756,57 @@ impl Store {
                 u64::try_from(n).unwrap_or(0),
             );
         }
+        stats.claimed = self.live_leases(now).await?;
+        let decided: i64 = sqlx::query("SELECT COUNT(*) AS n FROM queue_decisions")
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("n")?;
+        stats.decided = u64::try_from(decided).unwrap_or(0);
+        Ok(stats)
+    }
+
+    /// The counts of [`Store::queue_counts`] for a page shown often, each reading at most
+    /// `cap` rows of an index, so the page costs the same at 100,000 pending items as at
+    /// 10,000 (an exact count reads every open item):
+    /// - pending by version counts the oldest `cap` pending items: exact while fewer than `cap`
+    ///   are pending; when the figures add up to `cap`, each is a lower bound ("or more");
+    /// - claimed is exact (live leases: as many as people reviewing, through their index);
+    /// - decided stops at `cap` (a figure equal to `cap` means "`cap` or more").
+    pub async fn queue_counts_capped(&self, cap: u64) -> Result<QueueStats, StoreError> {
+        let now = unix_millis(SystemTime::now());
+        let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+        let mut stats = QueueStats::default();
+        let rows = sqlx::query(
+            "SELECT definition_version, COUNT(*) AS n FROM (SELECT definition_version \
+             FROM queue_items WHERE decided_at IS NULL \
+             AND (lease_expires IS NULL OR lease_expires <= $1) \
+             ORDER BY queued_at, id LIMIT $2) oldest GROUP BY definition_version",
+        )
+        .bind(now)
+        .bind(cap)
+        .fetch_all(&self.pool)
+        .await?;
+        for row in rows {
+            let n: i64 = row.try_get("n")?;
+            stats.pending_by_version.insert(
+                row.try_get("definition_version")?,
+                u64::try_from(n).unwrap_or(0),
+            );
+        }
+        stats.claimed = self.live_leases(now).await?;
+        let decided: i64 = sqlx::query(
+            "SELECT COUNT(*) AS n FROM (SELECT 1 FROM queue_decisions LIMIT $1) capped",
+        )
+        .bind(cap)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get("n")?;
+        stats.decided = u64::try_from(decided).unwrap_or(0);
+        Ok(stats)
+    }
+
+    /// Items under a live lease (through `queue_items_leased`).
+    async fn live_leases(&self, now: i64) -> Result<u64, StoreError> {
         let claimed: i64 = sqlx::query(
             "SELECT COUNT(*) AS n FROM queue_items WHERE decided_at IS NULL AND lease_expires > $1",
         )
@@ -754,13 +814,11 @@ impl Store {
         .fetch_one(&self.pool)
         .await?
         .try_get("n")?;
-        stats.claimed = u64::try_from(claimed).unwrap_or(0);
-        let decided: i64 = sqlx::query("SELECT COUNT(*) AS n FROM queue_decisions")
-            .fetch_one(&self.pool)
-            .await?
-            .try_get("n")?;
-        stats.decided = u64::try_from(decided).unwrap_or(0);
+        Ok(u64::try_from(claimed).unwrap_or(0))
+    }
 
+    /// Agreement per criterion over the reviews decided twice, in batches.
+    async fn agreement(&self) -> Result<BTreeMap<String, Agreement>, StoreError> {
         let mut tables: BTreeMap<String, AgreementTable> = BTreeMap::new();
         let mut after = String::new();
         loop {
@@ -787,7 +845,7 @@ impl Store {
                 }
             }
         }
-        stats.agreement = tables
+        Ok(tables
             .into_iter()
             .map(|(id, table)| {
                 (
@@ -799,8 +857,7 @@ impl Store {
                     },
                 )
             })
-            .collect();
-        Ok(stats)
+            .collect())
     }
 
     /// Open (pending and leased) items, oldest first, keyset-paged (`limit` 1 to
@@ -990,6 +1047,34 @@ impl Store {
     }
 }
 
+/// The item's lease facts, its review and the definition's questions: one statement.
+async fn item_facts<'c>(
+    executor: impl sqlx::Executor<'c, Database = sqlx::Any>,
+    item: QueueItemId,
+) -> Result<ItemFacts, QueueError> {
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS}, q.q_slot AS q_slot, q.q_claimed_by AS q_claimed_by, \
+         q.q_lease_expires AS q_lease_expires, q.q_decided_at AS q_decided_at, \
+         (SELECT d.questions FROM definitions d WHERE d.digest = reviews.definition_digest) \
+         AS questions FROM reviews JOIN (SELECT review_id AS q_review_id, slot AS q_slot, \
+         claimed_by AS q_claimed_by, lease_expires AS q_lease_expires, \
+         decided_at AS q_decided_at FROM queue_items WHERE id = $1) q \
+         ON reviews.id = q.q_review_id"
+    ))
+    .bind(item.to_string())
+    .fetch_optional(executor)
+    .await?
+    .ok_or(QueueError::NotFound)?;
+    Ok(ItemFacts {
+        review: review_of(&row)?,
+        slot: row.try_get("q_slot")?,
+        claimed_by: row.try_get("q_claimed_by")?,
+        lease_expires: row.try_get("q_lease_expires")?,
+        decided: row.try_get::<Option<i64>, _>("q_decided_at")?.is_some(),
+        questions: json_of(row.try_get("questions")?, "questions")?.unwrap_or(Value::Null),
+    })
+}
+
 /// The claim: one statement that picks and leases the oldest pending item this reviewer may
 /// take. `$1` reviewer, `$2` lease end, `$3` now, `$4` version (when filtered).
 fn claim_sql(kind: StoreKind, by_version: bool) -> String {
@@ -1009,7 +1094,45 @@ fn claim_sql(kind: StoreKind, by_version: bool) -> String {
          AND (q.copies = 1 OR NOT EXISTS (SELECT 1 FROM queue_items o \
          WHERE o.claimed_by = $1 AND o.review_id = q.review_id AND o.id <> q.id)) \
          ORDER BY q.queued_at, q.id LIMIT 1{lock}) \
-         RETURNING id, review_id, reason, slot"
+         RETURNING id AS item_id, review_id AS item_review, reason AS item_reason, \
+         slot AS item_slot"
+    )
+}
+
+/// The columns of a review with its kept state, its definition's questions and expected
+/// flags, selected from `reviews` ([`review_parts`] reads them).
+fn review_with_definition_columns() -> String {
+    format!(
+        "{COLUMNS}, state AS state_text, \
+         (SELECT d.questions FROM definitions d WHERE d.digest = reviews.definition_digest) \
+         AS questions, \
+         (SELECT d.expected FROM definitions d WHERE d.digest = reviews.definition_digest) \
+         AS expected"
+    )
+}
+
+/// A review, its kept state, its definition's questions (`null` when not stored) and
+/// expected flags.
+type ReviewParts = (Review, Option<Value>, Value, Option<BTreeMap<String, bool>>);
+
+fn review_parts(row: &AnyRow) -> Result<ReviewParts, StoreError> {
+    let review = review_of(row)?;
+    let state = json_of(row.try_get("state_text")?, "state")?;
+    let questions = json_of(row.try_get("questions")?, "questions")?.unwrap_or(Value::Null);
+    let expected = expected_of(row.try_get("expected")?)?;
+    Ok((review, state, questions, expected))
+}
+
+/// PostgreSQL's claim: [`claim_sql`] in a `WITH`, joined to its review and definition, so
+/// one statement leases the item and reads what the reviewer needs.
+fn claim_with_review_sql(by_version: bool) -> String {
+    format!(
+        "WITH claimed AS ({}) SELECT claimed.item_id AS item_id, \
+         claimed.item_review AS item_review, claimed.item_reason AS item_reason, \
+         claimed.item_slot AS item_slot, {} \
+         FROM claimed LEFT JOIN reviews ON reviews.id = claimed.item_review",
+        claim_sql(StoreKind::Postgres, by_version),
+        review_with_definition_columns()
     )
 }
 
@@ -1032,7 +1155,10 @@ pub mod statements {
 
     /// The claim: `$1` reviewer, `$2` lease end, `$3` now, `$4` version (when `by_version`).
     pub fn claim(kind: StoreKind, by_version: bool) -> String {
-        super::claim_sql(kind, by_version)
+        match kind {
+            StoreKind::Postgres => super::claim_with_review_sql(by_version),
+            StoreKind::Sqlite => super::claim_sql(kind, by_version),
+        }
     }
 
     /// Pending counts by version: `$1` now.

@@ -417,7 +417,9 @@ async fn queue_page(ui: Ui, Query(query): Query<QueueQuery>) -> Response {
             Err(_) => return refused(StatusCode::BAD_REQUEST, "That page link is not valid."),
         },
     };
-    let stats = match ui.store.queue_stats().await {
+    // Counts only (the page shows no agreement, which reads every pair of decisions), each
+    // stopping at COUNT_CAP: an exact count reads every open item on every page load.
+    let stats = match ui.store.queue_counts_capped(pages::COUNT_CAP).await {
         Ok(stats) => stats,
         Err(error) => return store_failed(error),
     };

@@ -179,9 +179,25 @@ pub(crate) fn sign_in(csrf: &str, error: Option<&str>) -> Markup {
     )
 }
 
+/// The queue page counts the oldest this many pending items, and decisions up to this many
+/// (`Store::queue_counts_capped`): an exact count reads every open item, and the page is
+/// loaded often.
+pub(crate) const COUNT_CAP: u64 = 10_000;
+
+/// A count as text: `N+` when it is a lower bound.
+pub(crate) fn count_text(n: u64, lower_bound: bool) -> String {
+    if lower_bound {
+        format!("{n}+")
+    } else {
+        n.to_string()
+    }
+}
+
 /// The queue page.
 pub(crate) fn queue(view: &QueueView<'_>) -> Markup {
     let total: u64 = view.pending_by_version.iter().map(|(_, n)| n).sum();
+    // The pending figures reached the cap: each is "or more".
+    let capped = total >= COUNT_CAP;
     layout(
         "Queue",
         Some(&view.who),
@@ -190,9 +206,9 @@ pub(crate) fn queue(view: &QueueView<'_>) -> Markup {
             h1 { "Review queue" }
             @if let Some(message) = view.message { p.message role="status" { (message) } }
             div.cards {
-                div.card { div.figure { (total) } div.label { "pending" } }
-                div.card { div.figure { (view.claimed) } div.label { "claimed" } }
-                div.card { div.figure { (view.decided) } div.label { "decided" } }
+                div.card { div.figure { (count_text(total, capped)) } div.label { "pending" } }
+                div.card { div.figure { (count_text(view.claimed, false)) } div.label { "claimed" } }
+                div.card { div.figure { (count_text(view.decided, view.decided >= COUNT_CAP)) } div.label { "decided" } }
             }
             form.card.claim #claim method="post" action="/ui/claim" {
                 input type="hidden" name="csrf" value=(view.who.csrf);
@@ -201,7 +217,7 @@ pub(crate) fn queue(view: &QueueView<'_>) -> Markup {
                     option value="" selected[view.version.is_none()] { "any (oldest first)" }
                     @for (version, pending) in &view.pending_by_version {
                         option value=(version) selected[view.version == Some(version.as_str())] {
-                            (version) " (" (pending) " pending)"
+                            (version) " (" (count_text(*pending, capped)) " pending)"
                         }
                     }
                 }
@@ -218,7 +234,7 @@ pub(crate) fn queue(view: &QueueView<'_>) -> Markup {
                         @for (version, pending) in &view.pending_by_version {
                             tr {
                                 td { code { (version) } }
-                                td.num { (pending) }
+                                td.num { (count_text(*pending, capped)) }
                                 td { a href={ "/ui/?version=" (urlencode(version)) } { "list" } }
                             }
                         }

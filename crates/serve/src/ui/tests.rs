@@ -126,6 +126,39 @@ fn a_state_that_was_not_kept_says_so() {
 }
 
 #[test]
+fn counts_that_reached_the_cap_are_shown_as_at_least() {
+    let cap = pages::COUNT_CAP;
+    let view = QueueView {
+        who: who(),
+        pending_by_version: vec![("big".to_owned(), cap - 5), ("small".to_owned(), 5)],
+        claimed: 2,
+        decided: cap,
+        version: None,
+        rows: Vec::new(),
+        next: None,
+        message: None,
+    };
+    let html = pages::queue(&view).into_string();
+    let figure = |text: &str, label: &str| {
+        format!("<div class=\"figure\">{text}</div><div class=\"label\">{label}")
+    };
+    assert!(
+        html.contains(&figure(&format!("{cap}+"), "pending")),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!("big ({}+ pending)", cap - 5)),
+        "{html}"
+    );
+    assert!(html.contains("small (5+ pending)"), "{html}");
+    assert!(html.contains(&figure("2", "claimed")), "{html}");
+    assert!(
+        html.contains(&figure(&format!("{cap}+"), "decided")),
+        "{html}"
+    );
+}
+
+#[test]
 fn the_queue_page_lists_versions_and_rows_with_a_claim_form() {
     let view = QueueView {
         who: who(),

@@ -488,6 +488,33 @@ async fn queue_pages_are_oldest_first_with_cursors_and_versions(url: StoreUrl) {
         stats.pending_by_version,
         BTreeMap::from([("v1".to_owned(), 4), ("v2".to_owned(), 2)])
     );
+    // The page's counts: the stats without agreement; capped ones exact below the cap and
+    // the cap itself once reached.
+    let counts = store.queue_counts_at(t0).await.unwrap();
+    assert_eq!(counts.pending_by_version, stats.pending_by_version);
+    assert_eq!((counts.claimed, counts.decided), (0, 1));
+    assert!(counts.agreement.is_empty());
+    let exact = store.queue_counts_capped(100).await.unwrap();
+    assert_eq!(exact.pending_by_version, stats.pending_by_version);
+    assert_eq!((exact.claimed, exact.decided), (0, 1));
+    // Pending, oldest first: v1 v1 v2 v1 v2 v1; the oldest 3 are two of v1 and one of v2.
+    let capped = store.queue_counts_capped(3).await.unwrap();
+    assert_eq!(
+        capped.pending_by_version,
+        BTreeMap::from([("v1".to_owned(), 2), ("v2".to_owned(), 1)])
+    );
+    let claimed = store
+        .claim("bob", Some("v1"), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    let capped = store.queue_counts_capped(1).await.unwrap();
+    assert_eq!((capped.claimed, capped.decided), (1, 1), "claimed is exact");
+    assert_eq!(
+        capped.pending_by_version,
+        BTreeMap::from([("v1".to_owned(), 1)])
+    );
+    store.release(claimed.item, "bob").await.unwrap();
     assert!(claim(&store, "ana", Some("v9"), LEASE, t0).await.is_none());
     assert!("r1.x".parse::<QueueCursor>().is_err());
     store.close().await;
