@@ -1,0 +1,608 @@
+//! The queue's operations on a [`Store`]: enqueue, claim, decide, release, counts, pages,
+//! items and labelled exports.
+
+use super::{sql::*, *};
+
+impl Store {
+    /// Keeps a definition's expected flags (`{"criterion id": true|false}`) beside its
+    /// questions ([`Store::put_definition`] first), so labelled exports can derive
+    /// `expected_pass` and claims can show them.
+    pub async fn put_definition_expected(
+        &self,
+        digest: &str,
+        expected: &BTreeMap<String, bool>,
+    ) -> Result<(), StoreError> {
+        let text =
+            serde_json::to_string(expected).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let done = sqlx::query("UPDATE definitions SET expected = $1 WHERE digest = $2")
+            .bind(text)
+            .bind(digest)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::Invalid(format!(
+                "no definition with digest {digest}: put_definition first"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes the review and (if `Some`) its queue item(s) in ONE transaction: the review is
+    /// never queued without being logged, nor logged as queued without its items.
+    pub async fn insert_queued(
+        &self,
+        review: &NewReview,
+        enqueue: Option<&Enqueue>,
+    ) -> Result<Vec<QueueItemId>, StoreError> {
+        let Some(enqueue) = enqueue else {
+            self.insert(review).await?;
+            return Ok(Vec::new());
+        };
+        if !(1..=2).contains(&enqueue.copies) {
+            return Err(StoreError::Invalid(format!(
+                "a review is queued once or twice (second review), not {} times",
+                enqueue.copies
+            )));
+        }
+        let now = unix_millis(SystemTime::now());
+        let ids: Vec<QueueItemId> = (0..enqueue.copies).map(|_| QueueItemId::new()).collect();
+        let mut transaction = self.begin_write().await?;
+        write_review(&mut transaction, review).await?;
+        for (index, id) in ids.iter().enumerate() {
+            let reason = if index == 0 {
+                enqueue.reason.as_str()
+            } else {
+                SECOND_REVIEW
+            };
+            sqlx::query(
+                "INSERT INTO queue_items (id, review_id, definition_version, reason, slot, \
+                 queued_at, copies) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(id.to_string())
+            .bind(review.id.to_string())
+            .bind(&review.definition_version)
+            .bind(reason)
+            .bind(index as i64 + 1)
+            .bind(now)
+            .bind(i64::from(enqueue.copies))
+            .execute(&mut *transaction)
+            .await?;
+        }
+        transaction.commit().await?;
+        Ok(ids)
+    }
+
+    /// A write transaction: SQLite takes its write lock at once (`BEGIN IMMEDIATE`, so a read
+    /// never has to be upgraded under contention), PostgreSQL a plain one.
+    pub(crate) async fn begin_write(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
+        Ok(match self.kind {
+            StoreKind::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            StoreKind::Postgres => self.pool.begin().await?,
+        })
+    }
+
+    /// Leases the oldest pending item (optionally of one definition version) to `reviewer`
+    /// until now + `lease`. Pending = not decided and (not claimed or lease expired). A
+    /// reviewer is never given two items of the same review. `None` when nothing is pending.
+    pub async fn claim(
+        &self,
+        reviewer: &str,
+        version: Option<&str>,
+        lease: Duration,
+    ) -> Result<Option<Claimed>, StoreError> {
+        self.claim_at(reviewer, version, lease, SystemTime::now())
+            .await
+    }
+
+    /// [`Store::claim`] at an explicit time (tests, benchmarks).
+    pub async fn claim_at(
+        &self,
+        reviewer: &str,
+        version: Option<&str>,
+        lease: Duration,
+        now: SystemTime,
+    ) -> Result<Option<Claimed>, StoreError> {
+        if reviewer.is_empty() {
+            return Err(StoreError::Invalid(
+                "a reviewer name is required".to_owned(),
+            ));
+        }
+        let now = unix_millis(now);
+        let expires = now.saturating_add(millis_of(lease));
+        // PostgreSQL: the lease and the read of the review and its definition are ONE
+        // statement (a round trip and a pool checkout fewer per claim); SQLite cannot put an
+        // UPDATE in a WITH, and its statements are calls within the process.
+        let sql = match self.kind {
+            StoreKind::Postgres => claim_with_review_sql(version.is_some()),
+            StoreKind::Sqlite => claim_sql(self.kind, version.is_some()),
+        };
+        let mut attempt = 0;
+        let row = loop {
+            let mut query = sqlx::query(&sql).bind(reviewer).bind(expires).bind(now);
+            if let Some(version) = version {
+                query = query.bind(version);
+            }
+            match query.fetch_optional(&self.pool).await {
+                Ok(row) => break row,
+                // The same reviewer's other claim took the review's other slot meanwhile.
+                Err(error) if is_unique_violation(&error) && attempt < CLAIM_RETRIES => {
+                    attempt += 1;
+                }
+                Err(error) => return Err(error.into()),
+            }
+        };
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let item: String = row.try_get("item_id")?;
+        let item: QueueItemId = item.parse().map_err(|_| corrupt("queue_items.id"))?;
+        let reason: String = row.try_get("item_reason")?;
+        let slot: i64 = row.try_get("item_slot")?;
+        let (review, state, questions, expected) = match self.kind {
+            StoreKind::Postgres => {
+                // A LEFT JOIN: an item whose review is missing is an error, not "nothing
+                // pending".
+                if row.try_get::<Option<String>, _>("id")?.is_none() {
+                    return Err(corrupt("a queued review is missing"));
+                }
+                review_parts(&row)?
+            }
+            StoreKind::Sqlite => {
+                let review_id: String = row.try_get("item_review")?;
+                self.review_with_definition(&review_id).await?
+            }
+        };
+        Ok(Some(Claimed {
+            item,
+            review,
+            state,
+            questions,
+            expected,
+            reason,
+            slot: u8::try_from(slot).map_err(|_| corrupt("queue_items.slot"))?,
+            lease_expires: time_of(expires),
+        }))
+    }
+
+    /// A review with its kept state, its definition's questions and expected flags.
+    async fn review_with_definition(&self, review_id: &str) -> Result<ReviewParts, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {} FROM reviews WHERE id = $1",
+            review_with_definition_columns()
+        ))
+        .bind(review_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| corrupt("a queued review is missing"))?;
+        review_parts(&row)
+    }
+
+    /// Saves `reviewer`'s decision on `item`, which they must hold under a live lease; the
+    /// findings must answer exactly the definition's criteria.
+    pub async fn decide(
+        &self,
+        item: QueueItemId,
+        reviewer: &str,
+        decision: &Decision,
+    ) -> Result<Decided, QueueError> {
+        self.decide_at(item, reviewer, decision, SystemTime::now())
+            .await
+    }
+
+    /// [`Store::decide`] at an explicit time (tests, benchmarks).
+    pub async fn decide_at(
+        &self,
+        item: QueueItemId,
+        reviewer: &str,
+        decision: &Decision,
+        now: SystemTime,
+    ) -> Result<Decided, QueueError> {
+        let now = unix_millis(now);
+        // One pool checkout for the check and the transaction (each checkout costs the pool's
+        // liveness round trip).
+        let mut connection = self.pool.acquire().await?;
+        let facts = item_facts(&mut *connection, item).await?;
+        facts.check_lease(reviewer, now)?;
+        let criteria = criterion_ids(&facts.questions).ok_or_else(|| {
+            QueueError::Invalid("the review's definition is not in the store".to_owned())
+        })?;
+        check_decision(decision, &criteria)?;
+        let findings = serde_json::to_string(&decision.findings)
+            .map_err(|e| QueueError::Invalid(e.to_string()))?;
+
+        let mut transaction = match self.kind {
+            StoreKind::Sqlite => connection.begin_with("BEGIN IMMEDIATE").await?,
+            StoreKind::Postgres => connection.begin().await?,
+        };
+        let done = sqlx::query(
+            "UPDATE queue_items SET decided_at = $1, lease_expires = NULL WHERE id = $2 \
+             AND claimed_by = $3 AND decided_at IS NULL AND lease_expires > $1",
+        )
+        .bind(now)
+        .bind(item.to_string())
+        .bind(reviewer)
+        .execute(&mut *transaction)
+        .await?;
+        if done.rows_affected() == 0 {
+            transaction.rollback().await?;
+            // Lost a race since the check above: say what happened.
+            let facts = item_facts(&mut *connection, item).await?;
+            facts.check_lease(reviewer, now)?;
+            return Err(QueueError::LeaseNotHeld);
+        }
+        sqlx::query(
+            "INSERT INTO queue_decisions (item_id, review_id, slot, reviewer, findings, note, \
+             decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(item.to_string())
+        .bind(facts.review.review_id.to_string())
+        .bind(facts.slot)
+        .bind(reviewer)
+        .bind(findings)
+        .bind(&decision.note)
+        .bind(now)
+        .execute(&mut *transaction)
+        .await?;
+        transaction.commit().await?;
+        Ok(Decided {
+            item,
+            findings_by_jev: facts.review.findings.clone(),
+            review: facts.review,
+        })
+    }
+
+    /// Gives a leased item back to the queue (only its holder, while the lease is live).
+    pub async fn release(&self, item: QueueItemId, reviewer: &str) -> Result<(), QueueError> {
+        self.release_at(item, reviewer, SystemTime::now()).await
+    }
+
+    /// [`Store::release`] at an explicit time (tests, benchmarks).
+    pub async fn release_at(
+        &self,
+        item: QueueItemId,
+        reviewer: &str,
+        now: SystemTime,
+    ) -> Result<(), QueueError> {
+        let now = unix_millis(now);
+        let done = sqlx::query(
+            "UPDATE queue_items SET claimed_by = NULL, lease_expires = NULL WHERE id = $1 \
+             AND claimed_by = $2 AND decided_at IS NULL AND lease_expires > $3",
+        )
+        .bind(item.to_string())
+        .bind(reviewer)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 1 {
+            return Ok(());
+        }
+        let facts = item_facts(&self.pool, item).await?;
+        facts.check_lease(reviewer, now)?;
+        Err(QueueError::LeaseNotHeld)
+    }
+
+    /// Pending counts by version, live leases, decisions and agreement.
+    pub async fn queue_stats(&self) -> Result<QueueStats, StoreError> {
+        self.queue_stats_at(SystemTime::now()).await
+    }
+
+    /// [`Store::queue_stats`] at an explicit time (tests, benchmarks).
+    pub async fn queue_stats_at(&self, now: SystemTime) -> Result<QueueStats, StoreError> {
+        let mut stats = self.queue_counts_at(now).await?;
+        stats.agreement = self.agreement().await?;
+        Ok(stats)
+    }
+
+    /// The counts of [`Store::queue_stats`] without the agreement (`agreement` is empty):
+    /// what the queue page shows, without reading every pair of decisions.
+    pub async fn queue_counts(&self) -> Result<QueueStats, StoreError> {
+        self.queue_counts_at(SystemTime::now()).await
+    }
+
+    /// [`Store::queue_counts`] at an explicit time (tests, benchmarks).
+    pub async fn queue_counts_at(&self, now: SystemTime) -> Result<QueueStats, StoreError> {
+        let now = unix_millis(now);
+        let mut stats = QueueStats::default();
+        let rows = sqlx::query(PENDING_COUNTS_SQL)
+            .bind(now)
+            .fetch_all(&self.pool)
+            .await?;
+        for row in rows {
+            let n: i64 = row.try_get("n")?;
+            stats.pending_by_version.insert(
+                row.try_get("definition_version")?,
+                u64::try_from(n).unwrap_or(0),
+            );
+        }
+        stats.claimed = self.live_leases(now).await?;
+        let decided: i64 = sqlx::query("SELECT COUNT(*) AS n FROM queue_decisions")
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("n")?;
+        stats.decided = u64::try_from(decided).unwrap_or(0);
+        Ok(stats)
+    }
+
+    /// The counts of [`Store::queue_counts`] for a page shown often, each reading at most
+    /// `cap` rows of an index, so the page costs the same at 100,000 pending items as at
+    /// 10,000 (an exact count reads every open item):
+    /// - pending by version counts the oldest `cap` pending items: exact while fewer than `cap`
+    ///   are pending; when the figures add up to `cap`, each is a lower bound ("or more");
+    /// - claimed is exact (live leases: as many as people reviewing, through their index);
+    /// - decided stops at `cap` (a figure equal to `cap` means "`cap` or more").
+    pub async fn queue_counts_capped(&self, cap: u64) -> Result<QueueStats, StoreError> {
+        let now = unix_millis(SystemTime::now());
+        let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+        let mut stats = QueueStats::default();
+        let rows = sqlx::query(
+            "SELECT definition_version, COUNT(*) AS n FROM (SELECT definition_version \
+             FROM queue_items WHERE decided_at IS NULL \
+             AND (lease_expires IS NULL OR lease_expires <= $1) \
+             ORDER BY queued_at, id LIMIT $2) oldest GROUP BY definition_version",
+        )
+        .bind(now)
+        .bind(cap)
+        .fetch_all(&self.pool)
+        .await?;
+        for row in rows {
+            let n: i64 = row.try_get("n")?;
+            stats.pending_by_version.insert(
+                row.try_get("definition_version")?,
+                u64::try_from(n).unwrap_or(0),
+            );
+        }
+        stats.claimed = self.live_leases(now).await?;
+        let decided: i64 = sqlx::query(
+            "SELECT COUNT(*) AS n FROM (SELECT 1 FROM queue_decisions LIMIT $1) capped",
+        )
+        .bind(cap)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get("n")?;
+        stats.decided = u64::try_from(decided).unwrap_or(0);
+        Ok(stats)
+    }
+
+    /// Items under a live lease (through `queue_items_leased`).
+    async fn live_leases(&self, now: i64) -> Result<u64, StoreError> {
+        let claimed: i64 = sqlx::query(
+            "SELECT COUNT(*) AS n FROM queue_items WHERE decided_at IS NULL AND lease_expires > $1",
+        )
+        .bind(now)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get("n")?;
+        Ok(u64::try_from(claimed).unwrap_or(0))
+    }
+
+    /// Agreement per criterion over the reviews decided twice, in batches.
+    async fn agreement(&self) -> Result<BTreeMap<String, Agreement>, StoreError> {
+        let mut tables: BTreeMap<String, AgreementTable> = BTreeMap::new();
+        let mut after = String::new();
+        loop {
+            let rows = sqlx::query(
+                "SELECT b.review_id AS review_id, a.findings AS first, b.findings AS second \
+                 FROM queue_decisions b JOIN queue_decisions a \
+                 ON a.review_id = b.review_id AND a.slot = 1 \
+                 WHERE b.slot = 2 AND b.review_id > $1 ORDER BY b.review_id LIMIT $2",
+            )
+            .bind(&after)
+            .bind(BATCH)
+            .fetch_all(&self.pool)
+            .await?;
+            let Some(last) = rows.last() else { break };
+            after = last.try_get("review_id")?;
+            for row in &rows {
+                let first = findings_of(&row.try_get::<String, _>("first")?)?;
+                let second = findings_of(&row.try_get::<String, _>("second")?)?;
+                for (id, answer) in &first {
+                    let table = tables.entry(id.clone()).or_default();
+                    if let (Some(a), Some(Some(b))) = (answer, second.get(id)) {
+                        table.add(*a, *b);
+                    }
+                }
+            }
+        }
+        Ok(tables
+            .into_iter()
+            .map(|(id, table)| {
+                (
+                    id,
+                    Agreement {
+                        items: table.total(),
+                        observed: table.observed(),
+                        kappa: table.kappa(),
+                    },
+                )
+            })
+            .collect())
+    }
+
+    /// Open (pending and leased) items, oldest first, keyset-paged (`limit` 1 to
+    /// [`MAX_PAGE`]), optionally of one definition version.
+    pub async fn queue_page(
+        &self,
+        version: Option<&str>,
+        limit: u32,
+        cursor: Option<&QueueCursor>,
+    ) -> Result<QueuePage, StoreError> {
+        self.queue_page_at(version, limit, cursor, SystemTime::now())
+            .await
+    }
+
+    /// [`Store::queue_page`] at an explicit time (which leases count as live).
+    pub async fn queue_page_at(
+        &self,
+        version: Option<&str>,
+        limit: u32,
+        cursor: Option<&QueueCursor>,
+        now: SystemTime,
+    ) -> Result<QueuePage, StoreError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        let mut conditions = vec!["q.decided_at IS NULL".to_owned()];
+        let mut binds: Vec<Bind> = Vec::new();
+        if let Some(version) = version {
+            binds.push(Bind::Text(version.to_owned()));
+            conditions.push(format!("q.definition_version = ${}", binds.len()));
+        }
+        if let Some(cursor) = cursor {
+            binds.push(Bind::Int(cursor.queued_at));
+            binds.push(Bind::Text(cursor.item.to_string()));
+            conditions.push(format!(
+                "(q.queued_at, q.id) > (${}, ${})",
+                binds.len() - 1,
+                binds.len()
+            ));
+        }
+        let sql = page_sql(&conditions.join(" AND "), binds.len() + 1);
+        let mut query = sqlx::query(&sql);
+        for bind in binds {
+            query = match bind {
+                Bind::Text(text) => query.bind(text),
+                Bind::Int(int) => query.bind(int),
+            };
+        }
+        let rows = query
+            .bind(i64::from(limit) + 1)
+            .fetch_all(&self.pool)
+            .await?;
+        let now = unix_millis(now);
+        let mut items = rows
+            .iter()
+            .map(|row| entry_of(row, now))
+            .collect::<Result<Vec<_>, _>>()?;
+        let next_cursor = if items.len() > limit as usize {
+            items.truncate(limit as usize);
+            items
+                .last()
+                .map(|entry| QueueCursor::after(entry).to_string())
+        } else {
+            None
+        };
+        Ok(QueuePage { items, next_cursor })
+    }
+
+    /// One item with its review, the definition's questions, and its decision if decided.
+    pub async fn queue_item(&self, item: QueueItemId) -> Result<Option<QueueItemView>, StoreError> {
+        let Some(row) = sqlx::query(&format!(
+            "SELECT {ENTRY_COLUMNS}, q.decided_at AS item_decided_at, d.reviewer AS reviewer, \
+             d.findings AS decided_findings, d.note AS note, d.decided_at AS decided_at \
+             FROM queue_items q JOIN reviews r ON r.id = q.review_id \
+             LEFT JOIN queue_decisions d ON d.item_id = q.id WHERE q.id = $1"
+        ))
+        .bind(item.to_string())
+        .fetch_optional(&self.pool)
+        .await?
+        else {
+            return Ok(None);
+        };
+        let entry = entry_of(&row, unix_millis(SystemTime::now()))?;
+        let decision = match row.try_get::<Option<String>, _>("decided_findings")? {
+            Some(findings) => Some(DecisionView {
+                reviewer: row.try_get("reviewer")?,
+                findings: findings_of(&findings)?,
+                note: row.try_get("note")?,
+                decided_at: rfc3339_millis(row.try_get("decided_at")?),
+            }),
+            None => None,
+        };
+        let (review, state, questions, expected) = self
+            .review_with_definition(&entry.review_id.to_string())
+            .await?;
+        Ok(Some(QueueItemView {
+            entry,
+            review,
+            state,
+            questions,
+            expected,
+            decision,
+        }))
+    }
+
+    /// Every queued review, in review id order, with its decisions, kept state, replayable
+    /// record and definition facts, in batches: `each` gets one [`Labelled`] per review;
+    /// returns how many there were. The caller applies the export rules.
+    pub async fn export_labelled(
+        &self,
+        mut each: impl FnMut(Labelled) -> Result<(), StoreError>,
+    ) -> Result<u64, StoreError> {
+        let mut after = String::new();
+        let mut count = 0;
+        loop {
+            let ids = sqlx::query(
+                "SELECT DISTINCT review_id FROM queue_items WHERE review_id > $1 \
+                 ORDER BY review_id LIMIT $2",
+            )
+            .bind(&after)
+            .bind(BATCH)
+            .fetch_all(&self.pool)
+            .await?;
+            let (Some(first), Some(last)) = (ids.first(), ids.last()) else {
+                return Ok(count);
+            };
+            let first: String = first.try_get("review_id")?;
+            let last: String = last.try_get("review_id")?;
+            let copies = sqlx::query(
+                "SELECT q.review_id AS review_id, q.slot AS slot, d.findings AS findings \
+                 FROM queue_items q LEFT JOIN queue_decisions d ON d.item_id = q.id \
+                 WHERE q.review_id >= $1 AND q.review_id <= $2 ORDER BY q.review_id, q.slot",
+            )
+            .bind(&first)
+            .bind(&last)
+            .fetch_all(&self.pool)
+            .await?;
+            let reviews = sqlx::query(
+                "SELECT r.id AS id, r.received_at AS received_at, r.model AS model, \
+                 r.requested_model AS requested_model, r.state AS state, r.answers AS answers, \
+                 r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, \
+                 r.backend AS backend, r.definition_version AS definition_version, \
+                 d.questions AS questions, d.expected AS expected FROM reviews r \
+                 LEFT JOIN definitions d ON d.digest = r.definition_digest \
+                 WHERE r.id >= $1 AND r.id <= $2 AND r.id IN \
+                 (SELECT review_id FROM queue_items WHERE review_id >= $1 AND review_id <= $2) \
+                 ORDER BY r.id",
+            )
+            .bind(&first)
+            .bind(&last)
+            .fetch_all(&self.pool)
+            .await?;
+            let mut decisions: BTreeMap<String, Vec<Option<Findings>>> = BTreeMap::new();
+            for row in &copies {
+                let findings: Option<String> = row.try_get("findings")?;
+                decisions
+                    .entry(row.try_get("review_id")?)
+                    .or_default()
+                    .push(findings.as_deref().map(findings_of).transpose()?);
+            }
+            for row in &reviews {
+                let id: String = row.try_get("id")?;
+                let questions = json_of(row.try_get("questions")?, "questions")?;
+                let state = json_of(row.try_get("state")?, "state")?;
+                let answers: Option<String> = row.try_get("answers")?;
+                let model: Option<String> = row.try_get("model")?;
+                let record = if state.is_some()
+                    && answers.is_some()
+                    && model.is_some()
+                    && questions.is_some()
+                {
+                    Some(record_of(row)?)
+                } else {
+                    None
+                };
+                each(Labelled {
+                    review_id: id.parse().map_err(|_| corrupt("id"))?,
+                    definition_version: row.try_get("definition_version")?,
+                    expected: expected_of(row.try_get("expected")?)?,
+                    criteria: questions.as_ref().and_then(criterion_ids),
+                    state,
+                    record,
+                    decisions: decisions.remove(&id).unwrap_or_default(),
+                })?;
+                count += 1;
+            }
+            after = last;
+        }
+    }
+}
