@@ -48,7 +48,9 @@ build_jevjudge() {
     shift
     local flag=()
     [[ "$PROFILE" == release ]] && flag=(--release)
-    timeout 1800 cargo build "${flag[@]}" --quiet -p jevjudge "$@"
+    # The binary on its own: a `cargo build` given `--example` builds only the examples.
+    timeout 1800 cargo build "${flag[@]}" --quiet -p jevjudge --bin jevjudge
+    if [[ $# -gt 0 ]]; then timeout 1800 cargo build "${flag[@]}" --quiet "$@"; fi
     TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
     JEVJUDGE="$TARGET_DIR/$PROFILE/jevjudge"
 }
