@@ -9,6 +9,8 @@
 #[allow(dead_code)]
 mod util;
 
+use util::shell;
+
 use std::{sync::Arc, time::Duration};
 
 use jevjudge_judge::SystemOneBackend;
@@ -18,20 +20,6 @@ use jevjudge_test_support::databases::create_database;
 use serde_json::json;
 
 use util::{Service, client, definitions, fake_answering, refund_state};
-
-async fn shell(command: String) {
-    let status = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&command)
-            .stdout(std::process::Stdio::null())
-            .status()
-    })
-    .await
-    .unwrap()
-    .expect("the command runs");
-    assert!(status.success(), "{status}");
-}
 
 #[tokio::test]
 async fn a_stopped_postgres_is_503_and_not_ready_then_recovers() {

@@ -14,6 +14,8 @@
 #[allow(dead_code)]
 mod util;
 
+use util::shell;
+
 use std::{sync::Arc, time::Duration};
 
 use jevjudge_judge::{Status, SystemOneBackend};
@@ -209,18 +211,4 @@ async fn a_locked_sqlite_store_is_503_on_the_queue_writes_then_recovers() {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
-}
-
-async fn shell(command: String) {
-    let status = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&command)
-            .stdout(std::process::Stdio::null())
-            .status()
-    })
-    .await
-    .unwrap()
-    .expect("the command runs");
-    assert!(status.success(), "{status}");
 }

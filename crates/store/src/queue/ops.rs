@@ -309,13 +309,7 @@ impl Store {
             .bind(now)
             .fetch_all(&self.pool)
             .await?;
-        for row in rows {
-            let n: i64 = row.try_get("n")?;
-            stats.pending_by_version.insert(
-                row.try_get("definition_version")?,
-                u64::try_from(n).unwrap_or(0),
-            );
-        }
+        stats.pending_by_version = counts_by_version(&rows)?;
         stats.claimed = self.live_leases(now).await?;
         let decided: i64 = sqlx::query("SELECT COUNT(*) AS n FROM queue_decisions")
             .fetch_one(&self.pool)
@@ -346,13 +340,7 @@ impl Store {
         .bind(cap)
         .fetch_all(&self.pool)
         .await?;
-        for row in rows {
-            let n: i64 = row.try_get("n")?;
-            stats.pending_by_version.insert(
-                row.try_get("definition_version")?,
-                u64::try_from(n).unwrap_or(0),
-            );
-        }
+        stats.pending_by_version = counts_by_version(&rows)?;
         stats.claimed = self.live_leases(now).await?;
         let decided: i64 = sqlx::query(
             "SELECT COUNT(*) AS n FROM (SELECT 1 FROM queue_decisions LIMIT $1) capped",

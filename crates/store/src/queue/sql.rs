@@ -191,3 +191,16 @@ impl ItemFacts {
         Ok(())
     }
 }
+
+/// `(definition_version, n)` rows as a map of counts.
+pub(super) fn counts_by_version(rows: &[AnyRow]) -> Result<BTreeMap<String, u64>, StoreError> {
+    rows.iter()
+        .map(|row| {
+            let n: i64 = row.try_get("n")?;
+            Ok((
+                row.try_get("definition_version")?,
+                u64::try_from(n).unwrap_or(0),
+            ))
+        })
+        .collect()
+}
