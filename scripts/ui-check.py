@@ -164,7 +164,8 @@ try:
     screenshot("sign-in")
     type_into("#token", "not-a-token")
     click("form button[type=submit]")
-    check("not a reviewer" in text(), "a wrong token is refused on the page")
+    # The click starts a navigation; wait for the answer page rather than read the old one.
+    wait_for(lambda: "not a reviewer" in text(), "a wrong token is refused on the page")
     type_into("#token", TOKEN)
     click("form button[type=submit]")
     wait_for(lambda: "Review queue" in text(), "signed in: the queue page shows")
