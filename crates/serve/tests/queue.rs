@@ -97,24 +97,7 @@ async fn decide(service: &Service, token: &str, item: &str, body: Value) -> Repl
     .await
 }
 
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test]
-            async fn sqlite() {
-                super::$name(super::sqlite_url()).await;
-            }
-            #[tokio::test]
-            async fn postgres() {
-                if let Some(url) = super::pg_url().await {
-                    super::$name(url).await;
-                }
-            }
-        }
-    )*};
-}
-
-both!(
+jevjudge_test_support::on_both_stores!(
     an_expired_lease_returns_the_item_to_the_queue,
     an_inconclusive_review_is_queued_claimed_blind_and_decided_once,
     a_second_review_goes_to_another_reviewer_and_counts_in_agreement,

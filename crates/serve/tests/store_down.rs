@@ -11,7 +11,7 @@ mod util;
 
 use util::shell;
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use jevjudge_judge::SystemOneBackend;
 use jevjudge_serve::{Config, DecisionLog, Metrics, ServeState};
@@ -79,15 +79,9 @@ async fn a_stopped_postgres_is_503_and_not_ready_then_recovers() {
     assert_eq!(reply.status, 503);
 
     shell(start).await;
-    let mut ready = false;
-    for _ in 0..50 {
-        if service.get("/readyz").await.status == 200 {
-            ready = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    assert!(ready, "ready again once PostgreSQL is back");
+    service
+        .wait_ready("ready again once PostgreSQL is back")
+        .await;
     for _ in 0..3 {
         let reply = service.review("refund-answer-v1", &body).await;
         assert_eq!(reply.status, 200, "{}", reply.text());

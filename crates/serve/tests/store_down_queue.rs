@@ -16,7 +16,7 @@ mod util;
 
 use util::shell;
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use jevjudge_judge::{Status, SystemOneBackend};
 use jevjudge_serve::{Config, DecisionLog, Metrics, QueuePolicy, ReviewerTokens, ServeState};
@@ -157,15 +157,9 @@ async fn a_stopped_postgres_is_503_on_every_queue_route_then_recovers() {
     assert_unavailable(&stats, "stats");
 
     shell(start).await;
-    let mut ready = false;
-    for _ in 0..50 {
-        if service.get("/readyz").await.status == 200 {
-            ready = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    assert!(ready, "ready again once PostgreSQL is back");
+    service
+        .wait_ready("ready again once PostgreSQL is back")
+        .await;
     recovered(&service, &item).await;
     service.stop().await.unwrap();
     store.close().await;

@@ -81,6 +81,18 @@ pub struct Service {
 }
 
 impl Service {
+    /// Waits (up to 10 s) until `/readyz` answers 200, else fails with `what`.
+    #[allow(dead_code)]
+    pub async fn wait_ready(&self, what: &str) {
+        for _ in 0..50 {
+            if self.get("/readyz").await.status == 200 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        panic!("{what}: /readyz never answered 200");
+    }
+
     /// Starts the service with any backend.
     pub async fn start<B: Backend + 'static>(
         backend: B,
