@@ -313,13 +313,7 @@ impl Store {
             "SELECT {COLUMNS} FROM reviews{clause} ORDER BY id DESC LIMIT ${}",
             binds.len() + 1
         );
-        let mut query = sqlx::query(&sql);
-        for bind in binds {
-            query = match bind {
-                Bind::Text(text) => query.bind(text),
-                Bind::Int(int) => query.bind(int),
-            };
-        }
+        let query = query_with(&sql, binds);
         let rows = query
             .bind(i64::from(limit) + 1)
             .fetch_all(&self.pool)
@@ -343,13 +337,7 @@ impl Store {
     pub async fn count(&self, filter: &Filter) -> Result<u64, StoreError> {
         let (clause, binds) = where_clause(filter, None);
         let sql = format!("SELECT COUNT(*) AS n FROM reviews{clause}");
-        let mut query = sqlx::query(&sql);
-        for bind in binds {
-            query = match bind {
-                Bind::Text(text) => query.bind(text),
-                Bind::Int(int) => query.bind(int),
-            };
-        }
+        let query = query_with(&sql, binds);
         let n: i64 = query.fetch_one(&self.pool).await?.try_get("n")?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
@@ -494,9 +482,23 @@ pub(crate) const COLUMNS: &str = "id, received_at, definition_version, definitio
     elapsed_micros, request_id, backend, state_erased_at, \
     CASE WHEN state IS NULL THEN 0 ELSE 1 END AS state_kept";
 
-enum Bind {
+/// A value for a `$N` placeholder of a statement built at run time.
+pub(crate) enum Bind {
     Text(String),
     Int(i64),
+}
+
+/// `sql` with `binds` bound to `$1…$n` in order.
+pub(crate) fn query_with(
+    sql: &str,
+    binds: Vec<Bind>,
+) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>> {
+    binds
+        .into_iter()
+        .fold(sqlx::query(sql), |query, bind| match bind {
+            Bind::Text(text) => query.bind(text),
+            Bind::Int(int) => query.bind(int),
+        })
 }
 
 /// ` WHERE …` with `$1…$n` for the filters given, and the values to bind in order.

@@ -28,7 +28,7 @@ use uuid::Uuid;
 use crate::{
     MAX_PAGE, NewReview, Review, ReviewId, Store, StoreError, StoreKind,
     review::{rfc3339_millis, unix_millis},
-    store::{COLUMNS, corrupt, record_of, review_of, write_review},
+    store::{Bind, COLUMNS, corrupt, query_with, record_of, review_of, write_review},
 };
 
 mod ops;

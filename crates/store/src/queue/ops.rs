@@ -445,13 +445,7 @@ impl Store {
             ));
         }
         let sql = page_sql(&conditions.join(" AND "), binds.len() + 1);
-        let mut query = sqlx::query(&sql);
-        for bind in binds {
-            query = match bind {
-                Bind::Text(text) => query.bind(text),
-                Bind::Int(int) => query.bind(int),
-            };
-        }
+        let query = query_with(&sql, binds);
         let rows = query
             .bind(i64::from(limit) + 1)
             .fetch_all(&self.pool)

@@ -164,11 +164,6 @@ pub(super) fn entry_of(row: &AnyRow, now: i64) -> Result<QueueEntry, StoreError>
     })
 }
 
-pub(super) enum Bind {
-    Text(String),
-    Int(i64),
-}
-
 /// What decide and release check before writing.
 pub(super) struct ItemFacts {
     pub(super) review: Review,
