@@ -132,7 +132,24 @@ pub struct RepeatedBuilder {
     flipped: u64,
     correct_by_repeat: Vec<u64>,
     cases_by_repeat: Vec<u64>,
-    sd: Vec<(String, f64, u64)>,
+    /// Per criterion: the sum of the cases' SDs in [`to_fixed`] units, and the count.
+    sd: Vec<(String, u128, u64)>,
+}
+
+/// Units of 2⁻⁶⁴ for summing SDs. Rows arrive in completion order, and a floating-point sum
+/// depends on its order; an integer sum does not, so the same answers give the same figure
+/// to the last bit. A sample SD of values in [0, 1] is below 1, so a `u128` holds the sum of
+/// 2⁶⁴ of them; 2⁻⁶⁴ is far below an f64's resolution at the SDs that matter.
+const FIXED_ONE: f64 = 18_446_744_073_709_551_616.0;
+
+fn to_fixed(value: f64) -> u128 {
+    // `as` saturates: a NaN gives 0 and a value above the range its maximum (neither occurs
+    // for the SD of finite values in [0, 1]).
+    (value * FIXED_ONE).round() as u128
+}
+
+fn from_fixed(sum: u128) -> f64 {
+    sum as f64 / FIXED_ONE
 }
 
 impl RepeatedBuilder {
@@ -175,9 +192,10 @@ impl RepeatedBuilder {
             let Some(sd) = sample_sd(&values) else {
                 continue;
             };
+            let sd = to_fixed(sd);
             match self.sd.iter_mut().find(|(id, _, _)| id == criterion) {
                 Some((_, sum, count)) => {
-                    *sum += sd;
+                    *sum = sum.saturating_add(sd);
                     *count += 1;
                 }
                 None => self.sd.push((criterion.to_owned(), sd, 1)),
@@ -211,7 +229,7 @@ impl RepeatedBuilder {
             probability_sd: Some(
                 self.sd
                     .into_iter()
-                    .map(|(id, sum, count)| (id, sum / count as f64))
+                    .map(|(id, sum, count)| (id, from_fixed(sum) / count as f64))
                     .collect(),
             ),
         }
@@ -219,10 +237,16 @@ impl RepeatedBuilder {
 }
 
 /// The sample standard deviation (n − 1 denominator); `None` below two values.
+///
+/// The result does not depend on the order of `values`, to the last bit: repeats of one case
+/// arrive in whatever order concurrency gives, and two runs with the same answers must print
+/// the same figure.
 pub fn sample_sd(values: &[f64]) -> Option<f64> {
     if values.len() < 2 {
         return None;
     }
+    let mut values = values.to_vec();
+    values.sort_by(f64::total_cmp);
     // Deviations from the first value first, so equal values give exactly 0.
     let origin = values[0];
     let n = values.len() as f64;
@@ -246,5 +270,91 @@ mod tests {
         assert_eq!(sample_sd(&[0.5]), None);
         assert_eq!(sample_sd(&[0.5, 0.5]), Some(0.0));
         assert_eq!(sample_sd(&[0.97, 0.97, 0.97]), Some(0.0));
+    }
+
+    fn repeated_row(id: usize, probabilities: &[f64]) -> Row {
+        use jevjudge_judge::{ErrorCode, Finding, Findings, Status, Verdict};
+        let verdicts: Vec<Verdict> = probabilities
+            .iter()
+            .map(|p| Verdict {
+                definition_version: "v1".into(),
+                status: Status::Inconclusive,
+                error: ErrorCode::None,
+                detail: None,
+                findings: Findings::new(vec![(
+                    "spam".to_owned(),
+                    Finding {
+                        status: Status::Inconclusive,
+                        yes_probability: *p,
+                        expected_probability: *p,
+                    },
+                )]),
+                model: None,
+                usage: None,
+                elapsed: std::time::Duration::from_millis(1),
+            })
+            .collect();
+        Row {
+            repeats: Some(crate::row::Repeats {
+                verdicts: verdicts.clone(),
+                pass_rate: 0.0,
+            }),
+            scenario: "s".into(),
+            id: id.to_string(),
+            expected_pass: true,
+            pass: false,
+            score: 0.0,
+            verdict: verdicts[0].clone(),
+            expected_findings: None,
+        }
+    }
+
+    fn probability_sd(rows: &[Row]) -> u64 {
+        let mut builder = RepeatedBuilder::default();
+        for row in rows {
+            builder.add(row);
+        }
+        builder.finish().probability_sd.unwrap()[0].1.to_bits()
+    }
+
+    // Seen in CI: the same answers, arriving in another order, gave ...158 against ...159.
+    // Rows come in completion order and a case's repeats in arrival order; neither may move
+    // the figure by a bit.
+    proptest::proptest! {
+        #[test]
+        fn probability_sd_is_the_same_in_any_completion_order(
+            cases in proptest::collection::vec(
+                proptest::collection::vec(0.0f64..=1.0, 3),
+                2..40,
+            ),
+        ) {
+            let rows: Vec<Row> = cases.iter().enumerate().map(|(i, ps)| repeated_row(i, ps)).collect();
+            let mut shuffled: Vec<Row> = cases
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(i, ps)| {
+                    let mut ps = ps.clone();
+                    ps.rotate_left(1);
+                    repeated_row(i, &ps)
+                })
+                .collect();
+            shuffled.rotate_left(cases.len() / 2);
+            proptest::prop_assert_eq!(probability_sd(&rows), probability_sd(&shuffled));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn sample_sd_is_the_same_in_any_order(
+            mut values in proptest::collection::vec(0.0f64..=1.0, 2..8),
+            rotate in 0usize..8,
+        ) {
+            let sd = sample_sd(&values).unwrap();
+            let by = rotate % values.len();
+            values.rotate_left(by);
+            values.reverse();
+            proptest::prop_assert_eq!(sample_sd(&values).unwrap().to_bits(), sd.to_bits());
+        }
     }
 }
