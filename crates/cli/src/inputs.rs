@@ -36,6 +36,19 @@ pub fn read_capped(
         .map_err(|_| InputError(format!("the {what} {} is not valid UTF-8", path.display())))
 }
 
+/// The value of the environment variable `name`, which the option `flag` (like
+/// `--auth-token-env`) names; an unset or non-Unicode variable is an input error naming both.
+pub fn env_var(flag: &str, name: &str) -> Result<String, InputError> {
+    std::env::var(name).map_err(|e| {
+        InputError(match e {
+            std::env::VarError::NotPresent => format!("{flag}: the variable {name} is not set"),
+            std::env::VarError::NotUnicode(_) => {
+                format!("{flag}: the variable {name} is not valid Unicode")
+            }
+        })
+    })
+}
+
 /// Loads a definition file (or FIFO) of at most `max_bytes` bytes.
 pub fn definition(path: &Path, max_bytes: u64) -> Result<jevjudge_judge::Definition, InputError> {
     use jevjudge_judge::{Definition, DefinitionFormat};

@@ -112,16 +112,7 @@ impl QueueArgs {
                     .to_owned(),
             ));
         };
-        let value = std::env::var(name).map_err(|e| {
-            InputError(match e {
-                std::env::VarError::NotPresent => {
-                    format!("--reviewer-tokens-env: the variable {name} is not set")
-                }
-                std::env::VarError::NotUnicode(_) => {
-                    format!("--reviewer-tokens-env: the variable {name} is not valid Unicode")
-                }
-            })
-        })?;
+        let value = crate::inputs::env_var("--reviewer-tokens-env", name)?;
         let reviewers = ReviewerTokens::parse(&value)
             .map_err(|e| InputError(format!("--reviewer-tokens-env: {name}: {e}")))?;
         let mut policy = QueuePolicy::new(self.queue_statuses.iter().copied(), reviewers);

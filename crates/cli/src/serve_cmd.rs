@@ -254,16 +254,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
     let auth_tokens = match &args.auth_token_env {
         None => AuthTokens::none(),
         Some(name) => {
-            let value = std::env::var(name).map_err(|e| {
-                InputError(match e {
-                    std::env::VarError::NotPresent => {
-                        format!("--auth-token-env: the variable {name} is not set")
-                    }
-                    std::env::VarError::NotUnicode(_) => {
-                        format!("--auth-token-env: the variable {name} is not valid Unicode")
-                    }
-                })
-            })?;
+            let value = crate::inputs::env_var("--auth-token-env", name)?;
             AuthTokens::parse(&value)
                 .map_err(|e| InputError(format!("--auth-token-env: {name}: {e}")))?
         }
@@ -320,15 +311,12 @@ mod tests {
         let args = parse(&["--definitions", "defs"]).expect("only --definitions is required");
         assert_eq!(args.addr, "127.0.0.1:8080".parse().expect("an address"));
         let config = config(&args).expect("a config");
-        assert_eq!(config.max_body_bytes, 1024 * 1024);
-        assert_eq!(config.default_budget, Duration::from_secs(2));
-        assert_eq!(config.max_budget, Duration::from_secs(10));
-        assert_eq!(config.max_concurrent, 32);
-        assert_eq!(config.queue, 256);
+        // Every setting the flags leave alone is the service's documented default, whose
+        // values `jevjudge_serve`'s own tests pin; `Debug` shows every field (a token only as
+        // a count). The cap on budgets, which those tests leave out, is pinned here.
+        assert_eq!(format!("{config:?}"), format!("{:?}", Config::default()));
         assert!(!config.auth_tokens.is_enabled());
-        assert_eq!(config.header_timeout, Duration::from_secs(10));
-        assert_eq!(config.idle_timeout, Duration::from_secs(60));
-        assert_eq!(config.max_connections, 512);
+        assert_eq!(config.max_budget, Duration::from_secs(10));
         assert_eq!(args.log_format, LogFormat::Text);
         assert!(parse(&[]).is_err(), "--definitions is required");
     }
