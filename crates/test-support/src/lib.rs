@@ -36,8 +36,10 @@ use tokio::{
     process::Command,
 };
 
+pub mod connections;
 #[cfg(feature = "databases")]
 pub mod databases;
+pub mod expect;
 mod http;
 
 pub use http::{Reply, read};

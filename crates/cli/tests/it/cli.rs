@@ -7,12 +7,12 @@ use jevjudge_fake::{Config, FakeServer, Fault, FaultPlan};
 use serde_json::Value;
 use tokio::process::Command;
 
-use jevjudge_test_support::{example, read_json, run, stdout_json, temp_dir};
+use jevjudge_test_support::{example, expect, read_json, run, stdout, stdout_json, temp_dir};
 
 use crate::{
-    eval_offline, eval_sms_replay, exits_saying, fake_server, fake_with_latency,
+    eval_offline, eval_sms_replay, exits, exits_saying, fake_server, fake_with_latency, file_in,
     hardening::{cases, eval_live, rows_of},
-    jevjudge, judge_refund, replay_refund, succeeded,
+    jevjudge, judge_refund, judge_refund_state, replay_refund, succeeded,
 };
 
 async fn fake() -> FakeServer {
@@ -41,12 +41,7 @@ async fn judge_maps_scripted_probabilities_to_statuses_and_exit_codes() {
             p,
         )])));
         let output = run(&mut judge_live(&server, "2s")).await;
-        assert_eq!(
-            output.status.code(),
-            Some(code),
-            "p = {p}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        expect::exit_code_of(&format!("p = {p}"), &output, code);
         let result = stdout_json(&output);
         assert_eq!(result["status"], status);
         assert_eq!(result["findings"]["supported"]["yes_probability"], p);
@@ -184,28 +179,23 @@ async fn judge_input_errors_exit_2_naming_the_file() {
     )
     .await;
 
-    let bad_definition = dir.join("definition.toml");
-    std::fs::write(&bad_definition, "version = \"v\"\n[[criteria]]\nid = \"c\"\nexpected = true\nfail_at_or_below = 0.8\npass_at_or_above = 0.2\n[criteria.question]\ninstructions = \"q\"\n").unwrap();
-    let mut command = jevjudge();
-    command
-        .args(["judge", "--fake", "--definition"])
-        .arg(&bad_definition)
-        .arg("--state")
-        .arg(example("refund/state.json"));
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("definition.toml: criteria[0].fail_at_or_below/pass_at_or_above"),
-        "{stderr}"
+    let bad_definition = file_in(
+        &dir,
+        "definition.toml",
+        "version = \"v\"\n[[criteria]]\nid = \"c\"\nexpected = true\nfail_at_or_below = 0.8\npass_at_or_above = 0.2\n[criteria.question]\ninstructions = \"q\"\n",
     );
+    exits_saying(
+        &mut judge_refund_state(&["--fake"], &bad_definition),
+        2,
+        "definition.toml: criteria[0].fail_at_or_below/pass_at_or_above",
+    )
+    .await;
 
     let mut command = jevjudge();
     command
         .args(["judge", "--fake", "--budget", "0s", "--definition"])
         .arg(example("refund/definition.toml"));
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
+    exits(&mut command, 2).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -315,16 +305,15 @@ fn eval_refund_fixture(concurrency: &str) -> Command {
 async fn eval_f2_writes_report_junit_and_markdown_without_raw_text() {
     let dir = temp_dir("cli-f2");
     let mut command = eval_refund_fixture("2");
-    command
-        .arg("--report")
-        .arg(dir.join("report.json"))
-        .arg("--junit")
-        .arg(dir.join("junit.xml"))
-        .arg("--markdown")
-        .arg(dir.join("summary.md"))
-        .args(["--min-accuracy", "1.0", "--max-errors", "0"]);
-    let output = run(&mut command).await;
-    let stdout = succeeded(&output);
+    for (flag, file) in [
+        ("--report", "report.json"),
+        ("--junit", "junit.xml"),
+        ("--markdown", "summary.md"),
+    ] {
+        command.arg(flag).arg(dir.join(file));
+    }
+    command.args(["--min-accuracy", "1.0", "--max-errors", "0"]);
+    let stdout = succeeded(&run(&mut command).await);
     assert!(stdout.contains("backend fixture"), "{stdout}");
     assert!(stdout.contains("gate min-accuracy 1: held"), "{stdout}");
     let report: Value = read_json(&dir.join("report.json"));
@@ -383,11 +372,10 @@ async fn eval_f2_writes_report_junit_and_markdown_without_raw_text() {
 async fn eval_gates_fail_with_exit_1() {
     let mut command = eval_sms_replay(&example("sms-spam/definition.toml"));
     command.args(["--model", "jev-1.13.0", "--min-accuracy", "0.9"]);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&output.stdout)
-            .contains("gate min-accuracy 0.9: FAILED (accuracy 0.8200)")
+    let output = exits(&mut command, 1).await;
+    expect::contains(
+        &stdout(&output),
+        "gate min-accuracy 0.9: FAILED (accuracy 0.8200)",
     );
 }
 
@@ -403,8 +391,7 @@ async fn main_job_reproduces_the_published_decisions_of_the_real_recording() {
         command
             .args(["--model", "jev-1.13.0", "--report"])
             .arg(&report_path);
-        let output = run(&mut command).await;
-        assert_eq!(output.status.code(), Some(0));
+        exits(&mut command, 0).await;
         let report: Value = read_json(&report_path);
         let o = &report["overall"];
         assert_eq!(report["backend"], "replay");
@@ -435,33 +422,30 @@ async fn main_job_reproduces_the_published_decisions_of_the_real_recording() {
 #[tokio::test(flavor = "multi_thread")]
 async fn eval_bad_inputs_exit_2_naming_file_line_and_field() {
     let dir = temp_dir("cli-bad-cases");
-    let cases = dir.join("cases.jsonl");
-    std::fs::write(
-        &cases,
+    let first_case = std::fs::read_to_string(example("refund/cases.jsonl")).unwrap();
+    let first_case = first_case.lines().next().unwrap();
+    let cases = file_in(
+        &dir,
+        "cases.jsonl",
         format!(
-            "{}\n{{\"scenario\":\"s\",\"id\":\"x\",\"state\":\"s\",\"expected_pass\":\"yes\"}}\n",
-            std::fs::read_to_string(example("refund/cases.jsonl"))
-                .unwrap()
-                .lines()
-                .next()
-                .unwrap()
+            "{first_case}\n{{\"scenario\":\"s\",\"id\":\"x\",\"state\":\"s\",\"expected_pass\":\"yes\"}}\n"
         ),
-    )
-    .unwrap();
-    let mut command = eval_offline(&example("refund/definition.toml"), &cases);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("cases.jsonl:2: field `expected_pass`: must be true or false"),
-        "{stderr}"
     );
+    exits_saying(
+        &mut eval_offline(&example("refund/definition.toml"), &cases),
+        2,
+        "cases.jsonl:2: field `expected_pass`: must be true or false",
+    )
+    .await;
 
     let mut command = eval_refund_fixture("33");
     exits_saying(&mut command, 2, "concurrency must be within 1..=32, not 33").await;
 
-    let labels = dir.join("labels.jsonl");
-    std::fs::write(&labels, "{\"scenario\":\"s\",\"id\":\"x\",\"state\":\"s\",\"expected_pass\":true,\"expected_findings\":{\"nope\":true}}\n").unwrap();
+    let labels = file_in(
+        &dir,
+        "labels.jsonl",
+        "{\"scenario\":\"s\",\"id\":\"x\",\"state\":\"s\",\"expected_pass\":true,\"expected_findings\":{\"nope\":true}}\n",
+    );
     let mut command = eval_offline(&example("refund/definition.toml"), &labels);
     exits_saying(&mut command, 2, "expected_findings.nope").await;
 }
@@ -500,9 +484,8 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
     let cases = cases(&dir, 40);
 
     let full = dir.join("full.json");
-    let output = run(&mut eval_live(&server, &cases, &full)).await;
     // The fake server's answers are labelled `fake` in the summary and the report.
-    let stdout = succeeded(&output);
+    let stdout = succeeded(&run(&mut eval_live(&server, &cases, &full)).await);
     assert!(stdout.contains("backend fake"), "{stdout}");
     let report: Value = read_json(&full);
     assert_eq!(report["backend"], "fake");
@@ -519,15 +502,7 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
     assert!(!killed.exists(), "no report from a killed run");
 
     let before = server.request_count();
-    let mut resume = eval_live(&server, &cases, &killed);
-    resume.arg("--resume");
-    let output = run(&mut resume).await;
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    exits(eval_live(&server, &cases, &killed).arg("--resume"), 0).await;
     let sent = server.request_count() - before;
     assert!(
         sent <= 40 - kept + 1,
@@ -565,9 +540,12 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
             .replace("\"n\":3}", "\"n\":333}"),
     )
     .unwrap();
-    let mut wrong = eval_live(&server, &other, &killed);
-    wrong.arg("--resume");
-    exits_saying(&mut wrong, 2, "belongs to other cases").await;
+    exits_saying(
+        eval_live(&server, &other, &killed).arg("--resume"),
+        2,
+        "belongs to other cases",
+    )
+    .await;
     server.shutdown().await;
 }
 
@@ -593,12 +571,7 @@ async fn ctrl_c_writes_an_incomplete_report_and_exits_5() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(5),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    expect::exit_code(&output, 5);
     let written: Value = read_json(&report);
     assert_eq!(written["complete"], false);
     let total = written["overall"]["total"].as_u64().unwrap();
@@ -616,19 +589,13 @@ async fn ctrl_c_writes_an_incomplete_report_and_exits_5() {
 #[tokio::test(flavor = "multi_thread")]
 async fn streaming_runs_keep_rows_on_disk_only() {
     let dir = temp_dir("cli-streaming");
+    let report = dir.join("report.json");
     let mut command = eval_refund_fixture("2");
     command
-        .arg("--report")
-        .arg(dir.join("report.json"))
-        .args(["--max-cases", "20000"]);
-    let output = run(&mut command).await;
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = read_json(&dir.join("report.json"));
+        .args(["--max-cases", "20000", "--report"])
+        .arg(&report);
+    exits(&mut command, 0).await;
+    let report: Value = read_json(&report);
     assert_eq!(report["rows"], serde_json::json!([]));
     assert_eq!(report["overall"]["total"], 2);
     assert_eq!(report["overall"]["correct"], 2);

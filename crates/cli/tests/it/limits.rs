@@ -10,9 +10,9 @@ use std::{
 use jevjudge_fake::{Config, FakeServer};
 use tokio::process::Command;
 
-use jevjudge_test_support::{example, read_json as read, run, stderr, temp_dir};
+use jevjudge_test_support::{example, read_json as read, stderr, temp_dir};
 
-use crate::{fake_server, fake_with_key, jevjudge};
+use crate::{exits, fake_server, fake_with_key, jevjudge};
 
 fn cases(dir: &Path, n: usize) -> PathBuf {
     let path = dir.join("cases.jsonl");
@@ -28,50 +28,71 @@ fn cases(dir: &Path, n: usize) -> PathBuf {
     path
 }
 
-fn eval(server: &FakeServer, cases: &Path, report: &Path, key: &str, extra: &[&str]) -> Command {
-    let mut command = jevjudge();
-    command
-        .env("TYPESAFE_API_KEY", key)
-        .args(["eval", "--budget", "20s", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--cases")
-        .arg(cases)
-        .arg("--report")
-        .arg(report)
-        .args(["--base-url", &server.url()])
-        .args(extra);
-    command
+/// A run's fixture: the fake it talks to, `n` generated cases in a fresh directory and where
+/// the report goes.
+struct Batch {
+    server: FakeServer,
+    cases: PathBuf,
+    report: PathBuf,
 }
 
-/// Runs [`eval`], which must exit with `code`; its output and the report it wrote.
-async fn eval_exits(
-    code: i32,
-    server: &FakeServer,
-    cases: &Path,
-    report: &Path,
-    key: &str,
-    extra: &[&str],
-) -> (std::process::Output, serde_json::Value) {
-    let output = run(&mut eval(server, cases, report, key, extra)).await;
-    assert_eq!(output.status.code(), Some(code), "{}", stderr(&output));
-    (output, read(report))
+impl Batch {
+    /// [`cases`]`(n)` in a fresh directory `name`, for `server`.
+    fn new(name: &str, n: usize, server: FakeServer) -> Batch {
+        let dir = temp_dir(name);
+        Batch {
+            server,
+            cases: cases(&dir, n),
+            report: dir.join("out.json"),
+        }
+    }
+
+    /// `jevjudge eval` of the cases against the fake with the API key `key` and `extra`.
+    fn eval(&self, key: &str, extra: &[&str]) -> Command {
+        let mut command = jevjudge();
+        command
+            .env("TYPESAFE_API_KEY", key)
+            .args(["eval", "--budget", "20s", "--definition"])
+            .arg(example("refund/definition.toml"))
+            .arg("--cases")
+            .arg(&self.cases)
+            .arg("--report")
+            .arg(&self.report)
+            .args(["--base-url", &self.server.url()])
+            .args(extra);
+        command
+    }
+
+    /// Runs [`Batch::eval`], which must exit with `code`; its output and the report it wrote.
+    async fn eval_exits(
+        &self,
+        code: i32,
+        key: &str,
+        extra: &[&str],
+    ) -> (std::process::Output, serde_json::Value) {
+        let output = exits(&mut self.eval(key, extra), code).await;
+        (output, read(&self.report))
+    }
+}
+
+/// A fake that allows `rate` requests (like `40/s`) in bursts of `burst`, answering after
+/// `latency`.
+async fn rate_limited(rate: &str, burst: u32, latency: Duration) -> FakeServer {
+    fake_server(Config {
+        rate_limit: Some(rate.parse().unwrap()),
+        burst: Some(burst),
+        latency,
+        ..Config::default()
+    })
+    .await
 }
 
 #[tokio::test]
 async fn a_wrong_key_stops_the_run_and_resume_finishes_it_once_fixed() {
-    let server = fake_with_key("the-right-key").await;
-    let dir = temp_dir("limits-key");
-    let cases = cases(&dir, 40);
-    let report = dir.join("out.json");
-    let output = run(&mut eval(
-        &server,
-        &cases,
-        &report,
-        "a-wrong-key",
-        &["--concurrency", "8"],
-    ))
-    .await;
-    assert_eq!(output.status.code(), Some(6), "{}", stderr(&output));
+    let batch = Batch::new("limits-key", 40, fake_with_key("the-right-key").await);
+    let (output, json) = batch
+        .eval_exits(6, "a-wrong-key", &["--concurrency", "8"])
+        .await;
     let text = stderr(&output);
     let stopped: Vec<&str> = text
         .lines()
@@ -82,48 +103,39 @@ async fn a_wrong_key_stops_the_run_and_resume_finishes_it_once_fixed() {
     assert!(stopped[0].contains("--resume"), "{}", stopped[0]);
     assert!(!stderr(&output).contains("a-wrong-key"));
     // Slow start sends one request first: it meets the 401, and nothing else is sent.
-    assert_eq!(server.request_count(), 1);
-    let json = read(&report);
+    assert_eq!(batch.server.request_count(), 1);
     assert_eq!(json["complete"], false);
     assert_eq!(json["stopped"]["cause"], "key_refused");
     assert_eq!(json["stopped"]["status"], 401);
     assert_eq!(json["overall"]["total"], 1);
     assert_eq!(json["overall"]["attempts"]["by_status"]["401"], 1);
 
-    let (_, json) = eval_exits(
-        0,
-        &server,
-        &cases,
-        &report,
-        "the-right-key",
-        &["--concurrency", "8", "--resume", "--retry-errors"],
-    )
-    .await;
+    let (_, json) = batch
+        .eval_exits(
+            0,
+            "the-right-key",
+            &["--concurrency", "8", "--resume", "--retry-errors"],
+        )
+        .await;
     assert_eq!(json["complete"], true);
     assert!(json.get("stopped").is_none());
     assert_eq!(json["overall"]["total"], 40);
     assert_eq!(json["overall"]["errors"], 0);
-    assert_eq!(server.request_count(), 41);
-    server.shutdown().await;
+    assert_eq!(batch.server.request_count(), 41);
+    batch.server.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_token_cap_stops_before_it_is_passed_and_resume_continues() {
-    let server = fake_server(Config::default()).await;
-    let dir = temp_dir("limits-cap");
-    let cases = cases(&dir, 30);
-    let report = dir.join("out.json");
-    let output = run(&mut eval(
-        &server,
-        &cases,
-        &report,
-        "k",
-        &["--concurrency", "4", "--max-input-tokens", "1500"],
-    ))
-    .await;
-    assert_eq!(output.status.code(), Some(7), "{}", stderr(&output));
+    let batch = Batch::new("limits-cap", 30, fake_server(Config::default()).await);
+    let (output, json) = batch
+        .eval_exits(
+            7,
+            "k",
+            &["--concurrency", "4", "--max-input-tokens", "1500"],
+        )
+        .await;
     assert!(stderr(&output).contains("input-token cap of 1500"));
-    let json = read(&report);
     assert_eq!(json["stopped"]["cause"], "input_token_cap");
     let spent = json["overall"]["input_tokens"].as_u64().unwrap();
     let total = json["overall"]["total"].as_u64().unwrap();
@@ -133,55 +145,34 @@ async fn a_token_cap_stops_before_it_is_passed_and_resume_continues() {
         "stopped only when the next could pass"
     );
     assert!(total > 0 && total < 30, "{total}");
-    assert_eq!(server.request_count() as u64, total);
+    assert_eq!(batch.server.request_count() as u64, total);
 
     // The cap covers the whole run: resumed with a larger one, it finishes.
-    let (_, json) = eval_exits(
-        0,
-        &server,
-        &cases,
-        &report,
-        "k",
-        &[
-            "--concurrency",
-            "4",
-            "--max-input-tokens",
-            "100000",
-            "--resume",
-        ],
-    )
-    .await;
+    let resumed = [
+        "--concurrency",
+        "4",
+        "--max-input-tokens",
+        "100000",
+        "--resume",
+    ];
+    let (_, json) = batch.eval_exits(0, "k", &resumed).await;
     assert_eq!(json["overall"]["total"], 30);
-    assert_eq!(server.request_count(), 30);
-    server.shutdown().await;
+    assert_eq!(batch.server.request_count(), 30);
+    batch.server.shutdown().await;
 }
 
 #[tokio::test]
 async fn pacing_under_the_servers_limit_meets_no_429() {
-    let server = fake_server(Config {
-        rate_limit: Some("50/s".parse().unwrap()),
-        burst: Some(2),
-        ..Config::default()
-    })
-    .await;
-    let dir = temp_dir("limits-pace");
-    let cases = cases(&dir, 30);
-    let report = dir.join("out.json");
-    let (output, json) = eval_exits(
-        0,
-        &server,
-        &cases,
-        &report,
-        "k",
-        &[
-            "--concurrency",
-            "8",
-            "--fixed-concurrency",
-            "--rate",
-            "40/s",
-        ],
-    )
-    .await;
+    let server = rate_limited("50/s", 2, Duration::ZERO).await;
+    let batch = Batch::new("limits-pace", 30, server);
+    let paced = [
+        "--concurrency",
+        "8",
+        "--fixed-concurrency",
+        "--rate",
+        "40/s",
+    ];
+    let (output, json) = batch.eval_exits(0, "k", &paced).await;
     let attempts = &json["overall"]["attempts"];
     assert_eq!(attempts["total"], 30);
     assert_eq!(attempts["retried"], 0);
@@ -190,30 +181,16 @@ async fn pacing_under_the_servers_limit_meets_no_429() {
         String::from_utf8_lossy(&output.stdout)
             .contains("attempts: 30 attempts (0 retries): 200 ×30")
     );
-    server.shutdown().await;
+    batch.server.shutdown().await;
 }
 
 #[tokio::test]
 async fn adaptive_concurrency_finishes_a_rate_limited_run_without_errors() {
-    let server = fake_server(Config {
-        rate_limit: Some("40/s".parse().unwrap()),
-        burst: Some(4),
-        latency: Duration::from_millis(20),
-        ..Config::default()
-    })
-    .await;
-    let dir = temp_dir("limits-adapt");
-    let cases = cases(&dir, 40);
-    let report = dir.join("out.json");
-    let (_, json) = eval_exits(
-        0,
-        &server,
-        &cases,
-        &report,
-        "k",
-        &["--concurrency", "16", "--retries", "8"],
-    )
-    .await;
+    let server = rate_limited("40/s", 4, Duration::from_millis(20)).await;
+    let batch = Batch::new("limits-adapt", 40, server);
+    let (_, json) = batch
+        .eval_exits(0, "k", &["--concurrency", "16", "--retries", "8"])
+        .await;
     assert_eq!(json["overall"]["errors"], 0);
     let attempts = &json["overall"]["attempts"];
     let by_status: u64 = attempts["by_status"]
@@ -224,6 +201,6 @@ async fn adaptive_concurrency_finishes_a_rate_limited_run_without_errors() {
         .sum();
     assert_eq!(attempts["total"].as_u64(), Some(by_status));
     assert_eq!(attempts["by_status"]["200"], 40);
-    assert_eq!(server.request_count() as u64, by_status);
-    server.shutdown().await;
+    assert_eq!(batch.server.request_count() as u64, by_status);
+    batch.server.shutdown().await;
 }

@@ -2,10 +2,10 @@
 //! helpers): the real binary against real HTTP servers on 127.0.0.1 and offline against the
 //! shipped examples. Shared helpers come from `jevjudge-test-support`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use jevjudge_fake::{Config, FakeServer};
-use jevjudge_test_support::example;
+use jevjudge_test_support::{example, expect};
 use tokio::process::Command;
 
 mod analysis;
@@ -33,17 +33,22 @@ fn jevjudge_keyed() -> Command {
     command
 }
 
-/// `jevjudge judge` with `flags` on the refund example's definition and state.
-fn judge_refund(flags: &[&str]) -> Command {
+/// `jevjudge judge` with `flags` on `definition` and the refund example's state.
+fn judge_refund_state(flags: &[&str], definition: &Path) -> Command {
     let mut command = jevjudge();
     command
         .arg("judge")
         .args(flags)
         .arg("--definition")
-        .arg(example("refund/definition.toml"))
+        .arg(definition)
         .arg("--state")
         .arg(example("refund/state.json"));
     command
+}
+
+/// `jevjudge judge` with `flags` on the refund example's definition and state.
+fn judge_refund(flags: &[&str]) -> Command {
+    judge_refund_state(flags, &example("refund/definition.toml"))
 }
 
 /// [`judge_refund`] replaying the record file `record`.
@@ -53,28 +58,38 @@ fn replay_refund(record: &Path) -> Command {
     command
 }
 
-/// `jevjudge eval --fake` with `definition` and `cases`.
-fn eval_offline(definition: &Path, cases: &Path) -> Command {
+/// `jevjudge eval` with `definition` and `cases` (and no backend yet).
+fn eval_cases(definition: &Path, cases: &Path) -> Command {
     let mut command = jevjudge();
     command
-        .args(["eval", "--fake", "--definition"])
+        .args(["eval", "--definition"])
         .arg(definition)
         .arg("--cases")
         .arg(cases);
     command
 }
 
+/// `jevjudge eval --fake` with `definition` and `cases`.
+fn eval_offline(definition: &Path, cases: &Path) -> Command {
+    let mut command = eval_cases(definition, cases);
+    command.arg("--fake");
+    command
+}
+
 /// `jevjudge eval` of the sms-spam cases with `definition`, replaying the real recording.
 fn eval_sms_replay(definition: &Path) -> Command {
-    let mut command = jevjudge();
+    let mut command = eval_cases(definition, &example("sms-spam/cases.jsonl"));
     command
-        .args(["eval", "--definition"])
-        .arg(definition)
-        .arg("--cases")
-        .arg(example("sms-spam/cases.jsonl"))
         .arg("--replay")
         .arg(example("sms-spam/recordings.jevl"));
     command
+}
+
+/// Writes `text` to the file `name` in `dir`: its path.
+fn file_in(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    path
 }
 
 /// The standard output of a run that must have exited 0 (its standard error shows if not).
@@ -88,12 +103,17 @@ fn succeeded(output: &std::process::Output) -> String {
     jevjudge_test_support::stdout(output)
 }
 
+/// Runs `command`, which must exit with `code` (a failure shows both streams): its output.
+async fn exits(command: &mut Command, code: i32) -> std::process::Output {
+    let output = jevjudge_test_support::run(command).await;
+    expect::exit_code(&output, code);
+    output
+}
+
 /// Runs `command`, which must exit with `code` and say `needle` on stderr.
 async fn exits_saying(command: &mut Command, code: i32, needle: &str) {
-    let output = jevjudge_test_support::run(command).await;
-    let stderr = jevjudge_test_support::stderr(&output);
-    assert_eq!(output.status.code(), Some(code), "{stderr}");
-    assert!(stderr.contains(needle), "{needle:?} is not in: {stderr}");
+    let output = exits(command, code).await;
+    expect::contains(&jevjudge_test_support::stderr(&output), needle);
 }
 
 /// A fake System One server with `config` on a free port of 127.0.0.1.

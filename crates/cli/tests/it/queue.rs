@@ -7,9 +7,14 @@ use std::{process::Stdio, time::Duration};
 use serde_json::Value;
 use tokio::io::BufReader;
 
-use jevjudge_test_support::{definition_file, get, listening_on, post, root, sigterm, temp_dir};
+use jevjudge_test_support::{
+    definition_file, expect::contains_of, get, listening_on, post, root, sigterm, temp_dir,
+};
 
-use crate::{fake_server, jevjudge_keyed as jevjudge};
+use crate::{
+    fake_server, jevjudge_keyed as jevjudge,
+    serve::{refund_definitions, serve_definitions, start_up_refused},
+};
 
 /// The versions `GET /v1/definitions` lists, which must answer 200.
 async fn served_versions(addr: &str) -> Vec<String> {
@@ -65,13 +70,16 @@ fn sighup(pid: u32) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn queue_flags_without_a_store_keeping_state_are_exit_2_naming_the_flag() {
-    let dir = temp_dir("queue-refused");
-    std::fs::copy(
-        root().join("examples/refund/definition.toml"),
-        dir.join("refund.toml"),
-    )
-    .unwrap();
+    let dir = refund_definitions("queue-refused");
     let store = format!("sqlite:{}", dir.join("reviews.db").display());
+    // A queue over a store that keeps state, but nobody to claim its items yet.
+    let stateful = [
+        "--queue-statuses",
+        "INCONCLUSIVE",
+        "--store",
+        &store,
+        "--store-state",
+    ];
     for (extra, named, not_named) in [
         (
             vec!["--queue-statuses", "INCONCLUSIVE"],
@@ -83,47 +91,24 @@ async fn queue_flags_without_a_store_keeping_state_are_exit_2_naming_the_flag() 
             "needs --store-state",
             "--store URL",
         ),
+        (stateful.to_vec(), "--reviewer-tokens-env VAR", ""),
         (
-            vec![
-                "--queue-statuses",
-                "INCONCLUSIVE",
-                "--store",
-                &store,
-                "--store-state",
-            ],
-            "--reviewer-tokens-env VAR",
-            "",
-        ),
-        (
-            vec![
-                "--queue-statuses",
-                "INCONCLUSIVE",
-                "--store",
-                &store,
-                "--store-state",
-                "--reviewer-tokens-env",
-                "JEVJUDGE_TEST_REVIEWERS",
-            ],
+            [
+                &stateful[..],
+                &["--reviewer-tokens-env", "JEVJUDGE_TEST_REVIEWERS"],
+            ]
+            .concat(),
             "entry 2 is not name:token",
             "tok-SECRET",
         ),
     ] {
-        let output = tokio::time::timeout(
-            Duration::from_secs(30),
-            jevjudge()
-                .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
-                .arg(&dir)
-                .args(&extra)
-                .env("JEVJUDGE_TEST_REVIEWERS", "ana:tok-SECRET,bob")
-                .output(),
-        )
-        .await
-        .expect("start-up fails within 30 s")
-        .unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{extra:?}: {stderr}");
-        assert!(output.stdout.is_empty(), "nothing is served");
-        assert!(stderr.contains(named), "{extra:?}: {stderr}");
+        let case = format!("{extra:?}");
+        let mut command = serve_definitions(&dir);
+        command
+            .args(&extra)
+            .env("JEVJUDGE_TEST_REVIEWERS", "ana:tok-SECRET,bob");
+        let stderr = start_up_refused(&case, &mut command).await;
+        contains_of(&case, &stderr, named);
         assert!(
             not_named.is_empty() || !stderr.contains(not_named),
             "{extra:?}: {stderr}"

@@ -75,17 +75,11 @@ async fn decided_reviews_export_as_cases_that_eval_and_calibrate_run_on() {
                 requested_model: record.model.clone(),
             }),
         };
-        let copies = if i % 5 == 0 { 2 } else { 1 };
-        store
-            .insert_queued(
-                &review,
-                Some(&Enqueue {
-                    reason: QueueReason::Status,
-                    copies,
-                }),
-            )
-            .await
-            .unwrap();
+        let enqueue = Enqueue {
+            reason: QueueReason::Status,
+            copies: if i % 5 == 0 { 2 } else { 1 },
+        };
+        store.insert_queued(&review, Some(&enqueue)).await.unwrap();
     }
     for (i, spam) in labels.iter().copied().enumerate().take(REVIEWS - 1) {
         let first = store.claim("ana", None, LEASE).await.unwrap().unwrap();

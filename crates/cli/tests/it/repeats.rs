@@ -9,25 +9,36 @@ use std::{
 
 use serde_json::Value;
 
-use jevjudge_test_support::{example, read_json, run, run_blocking, stderr, stdout, temp_dir};
+use jevjudge_test_support::{
+    TEST_KEY, example, expect, read_json, run_blocking, stderr, stdout, temp_dir,
+};
+use tokio::process::Command;
 
-use crate::{fake_server, jevjudge, jevjudge_keyed};
+use crate::{eval_cases, exits, fake_server, jevjudge};
 
-/// `jevjudge eval` on the sms-spam cases with `recording`, writing `dir/NAME.json`.
-fn eval_sms(recording: &Path, report: &Path, extra: &[&str]) -> Output {
-    run_blocking(
-        jevjudge()
-            .arg("eval")
-            .arg("--definition")
-            .arg(example("sms-spam/definition.toml"))
-            .arg("--cases")
-            .arg(example("sms-spam/cases.jsonl"))
+/// `jevjudge eval` of the sms-spam example's definition and cases with `extra`.
+fn eval_sms_cases(extra: &[&str]) -> Command {
+    let mut command = eval_cases(
+        &example("sms-spam/definition.toml"),
+        &example("sms-spam/cases.jsonl"),
+    );
+    command.args(extra);
+    command
+}
+
+/// `jevjudge eval` on the sms-spam cases with `recording`, writing `report`, which must exit
+/// with `code` (a failure names `extra`): its output.
+fn eval_sms(recording: &Path, report: &Path, extra: &[&str], code: i32) -> Output {
+    let output = run_blocking(
+        eval_sms_cases(&["--model", "jev-1.13.0"])
             .arg("--replay")
             .arg(recording)
-            .args(["--model", "jev-1.13.0", "--report"])
+            .arg("--report")
             .arg(report)
             .args(extra),
-    )
+    );
+    expect::exit_code_of(&format!("{extra:?}"), &output, code);
+    output
 }
 
 fn close(value: &Value, expected: f64) -> bool {
@@ -52,8 +63,7 @@ fn interval(value: &Value) -> (f64, f64) {
 fn sms_spam_risk_coverage_and_intervals_are_pinned() {
     let dir = temp_dir("repeats-pinned");
     let report = dir.join("base.json");
-    let output = eval_sms(&example("sms-spam/recordings.jevl"), &report, &[]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = eval_sms(&example("sms-spam/recordings.jevl"), &report, &[], 0);
     let document = read_json(&report);
     for summary in [&document["overall"], &document["scenarios"]["sms-spam"]] {
         assert_eq!(summary["total"], 150);
@@ -123,42 +133,22 @@ fn accuracy_lower_false_pass_and_coverage_gates() {
             "--min-coverage",
             "0.8",
         ],
+        0,
     );
-    assert_eq!(held.status.code(), Some(0), "{}", stdout(&held));
     let out = stdout(&held);
-    assert!(
-        out.contains("gate min-accuracy-lower 0.75: held (accuracy 95% CI lower bound 0.7508)"),
-        "{out}"
-    );
-    assert!(
-        out.contains("gate max-false-pass 0: held (0 false PASS)"),
-        "{out}"
-    );
-    assert!(
-        out.contains("gate min-coverage 0.8: held (coverage 0.8333)"),
-        "{out}"
-    );
-    for failing in [["--min-accuracy-lower", "0.76"], ["--min-coverage", "0.9"]] {
-        let output = eval_sms(&recording, &report, &failing);
-        assert_eq!(
-            output.status.code(),
-            Some(1),
-            "{failing:?}: {}",
-            stdout(&output)
-        );
-        assert!(
-            stdout(&output).contains(": FAILED ("),
-            "{}",
-            stdout(&output)
-        );
+    for line in [
+        "gate min-accuracy-lower 0.75: held (accuracy 95% CI lower bound 0.7508)",
+        "gate max-false-pass 0: held (0 false PASS)",
+        "gate min-coverage 0.8: held (coverage 0.8333)",
+    ] {
+        expect::contains(&out, line);
     }
-    let bad = eval_sms(&recording, &report, &["--min-coverage", "1.5"]);
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(
-        stderr(&bad).contains("--min-coverage must be within 0..=1"),
-        "{}",
-        stderr(&bad)
-    );
+    for failing in [["--min-accuracy-lower", "0.76"], ["--min-coverage", "0.9"]] {
+        let output = eval_sms(&recording, &report, &failing, 1);
+        expect::contains_of(&format!("{failing:?}"), &stdout(&output), ": FAILED (");
+    }
+    let bad = eval_sms(&recording, &report, &["--min-coverage", "1.5"], 2);
+    expect::contains(&stderr(&bad), "--min-coverage must be within 0..=1");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -181,8 +171,8 @@ fn sms_spam_repeat_3_replay_has_flip_rate_0() {
             "--junit",
             junit.to_str().unwrap(),
         ],
+        0,
     );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let document = read_json(&report);
     let overall = &document["overall"];
     assert_eq!(overall["repeats"], 3);
@@ -272,12 +262,12 @@ fn repeated_replay_serves_the_kth_record_to_the_kth_repeat() {
     let (recording, series) = doubled_recording(&dir);
     let states = case_states();
     let report = dir.join("kth.json");
-    let output = eval_sms(
+    eval_sms(
         &recording,
         &report,
         &["--repeat", "3", "--concurrency", "32"],
+        0,
     );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let document = read_json(&report);
     let status = |p: f64| {
         if p >= 0.9 {
@@ -321,28 +311,22 @@ fn repeated_replay_serves_the_kth_record_to_the_kth_repeat() {
 fn repeated_runs_resume_only_with_the_same_repeats() {
     let dir = temp_dir("repeats-resume");
     let (recording, _) = doubled_recording(&dir);
-    let full = dir.join("full.json");
-    let output = eval_sms(&recording, &full, &["--repeat", "2"]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-
-    let cut = dir.join("cut.json");
-    let output = eval_sms(&recording, &cut, &["--repeat", "2"]);
-    assert_eq!(output.status.code(), Some(0));
+    let (full, cut) = (dir.join("full.json"), dir.join("cut.json"));
+    for report in [&full, &cut] {
+        eval_sms(&recording, report, &["--repeat", "2"], 0);
+    }
     let rows_file = dir.join("cut.rows.jsonl");
     let text = std::fs::read_to_string(&rows_file).unwrap();
     let kept: Vec<&str> = text.lines().take(1 + 90).collect();
     std::fs::write(&rows_file, kept.join("\n") + "\n").unwrap();
 
-    let refused = eval_sms(&recording, &cut, &["--repeat", "3", "--resume"]);
-    assert_eq!(refused.status.code(), Some(2));
-    assert!(
-        stderr(&refused).contains("it was run with --repeat 2, not --repeat 3"),
-        "{}",
-        stderr(&refused)
+    let refused = eval_sms(&recording, &cut, &["--repeat", "3", "--resume"], 2);
+    expect::contains(
+        &stderr(&refused),
+        "it was run with --repeat 2, not --repeat 3",
     );
 
-    let resumed = eval_sms(&recording, &cut, &["--repeat", "2", "--resume"]);
-    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    eval_sms(&recording, &cut, &["--repeat", "2", "--resume"], 0);
     let a = read_json(&full);
     let b = read_json(&cut);
     for key in [
@@ -368,12 +352,11 @@ fn repeat_outside_one_to_ten_is_refused() {
             &example("sms-spam/recordings.jevl"),
             &dir.join("x.json"),
             &["--repeat", n],
+            2,
         );
-        assert_eq!(output.status.code(), Some(2));
-        assert!(
-            stderr(&output).contains(&format!("--repeat: repeats must be within 1..=10, not {n}")),
-            "{}",
-            stderr(&output)
+        expect::contains(
+            &stderr(&output),
+            &format!("--repeat: repeats must be within 1..=10, not {n}"),
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -394,18 +377,15 @@ fn normal_cdf(x: f64) -> f64 {
     }
 }
 
-/// `eval` of the sms-spam cases against a fake server, through the real binary over HTTP.
-async fn eval_fake(url: &str, report: &Path, repeat: &str) -> Output {
-    run(jevjudge_keyed()
-        .arg("eval")
-        .arg("--definition")
-        .arg(example("sms-spam/definition.toml"))
-        .arg("--cases")
-        .arg(example("sms-spam/cases.jsonl"))
-        .args(["--base-url", url, "--concurrency", "8", "--budget", "10s"])
+/// `eval` of the sms-spam cases against a fake server, through the real binary over HTTP,
+/// which must succeed.
+async fn eval_fake(url: &str, report: &Path, repeat: &str) {
+    let mut command = eval_sms_cases(&["--base-url", url, "--concurrency", "8", "--budget", "10s"]);
+    command
+        .env("TYPESAFE_API_KEY", TEST_KEY)
         .args(["--repeat", repeat, "--report"])
-        .arg(report))
-    .await
+        .arg(report);
+    exits(&mut command, 0).await;
 }
 
 fn spam_probabilities(row: &Value) -> Vec<f64> {
@@ -435,8 +415,7 @@ async fn noisy_fake_flip_rate_matches_the_noise_given() {
     let sigma = 0.05;
     let quiet = fake_server(Config::default()).await;
     let base = dir.join("base.json");
-    let output = eval_fake(&quiet.url(), &base, "1").await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    eval_fake(&quiet.url(), &base, "1").await;
     let base = read_json(&base);
     let noiseless: Vec<f64> = base["rows"]
         .as_array()
@@ -454,8 +433,7 @@ async fn noisy_fake_flip_rate_matches_the_noise_given() {
         })
         .await;
         let path = dir.join(format!("noisy-{run}.json"));
-        let output = eval_fake(&noisy.url(), &path, "3").await;
-        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        eval_fake(&noisy.url(), &path, "3").await;
         reports.push(read_json(&path));
     }
     let overall = &reports[0]["overall"];
@@ -523,14 +501,10 @@ fn compare_of_repeated_runs_shows_the_noise() {
     let (recording, _) = doubled_recording(&dir);
     let base = dir.join("base.json");
     let candidate = dir.join("candidate.json");
-    let output = eval_sms(
-        &example("sms-spam/recordings.jevl"),
-        &base,
-        &["--repeat", "3"],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let output = eval_sms(&recording, &candidate, &["--repeat", "3"]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let published = example("sms-spam/recordings.jevl");
+    for (recording, report) in [(&published, &base), (&recording, &candidate)] {
+        eval_sms(recording, report, &["--repeat", "3"], 0);
+    }
     let output = run_blocking(jevjudge().arg("compare").arg(&base).arg(&candidate));
     let out = stdout(&output);
     assert!(

@@ -12,7 +12,12 @@ use jevjudge_fake::{Config, FakeServer, Fault, FaultPlan};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
-use jevjudge_test_support::{example, listening_on, post, root, run, sigterm, temp_dir};
+use jevjudge_test_support::{
+    connections::idle_connection,
+    example,
+    expect::{self, contains},
+    listening_on, post, root, run, sigterm, temp_dir,
+};
 
 use crate::{fake_server, fake_with_latency, jevjudge_keyed as jevjudge, replay_refund};
 
@@ -25,12 +30,7 @@ async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
         "supported".into(),
         0.95,
     )])));
-    let dir = temp_dir("serve-defs");
-    std::fs::copy(
-        root().join("examples/refund/definition.toml"),
-        dir.join("refund.toml"),
-    )
-    .unwrap();
+    let dir = refund_definitions("serve-defs");
 
     let mut child = serve_command(&dir, &fake, &["--log-format", "json"])
         .stderr(Stdio::piped())
@@ -116,41 +116,16 @@ async fn serve_reviews_over_http_and_stops_cleanly_on_sigterm() {
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_definitions_stop_start_up_with_exit_2_naming_the_file() {
     let dir = temp_dir("serve-bad-defs");
-    std::fs::copy(
-        root().join("examples/refund/definition.toml"),
-        dir.join("a.toml"),
-    )
-    .unwrap();
-    std::fs::copy(
-        root().join("examples/refund/definition.toml"),
-        dir.join("b.toml"),
-    )
-    .unwrap();
-    let output = tokio::time::timeout(
-        Duration::from_secs(30),
-        jevjudge()
-            .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
-            .arg(&dir)
-            .output(),
-    )
-    .await
-    .expect("start-up fails within 30 s")
-    .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(output.stdout.is_empty(), "nothing is served");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("b.toml"), "{stderr}");
-    assert!(stderr.contains("already defined by"), "{stderr}");
+    for file in ["a.toml", "b.toml"] {
+        std::fs::copy(example("refund/definition.toml"), dir.join(file)).unwrap();
+    }
+    let stderr = start_up_refused("a version twice", &mut serve_definitions(&dir)).await;
+    contains(&stderr, "b.toml");
+    contains(&stderr, "already defined by");
 
     std::fs::write(dir.join("b.toml"), "version = \"\"\n").unwrap();
-    let output = jevjudge()
-        .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
-        .arg(&dir)
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("b.toml"));
+    let stderr = start_up_refused("an empty version", &mut serve_definitions(&dir)).await;
+    contains(&stderr, "b.toml");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -192,12 +167,31 @@ pub(crate) async fn assert_replay_matches(mut served: Value, record: &Path, fake
     assert_eq!(fake.request_count(), 1, "the replay sent nothing");
 }
 
-/// `jevjudge serve` on 127.0.0.1:0 with `dir`'s definitions in front of `fake`, and `extra`.
-fn serve_command(dir: &Path, fake: &FakeServer, extra: &[&str]) -> tokio::process::Command {
+/// `jevjudge serve` on 127.0.0.1:0 with `dir`'s definitions.
+pub(crate) fn serve_definitions(dir: &Path) -> tokio::process::Command {
     let mut command = jevjudge();
     command
         .args(["serve", "--addr", "127.0.0.1:0", "--definitions"])
-        .arg(dir)
+        .arg(dir);
+    command
+}
+
+/// Runs `command`, a `jevjudge serve` whose start-up must fail within 30 s with exit 2 and
+/// nothing served (a failure names `case`): its standard error.
+pub(crate) async fn start_up_refused(case: &str, command: &mut tokio::process::Command) -> String {
+    let output = tokio::time::timeout(Duration::from_secs(30), command.output())
+        .await
+        .expect("start-up fails within 30 s")
+        .unwrap();
+    expect::exit_code_of(case, &output, 2);
+    assert!(output.stdout.is_empty(), "{case}: nothing is served");
+    jevjudge_test_support::stderr(&output)
+}
+
+/// `jevjudge serve` on 127.0.0.1:0 with `dir`'s definitions in front of `fake`, and `extra`.
+fn serve_command(dir: &Path, fake: &FakeServer, extra: &[&str]) -> tokio::process::Command {
+    let mut command = serve_definitions(dir);
+    command
         .args(["--base-url", &fake.url()])
         .args(extra)
         .stdout(Stdio::piped());
@@ -253,12 +247,7 @@ async fn a_recorded_review_replays_offline_with_judge() {
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_does_not_wait_for_half_open_or_idle_connections() {
     let fake = fake_server(Config::default()).await;
-    let dir = temp_dir("serve-half-open");
-    std::fs::copy(
-        root().join("examples/refund/definition.toml"),
-        dir.join("refund.toml"),
-    )
-    .unwrap();
+    let dir = refund_definitions("serve-half-open");
     // Default flags: a 10 s header timeout, a 60 s idle timeout, a 10 s max budget (the old
     // shutdown waited up to 2 × 10 s + 5 s for such connections).
     let (mut child, addr) = start_serve(&dir, &fake, &[]).await;
@@ -267,13 +256,7 @@ async fn sigterm_does_not_wait_for_half_open_or_idle_connections() {
         .write_all(b"POST /v1/reviews/refund-answer-v1 HTTP/1.1\r\nHost: x\r\n")
         .await
         .unwrap();
-    let mut idle = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        .await
-        .unwrap();
-    let mut status_line = [0u8; 15];
-    idle.read_exact(&mut status_line).await.unwrap();
-    assert_eq!(&status_line, b"HTTP/1.1 200 OK");
+    let mut idle = idle_connection(&addr).await;
 
     // Well before the old 25 s drain limit.
     stop_cleanly(&mut child, 15).await;

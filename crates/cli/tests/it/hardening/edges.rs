@@ -1,6 +1,7 @@
 //! Sections 9 and 13: replay picks its model, and the sharp edges.
 
 use super::*;
+use jevjudge_test_support::expect::contains_of;
 
 // ---- 9. Replay picks its model ----
 
@@ -10,22 +11,16 @@ async fn replay_uses_the_recordings_only_model_and_refuses_one_it_does_not_hold(
     let report = dir.join("r.json");
     let mut command = eval_sms_replay(&example("sms-spam/definition.toml"));
     command.arg("--report").arg(&report);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    exits(&mut command, 0).await;
     let json: Value = read_json(&report);
     assert_eq!(json["overall"]["total"], 150);
     assert_eq!(json["overall"]["errors"], 0, "no --model needed");
 
     std::fs::remove_file(&report).unwrap();
     command.args(["--model", "jev-latest"]);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("--model `jev-latest`")
-            && stderr(&output).contains("it holds `jev-1.13.0`"),
-        "{}",
-        stderr(&output)
-    );
+    let output = exits(&mut command, 2).await;
+    contains(&stderr(&output), "--model `jev-latest`");
+    contains(&stderr(&output), "it holds `jev-1.13.0`");
     assert!(!report.exists(), "nothing ran");
 
     let mut judge = replay_refund(&example("refund/fixtures/supported.jevl"));
@@ -53,11 +48,9 @@ async fn replay_uses_the_recordings_only_model_and_refuses_one_it_does_not_hold(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_closed_pipe_ends_every_command_quietly() {
-    let dir = temp_dir("harden-pipe-closed");
-    let cases = cases(&dir, 4);
+    let (dir, cases) = cases_in("harden-pipe-closed", 4);
     let report = dir.join("r.json");
-    let output = run(&mut eval_fake(&cases, &report)).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    exits(&mut eval_fake(&cases, &report), 0).await;
     let definition = example("refund/definition.toml");
     let commands = [
         format!("compare --json {0} {0}", report.display()),
@@ -80,21 +73,16 @@ async fn a_closed_pipe_ends_every_command_quietly() {
             "(sleep 0.3; \"$0\" {command}; echo \"exit $?\" >&2) | true"
         ))
         .await;
-        assert!(
-            message.contains("exit 0"),
-            "{command} ended with its own status: {message}"
-        );
+        contains_of(&command, &message, "exit 0");
     }
 }
 
 // Not a closed pipe but a full device: what was printed is lost, so the command must not exit 0.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_standard_output_is_not_success() {
-    let dir = temp_dir("stdout-full");
-    let cases = cases(&dir, 4);
+    let (dir, cases) = cases_in("stdout-full", 4);
     let report = dir.join("r.json");
-    let output = run(&mut eval_fake(&cases, &report)).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    exits(&mut eval_fake(&cases, &report), 0).await;
     for command in [
         format!("report {}", report.display()),
         format!("calibrate --json --report {}", report.display()),
@@ -103,11 +91,8 @@ async fn a_full_standard_output_is_not_success() {
             "\"$0\" {command} > /dev/full; echo \"exit $?\" >&2"
         ))
         .await;
-        assert!(
-            message.contains("cannot write to standard output"),
-            "{message}"
-        );
-        assert!(message.contains("exit 2"), "{command}: {message}");
+        contains_of(&command, &message, "cannot write to standard output");
+        contains_of(&command, &message, "exit 2");
     }
 }
 
@@ -115,8 +100,7 @@ async fn a_full_standard_output_is_not_success() {
 async fn a_key_pasted_into_api_key_env_is_not_echoed() {
     let mut command = judge_refund(&[]);
     command.args(["--api-key-env", "sk-live-0123456789abcdefSECRET"]);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
+    let output = exits(&mut command, 2).await;
     assert!(
         !stderr(&output).contains("0123456789abcdefSECRET"),
         "{}",
@@ -126,11 +110,10 @@ async fn a_key_pasted_into_api_key_env_is_not_echoed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn calibrate_version_means_the_program_version() {
-    let output = run(jevjudge().args(["calibrate", "--version"])).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(stdout(&output).contains(env!("CARGO_PKG_VERSION")));
+    let output = exits(jevjudge().args(["calibrate", "--version"]), 0).await;
+    contains(&stdout(&output), env!("CARGO_PKG_VERSION"));
     let help = run(jevjudge().args(["calibrate", "--help"])).await;
-    assert!(stdout(&help).contains("--new-version"));
+    contains(&stdout(&help), "--new-version");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -154,12 +137,8 @@ async fn a_fifo_without_a_writer_does_not_block_forever() {
         .unwrap();
     let output = run(&mut command).await;
     writer.wait().unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(
-        stdout(&output).contains("for 3 reviews"),
-        "{}",
-        stdout(&output)
-    );
+    expect::exit_code(&output, 0);
+    contains(&stdout(&output), "for 3 reviews");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -172,13 +151,8 @@ async fn judge_on_a_terminal_without_state_says_so_instead_of_waiting() {
     );
     let mut script = jevjudge_test_support::command("script");
     script.args(["-qec", &command, "/dev/null"]);
-    let output = run(&mut script).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
-    assert!(
-        stdout(&output).contains("no state: give --state FILE.json"),
-        "{}",
-        stdout(&output)
-    );
+    let output = exits(&mut script, 2).await;
+    contains(&stdout(&output), "no state: give --state FILE.json");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -227,10 +201,6 @@ async fn a_streamed_file_that_changes_between_the_passes_fails_the_run() {
         .unwrap()
         .unwrap();
     assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("changed while the run read it"),
-        "{}",
-        stderr(&output)
-    );
+    contains(&stderr(&output), "changed while the run read it");
     server.shutdown().await;
 }

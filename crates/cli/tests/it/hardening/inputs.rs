@@ -7,11 +7,8 @@ use super::*;
 #[tokio::test(flavor = "multi_thread")]
 async fn endless_inputs_stop_at_the_cap_naming_it_and_its_flag() {
     // /dev/zero as cases, records and definition: refused at the caps, never out of memory.
-    let mut command = jevjudge();
-    command
-        .args(["eval", "--fake", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .args(["--cases", "/dev/zero", "--max-line-bytes", "1000000"]);
+    let mut command = eval_offline(&example("refund/definition.toml"), Path::new("/dev/zero"));
+    command.args(["--max-line-bytes", "1000000"]);
     exits_saying(
         &mut command,
         2,
@@ -26,18 +23,7 @@ async fn endless_inputs_stop_at_the_cap_naming_it_and_its_flag() {
     let dir = temp_dir("harden-caps");
     let definition = dir.join("zero.toml");
     std::os::unix::fs::symlink("/dev/zero", &definition).unwrap();
-    let mut command = jevjudge();
-    command
-        .args([
-            "judge",
-            "--fake",
-            "--max-input-bytes",
-            "100000",
-            "--definition",
-        ])
-        .arg(&definition)
-        .arg("--state")
-        .arg(example("refund/state.json"));
+    let mut command = judge_refund_state(&["--fake", "--max-input-bytes", "100000"], &definition);
     exits_saying(
         &mut command,
         2,
@@ -47,12 +33,8 @@ async fn endless_inputs_stop_at_the_cap_naming_it_and_its_flag() {
 
     // A whole cases file over the in-memory cap.
     let cases = cases(&dir, 30);
-    let mut command = jevjudge();
-    command
-        .args(["eval", "--fake", "--max-input-bytes", "500", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .arg("--cases")
-        .arg(&cases);
+    let mut command = eval_offline(&example("refund/definition.toml"), &cases);
+    command.args(["--max-input-bytes", "500"]);
     exits_saying(&mut command, 2, "--max-input-bytes").await;
 }
 
@@ -130,14 +112,8 @@ async fn inputs_that_cannot_work_are_refused_at_load() {
     }
     let path = dir.join("huge.toml");
     std::fs::write(&path, huge).unwrap();
-    let mut command = jevjudge();
-    command
-        .args(["judge", "--fake", "--definition"])
-        .arg(&path)
-        .arg("--state")
-        .arg(example("refund/state.json"));
     exits_saying(
-        &mut command,
+        &mut judge_refund_state(&["--fake"], &path),
         2,
         "40000 criteria; a definition holds at most 1000",
     )
@@ -192,15 +168,7 @@ async fn a_price_that_is_not_a_finite_number_is_exit_2() {
         let mut command = eval_fake(&cases, &dir.join("r.json"));
         command.arg(format!("--price-per-million-input={price}"));
         let output = run(&mut command).await;
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{price}: {}",
-            stderr(&output)
-        );
-        assert!(
-            stderr(&output).contains("--price-per-million-input"),
-            "{price}"
-        );
+        expect::exit_code_of(price, &output, 2);
+        expect::contains_of(price, &stderr(&output), "--price-per-million-input");
     }
 }

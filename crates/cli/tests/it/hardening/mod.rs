@@ -12,7 +12,11 @@ use jevjudge_fake::FakeServer;
 use serde_json::Value;
 use tokio::process::Command;
 
-use jevjudge_test_support::{command, example, read_json, run, stderr, stdout, temp_dir};
+use jevjudge_test_support::{
+    command, example,
+    expect::{self, contains},
+    read_json, run, stderr, stdout, temp_dir,
+};
 
 mod edges;
 mod inputs;
@@ -20,8 +24,8 @@ mod outputs;
 mod resume;
 
 use crate::{
-    JEVJUDGE, eval_offline, eval_sms_replay, exits_saying, fake_with_key, fake_with_latency,
-    jevjudge, judge_refund, replay_refund,
+    JEVJUDGE, eval_offline, eval_sms_replay, exits, exits_saying, fake_with_key, fake_with_latency,
+    jevjudge, judge_refund, judge_refund_state, replay_refund,
 };
 
 /// `n` cases in the state form.
@@ -37,6 +41,13 @@ pub(crate) fn cases(dir: &Path, n: usize) -> PathBuf {
     }
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// A fresh directory `name` holding [`cases`]`(n)`: (the directory, the cases file).
+fn cases_in(name: &str, n: usize) -> (PathBuf, PathBuf) {
+    let dir = temp_dir(name);
+    let cases = cases(&dir, n);
+    (dir, cases)
 }
 
 fn eval_args(command: &mut Command, cases: &Path, report: &Path) {

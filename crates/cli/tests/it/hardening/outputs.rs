@@ -7,8 +7,7 @@ use super::*;
 #[tokio::test(flavor = "multi_thread")]
 async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
     let server = slow_fake().await;
-    let dir = temp_dir("harden-outputs");
-    let cases = cases(&dir, 3);
+    let (dir, cases) = cases_in("harden-outputs", 3);
     // A symlinked report: the link stays, its target gets the report.
     let target = dir.join("target.json");
     std::fs::write(&target, "old").unwrap();
@@ -16,8 +15,7 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let mut command = eval_fake(&cases, &link);
     command.arg("--markdown").arg("/dev/stdout");
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = exits(&mut command, 0).await;
     assert!(
         std::fs::symlink_metadata(&link)
             .unwrap()
@@ -27,11 +25,7 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
     let written: Value = read_json(&target);
     assert_eq!(written["overall"]["total"], 3);
     // /dev/stdout was written through (into the captured pipe), not replaced.
-    assert!(
-        stdout(&output).contains("## jevjudge:"),
-        "{}",
-        stdout(&output)
-    );
+    contains(&stdout(&output), "## jevjudge:");
 
     // Standard output redirected to a file: the Markdown and the summary both land in it, and
     // /dev/stdout stays what it was (the old temp-and-rename replaced it, as root, with a file).
@@ -57,13 +51,9 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
 
     // An output into a missing directory: exit 2 naming that output, before any request.
     let mut command = eval_live(&server, &cases, &dir.join("missing/r.json"));
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("--report") && stderr(&output).contains("missing/r.json"),
-        "{}",
-        stderr(&output)
-    );
+    let output = exits(&mut command, 2).await;
+    contains(&stderr(&output), "--report");
+    contains(&stderr(&output), "missing/r.json");
     let mut command = eval_live(&server, &cases, &dir.join("r.json"));
     command.arg("--junit").arg(dir.join("nope/j.xml"));
     exits_saying(&mut command, 2, "--junit").await;
@@ -73,8 +63,7 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
     let record = dir.join("audit.jevl");
     let mut command = eval_live(&server, &cases, &dir.join("r2.json"));
     command.arg("--record").arg(&record);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    exits(&mut command, 0).await;
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&record).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
@@ -93,8 +82,7 @@ async fn markdown_escapes_scenario_names() {
     let md = dir.join("s.md");
     let mut command = eval_fake(&cases, &dir.join("r.json"));
     command.arg("--markdown").arg(&md);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    exits(&mut command, 0).await;
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(!text.contains("<!--"), "{text}");
     assert!(text.contains(r"\<\!-- hidden \| \*x\*"), "{text}");
@@ -104,8 +92,7 @@ async fn markdown_escapes_scenario_names() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_in_which_every_review_errored_is_not_exit_0_and_says_why() {
-    let dir = temp_dir("harden-all-errors");
-    let cases = cases(&dir, 5);
+    let (dir, cases) = cases_in("harden-all-errors", 5);
     let report = dir.join("r.json");
     let md = dir.join("r.md");
     let html = dir.join("r.html");
@@ -119,27 +106,16 @@ async fn a_run_in_which_every_review_errored_is_not_exit_0_and_says_why() {
         .arg(&md)
         .arg("--html")
         .arg(&html);
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    assert!(
-        stdout(&output).contains("errors: BACKEND/not_recorded 5"),
-        "{}",
-        stdout(&output)
-    );
+    let output = exits(&mut command, 4).await;
+    contains(&stdout(&output), "errors: BACKEND/not_recorded 5");
     let message = stderr(&output);
-    assert!(message.contains("every review errored"), "{message}");
-    assert!(
-        message.contains("hint: 5 of 5 reviews errored"),
-        "{message}"
-    );
+    contains(&message, "every review errored");
+    contains(&message, "hint: 5 of 5 reviews errored");
     let json: Value = read_json(&report);
     assert_eq!(json["overall"]["error_kinds"]["BACKEND/not_recorded"], 5);
-    assert!(
-        std::fs::read_to_string(&md)
-            .unwrap()
-            .contains("| BACKEND/not\\_recorded | 5 |"),
-        "{}",
-        std::fs::read_to_string(&md).unwrap()
+    contains(
+        &std::fs::read_to_string(&md).unwrap(),
+        "| BACKEND/not\\_recorded | 5 |",
     );
     assert!(
         std::fs::read_to_string(&html)
@@ -151,18 +127,15 @@ async fn a_run_in_which_every_review_errored_is_not_exit_0_and_says_why() {
 #[tokio::test(flavor = "multi_thread")]
 async fn most_reviews_refused_by_the_key_names_the_key_variable() {
     let server = fake_with_key("the-right-key").await;
-    let dir = temp_dir("harden-auth");
-    let cases = cases(&dir, 3);
+    let (dir, cases) = cases_in("harden-auth", 3);
     let mut command = jevjudge();
     eval_args(&mut command, &cases, &dir.join("r.json"));
     command
         .args(["--base-url", &server.url(), "--api-key-env", "MY_JEV_KEY"])
         .env("MY_JEV_KEY", "a-wrong-key");
-    let output = run(&mut command).await;
     // A refused key stops the run (issue 11): exit 6, the rest not run.
-    assert_eq!(output.status.code(), Some(6), "{}", stderr(&output));
-    let message = stderr(&output);
-    assert!(message.contains("$MY_JEV_KEY"), "{message}");
+    let message = stderr(&exits(&mut command, 6).await);
+    contains(&message, "$MY_JEV_KEY");
     assert!(!message.contains("a-wrong-key"), "{message}");
     server.shutdown().await;
 }

@@ -7,11 +7,9 @@ use super::*;
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_disk_mid_run_tears_a_line_that_resume_trims_twice_over() {
     let server = slow_fake().await;
-    let dir = temp_dir("harden-torn");
-    let cases = cases(&dir, 40);
+    let (dir, cases) = cases_in("harden-torn", 40);
     let full = dir.join("full.json");
-    let output = run(&mut eval_live(&server, &cases, &full)).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    exits(&mut eval_live(&server, &cases, &full), 0).await;
 
     // The file-size limit (ulimit -f, 1 KiB blocks in bash) is reached mid-run: the kernel
     // cuts the write that crosses it, then kills the process (SIGXFSZ).
@@ -34,9 +32,12 @@ async fn a_full_disk_mid_run_tears_a_line_that_resume_trims_twice_over() {
     let whole_lines = text.lines().count() - 1;
     assert!(whole_lines < 40, "{whole_lines}");
 
-    let mut first = eval_live(&server, &cases, &report);
-    first.arg("--resume");
-    exits_saying(&mut first, 0, "cut short").await;
+    exits_saying(
+        eval_live(&server, &cases, &report).arg("--resume"),
+        0,
+        "cut short",
+    )
+    .await;
     let after = std::fs::read_to_string(&rows).unwrap();
     assert!(after.ends_with('\n'));
     for (number, line) in after.lines().enumerate() {
@@ -50,10 +51,7 @@ async fn a_full_disk_mid_run_tears_a_line_that_resume_trims_twice_over() {
 
     // Resuming again finds a clean, complete file: nothing to run, the same report.
     let before = server.request_count();
-    let mut second = eval_live(&server, &cases, &report);
-    second.arg("--resume");
-    let output = run(&mut second).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = exits(eval_live(&server, &cases, &report).arg("--resume"), 0).await;
     assert!(!stderr(&output).contains("cut short"));
     assert_eq!(
         server.request_count(),
@@ -62,11 +60,7 @@ async fn a_full_disk_mid_run_tears_a_line_that_resume_trims_twice_over() {
     );
     assert_eq!(comparable_rows(&report), comparable_rows(&full));
     // Only this session's reviews count in its rate (item 13): none ran.
-    assert!(
-        stdout(&output).contains("for 0 reviews"),
-        "{}",
-        stdout(&output)
-    );
+    contains(&stdout(&output), "for 0 reviews");
     server.shutdown().await;
 }
 
@@ -74,12 +68,10 @@ async fn a_full_disk_mid_run_tears_a_line_that_resume_trims_twice_over() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn resume_refuses_rows_that_do_not_fit_the_cases_naming_the_line() {
-    let dir = temp_dir("harden-rows-fit");
-    let cases = cases(&dir, 6);
+    let (dir, cases) = cases_in("harden-rows-fit", 6);
     let report = dir.join("r.json");
     let rows = dir.join("r.rows.jsonl");
-    let output = run(&mut eval_fake(&cases, &report)).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    exits(&mut eval_fake(&cases, &report), 0).await;
     let good = std::fs::read_to_string(&rows).unwrap();
 
     // A row whose id is not a case.
@@ -110,11 +102,9 @@ async fn resume_refuses_rows_that_do_not_fit_the_cases_naming_the_line() {
 #[tokio::test(flavor = "multi_thread")]
 async fn resume_refuses_another_backend_or_model_naming_both() {
     let server = slow_fake().await;
-    let dir = temp_dir("harden-rows-backend");
-    let cases = cases(&dir, 4);
+    let (dir, cases) = cases_in("harden-rows-backend", 4);
     let report = dir.join("r.json");
-    let output = run(&mut eval_fake(&cases, &report)).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    exits(&mut eval_fake(&cases, &report), 0).await;
     let header: Value = serde_json::from_str(
         std::fs::read_to_string(dir.join("r.rows.jsonl"))
             .unwrap()
@@ -129,27 +119,18 @@ async fn resume_refuses_another_backend_or_model_naming_both() {
     );
 
     // A --fake run resumed live.
-    let mut live = eval_live(&server, &cases, &report);
-    live.arg("--resume");
-    let output = run(&mut live).await;
-    assert_eq!(output.status.code(), Some(2));
+    let output = exits(eval_live(&server, &cases, &report).arg("--resume"), 2).await;
     let message = stderr(&output);
-    assert!(
-        message.contains("backend `fake`") && message.contains("backend `systemone`"),
-        "{message}"
-    );
+    contains(&message, "backend `fake`");
+    contains(&message, "backend `systemone`");
     assert_eq!(server.request_count(), 0, "nothing was sent");
 
     // Same backend, another model.
     let mut other = eval_fake(&cases, &report);
     other.args(["--resume", "--model", "jev-preview"]);
-    let output = run(&mut other).await;
-    assert_eq!(output.status.code(), Some(2));
-    let message = stderr(&output);
-    assert!(
-        message.contains("model `jev-latest`") && message.contains("model `jev-preview`"),
-        "{message}"
-    );
+    let message = stderr(&exits(&mut other, 2).await);
+    contains(&message, "model `jev-latest`");
+    contains(&message, "model `jev-preview`");
     server.shutdown().await;
 }
 
@@ -158,8 +139,7 @@ async fn resume_refuses_another_backend_or_model_naming_both() {
 #[tokio::test(flavor = "multi_thread")]
 async fn streaming_from_a_pipe_is_refused_before_anything_is_sent() {
     let server = slow_fake().await;
-    let dir = temp_dir("harden-pipe");
-    let cases = cases(&dir, 3);
+    let (_, cases) = cases_in("harden-pipe", 3);
     let mut command = in_bash(
         "exec \"$0\" eval --definition \"$1\" --cases <(cat \"$2\") --max-cases 20000 --base-url \"$3\"",
     );
@@ -172,18 +152,9 @@ async fn streaming_from_a_pipe_is_refused_before_anything_is_sent() {
     assert_eq!(server.request_count(), 0);
 
     // Without streaming, a pipe is read once and every case runs.
-    let mut command = jevjudge();
-    command
-        .args(["eval", "--fake", "--definition"])
-        .arg(example("refund/definition.toml"))
-        .args(["--cases", "/dev/stdin"])
-        .stdin(std::fs::File::open(&cases).unwrap());
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(
-        stdout(&output).contains("for 3 reviews"),
-        "{}",
-        stdout(&output)
-    );
+    let mut command = eval_offline(&example("refund/definition.toml"), Path::new("/dev/stdin"));
+    command.stdin(std::fs::File::open(&cases).unwrap());
+    let output = exits(&mut command, 0).await;
+    contains(&stdout(&output), "for 3 reviews");
     server.shutdown().await;
 }
