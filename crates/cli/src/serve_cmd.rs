@@ -301,14 +301,12 @@ fn init_logging(format: LogFormat) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn parse(argv: &[&str]) -> Result<Args, clap::Error> {
-        crate::flags_test::parse("serve", argv)
-    }
+    use crate::flags_test::ParseFlags as _;
 
     #[test]
     fn defaults_match_the_issue() {
-        let args = parse(&["--definitions", "defs"]).expect("only --definitions is required");
+        let args =
+            Args::parse_flags(&["--definitions", "defs"]).expect("only --definitions is required");
         assert_eq!(args.addr, "127.0.0.1:8080".parse().expect("an address"));
         let config = config(&args).expect("a config");
         // Every setting the flags leave alone is the service's documented default, whose
@@ -318,7 +316,7 @@ mod tests {
         assert!(!config.auth_tokens.is_enabled());
         assert_eq!(config.max_budget, Duration::from_secs(10));
         assert_eq!(args.log_format, LogFormat::Text);
-        assert!(parse(&[]).is_err(), "--definitions is required");
+        assert!(Args::parse_flags(&[]).is_err(), "--definitions is required");
     }
 
     #[test]
@@ -334,18 +332,20 @@ mod tests {
 
     #[test]
     fn limits_are_checked() {
-        assert!(parse(&["--definitions", "d", "--max-concurrent", "0"]).is_err());
-        let args = parse(&["--definitions", "d", "--queue", "0", "--max-body", "64KiB"])
-            .expect("a zero queue is allowed");
+        assert!(Args::parse_flags(&["--definitions", "d", "--max-concurrent", "0"]).is_err());
+        let args =
+            Args::parse_flags(&["--definitions", "d", "--queue", "0", "--max-body", "64KiB"])
+                .expect("a zero queue is allowed");
         assert_eq!(config(&args).expect("a config").queue, 0);
-        let args = parse(&["--definitions", "d", "--budget", "20s"]).expect("valid flags");
+        let args =
+            Args::parse_flags(&["--definitions", "d", "--budget", "20s"]).expect("valid flags");
         let error = config(&args).expect_err("the default budget is above the cap");
         assert_eq!(error.to_string(), "--budget must not exceed --max-budget");
     }
 
     #[test]
     fn a_missing_token_variable_is_named_and_tokens_never_shown() {
-        let args = parse(&[
+        let args = Args::parse_flags(&[
             "--definitions",
             "d",
             "--auth-token-env",

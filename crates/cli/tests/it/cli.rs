@@ -11,7 +11,7 @@ use jevjudge_test_support::{example, expect, read_json, run, stdout, stdout_json
 
 use crate::{
     eval_offline, eval_sms_replay, exits, exits_saying, fake_server, fake_with_latency, file_in,
-    hardening::{cases, eval_live, rows_of},
+    hardening::{cases_in, eval_live, rows_of},
     jevjudge, judge_refund, judge_refund_state, replay_refund, succeeded,
 };
 
@@ -480,8 +480,7 @@ async fn wait_for_rows(path: &Path, at_least: usize) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
     let server = fake_with_latency(40).await;
-    let dir = temp_dir("cli-resume");
-    let cases = cases(&dir, 40);
+    let (dir, cases) = cases_in("cli-resume", 40);
 
     let full = dir.join("full.json");
     // The fake server's answers are labelled `fake` in the summary and the report.
@@ -552,8 +551,7 @@ async fn a_killed_run_resumes_to_the_same_report_as_an_uninterrupted_one() {
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_writes_an_incomplete_report_and_exits_5() {
     let server = fake_with_latency(40).await;
-    let dir = temp_dir("cli-sigint");
-    let cases = cases(&dir, 40);
+    let (dir, cases) = cases_in("cli-sigint", 40);
     let report = dir.join("report.json");
     let child = eval_live(&server, &cases, &report)
         .stdout(std::process::Stdio::piped())

@@ -44,7 +44,7 @@ pub(crate) fn cases(dir: &Path, n: usize) -> PathBuf {
 }
 
 /// A fresh directory `name` holding [`cases`]`(n)`: (the directory, the cases file).
-fn cases_in(name: &str, n: usize) -> (PathBuf, PathBuf) {
+pub(crate) fn cases_in(name: &str, n: usize) -> (PathBuf, PathBuf) {
     let dir = temp_dir(name);
     let cases = cases(&dir, n);
     (dir, cases)
