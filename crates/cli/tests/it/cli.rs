@@ -1,7 +1,7 @@
 //! The real `jevjudge` binary against real HTTP servers on 127.0.0.1 (an in-process
 //! `jevjudge_fake::FakeServer` scripted per test), and offline against the shipped examples.
 
-use std::{path::Path, time::Duration};
+use std::{path::Path, process::Output, time::Duration};
 
 use jevjudge_fake::{Config, FakeServer, Fault, FaultPlan};
 use serde_json::Value;
@@ -72,6 +72,20 @@ async fn judge_maps_scripted_probabilities_to_statuses_and_exit_codes() {
     server.shutdown().await;
 }
 
+/// Runs [`judge_live`] with `budget`: its output, its verdict, and how many requests the
+/// fake received meanwhile.
+async fn judge_counting(server: &FakeServer, budget: &str) -> (Output, Value, usize) {
+    let before = server.request_count();
+    let output = run(&mut judge_live(server, budget)).await;
+    let result = stdout_json(&output);
+    (output, result, server.request_count() - before)
+}
+
+/// A verdict's `error` and `detail`.
+fn error_of(result: &Value) -> (Option<&str>, Option<&str>) {
+    (result["error"].as_str(), result["detail"].as_str())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn judge_errors_invalid_answers_server_errors_and_auth() {
     let server = fake().await;
@@ -97,20 +111,16 @@ async fn judge_errors_invalid_answers_server_errors_and_auth() {
 
     // 500s until the retries run out inside a roomy budget → BACKEND http_status_500 (D2).
     server.script(FaultPlan::always(Fault::Html(500)));
-    let before = server.request_count();
-    let output = run(&mut judge_live(&server, "10s")).await;
-    let result = stdout_json(&output);
+    let (output, result, sent) = judge_counting(&server, "10s").await;
     assert_eq!(
-        (result["error"].as_str(), result["detail"].as_str()),
+        error_of(&result),
         (Some("BACKEND"), Some("http_status_500"))
     );
-    assert_eq!(server.request_count() - before, 3, "1 attempt + 2 retries");
+    assert_eq!(sent, 3, "1 attempt + 2 retries");
     assert_eq!(output.status.code(), Some(4));
 
     // 500s under a budget too short for the next backoff → TIMEOUT (D11, rule 33).
-    let before = server.request_count();
-    let output = run(&mut judge_live(&server, "300ms")).await;
-    let result = stdout_json(&output);
+    let (_, result, sent) = judge_counting(&server, "300ms").await;
     assert_eq!(result["error"], "TIMEOUT");
     assert!(
         ["retry_wait_exceeds_budget", "budget_elapsed"]
@@ -118,25 +128,19 @@ async fn judge_errors_invalid_answers_server_errors_and_auth() {
         "{result}"
     );
     assert!(result["elapsed_millis"].as_f64().unwrap() <= 300.0 + 50.0);
-    assert_eq!(
-        server.request_count() - before,
-        1,
-        "the retry was not started"
-    );
+    assert_eq!(sent, 1, "the retry was not started");
 
     // 401 → BACKEND http_status_401, one attempt, no retries.
     server.script(FaultPlan::always(Fault::Json {
         status: 401,
         body: serde_json::json!({"message": "invalid key"}),
     }));
-    let before = server.request_count();
-    let output = run(&mut judge_live(&server, "10s")).await;
-    let result = stdout_json(&output);
+    let (output, result, sent) = judge_counting(&server, "10s").await;
     assert_eq!(
-        (result["error"].as_str(), result["detail"].as_str()),
+        error_of(&result),
         (Some("BACKEND"), Some("http_status_401"))
     );
-    assert_eq!(server.request_count() - before, 1);
+    assert_eq!(sent, 1);
     assert!(result["elapsed_millis"].as_f64().unwrap() < 1000.0, "fast");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
