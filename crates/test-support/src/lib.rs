@@ -15,6 +15,8 @@
 //!   announces; [`sigterm`]: ask a child to stop.
 //! - [`Reply`], [`read`]: a reqwest response read whole, for the fake's and
 //!   the service's tests.
+//! - [`expect`]: assertions on a finished program (`exit_code`, `contains`) whose failures
+//!   show what it said; [`connections`]: raw connections held open against a server.
 //! - `databases` (feature `databases`): fresh SQLite and PostgreSQL databases, and a macro
 //!   that runs a test on both.
 //!
