@@ -19,7 +19,7 @@ mod format;
 mod page;
 pub(crate) mod tables;
 
-pub use tables::repeat_cells;
+pub use crate::cells::repeat_cells;
 
 #[cfg(test)]
 mod tests;
