@@ -200,6 +200,21 @@ fn field_error(field: &str, problem: impl Into<String>) -> CasesErrorKind {
     }
 }
 
+/// The items of a list field, each converted by `convert`; the first it refuses is an error
+/// naming that item (`field` of its key: `supporting_context[0]`, `expected_findings.spam`)
+/// and saying `problem`.
+fn items<K, T>(
+    items: impl IntoIterator<Item = (K, Value)>,
+    field: impl Fn(&K) -> String,
+    problem: &str,
+    convert: impl Fn(&K, Value) -> Option<T>,
+) -> Result<Vec<T>, CasesErrorKind> {
+    items
+        .into_iter()
+        .map(|(key, value)| convert(&key, value).ok_or_else(|| field_error(&field(&key), problem)))
+        .collect()
+}
+
 const EVALUATOR_FIELDS: [&str; 3] = ["question", "supporting_context", "answer"];
 const KNOWN_FIELDS: [&str; 8] = [
     "scenario",
@@ -262,18 +277,12 @@ pub fn parse_case(line: &str) -> Result<Case, CasesErrorKind> {
     };
     let expected_findings = match map.remove("expected_findings") {
         None | Some(Value::Null) => None,
-        Some(Value::Object(labels)) => Some(
-            labels
-                .into_iter()
-                .map(|(criterion, label)| match label {
-                    Value::Bool(b) => Ok((criterion, b)),
-                    _ => Err(field_error(
-                        &format!("expected_findings.{criterion}"),
-                        "must be true or false",
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
+        Some(Value::Object(labels)) => Some(items(
+            labels,
+            |criterion| format!("expected_findings.{criterion}"),
+            "must be true or false",
+            |criterion, label| label.as_bool().map(|b| (criterion.clone(), b)),
+        )?),
         Some(_) => {
             return Err(field_error(
                 "expected_findings",
@@ -304,17 +313,15 @@ pub fn parse_case(line: &str) -> Result<Case, CasesErrorKind> {
         None => {
             let question = string(&mut map, "question")?;
             let supporting_context = match map.remove("supporting_context") {
-                Some(Value::Array(items)) => items
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, item)| match item {
-                        Value::String(text) => Ok(text),
-                        _ => Err(field_error(
-                            &format!("supporting_context[{i}]"),
-                            "must be a string",
-                        )),
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
+                Some(Value::Array(texts)) => items(
+                    texts.into_iter().enumerate(),
+                    |i| format!("supporting_context[{i}]"),
+                    "must be a string",
+                    |_, text| match text {
+                        Value::String(text) => Some(text),
+                        _ => None,
+                    },
+                )?,
                 Some(_) => {
                     return Err(field_error(
                         "supporting_context",

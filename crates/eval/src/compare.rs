@@ -421,37 +421,27 @@ impl Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support;
     use jevjudge_judge::{ErrorCode, Findings, Verdict};
     use std::time::Duration;
 
     fn row(id: &str, expected_pass: bool, status: Status) -> Row {
-        Row {
-            repeats: None,
-            scenario: if id.starts_with('a') { "alpha" } else { "beta" }.into(),
-            id: id.into(),
-            expected_pass,
-            pass: status == Status::Pass,
-            score: 0.0,
-            verdict: Verdict {
-                definition_version: "v".into(),
-                status,
-                error: if status == Status::Error {
-                    ErrorCode::Backend
-                } else {
-                    ErrorCode::None
-                },
-                detail: None,
-                findings: Findings::default(),
-                model: Some("m".into()),
-                usage: None,
-                elapsed: Duration::from_millis(2),
+        let verdict = Verdict {
+            error: if status == Status::Error {
+                ErrorCode::Backend
+            } else {
+                ErrorCode::None
             },
-            expected_findings: None,
-        }
+            model: Some("m".into()),
+            elapsed: Duration::from_millis(2),
+            ..test_support::verdict("v", status, Findings::default())
+        };
+        let scenario = if id.starts_with('a') { "alpha" } else { "beta" };
+        test_support::row(scenario, id, expected_pass, verdict)
     }
 
     fn report(rows: Vec<Row>) -> Report {
-        crate::test_support::report("v", rows)
+        test_support::report("v", rows)
     }
 
     use Status::{Error as E, Fail as F, Inconclusive as I, Pass as P};

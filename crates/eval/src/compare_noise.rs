@@ -143,32 +143,17 @@ mod tests {
         Report,
         compare::{CompareOptions, compare},
         repeats::combine,
+        test_support,
     };
-    use jevjudge_judge::{BackendKind, ErrorCode, Findings, Status, Verdict};
-    use std::time::Duration;
+    use jevjudge_judge::{BackendKind, Findings, Status};
 
     /// A case expected to pass, with these statuses over its repeats.
     fn case(id: &str, statuses: &[Status]) -> Row {
         let rows = statuses
             .iter()
-            .map(|&status| Row {
-                repeats: None,
-                scenario: "s".into(),
-                id: id.into(),
-                expected_pass: true,
-                pass: status == Status::Pass,
-                score: 0.0,
-                verdict: Verdict {
-                    definition_version: "v".into(),
-                    status,
-                    error: ErrorCode::None,
-                    detail: None,
-                    findings: Findings::default(),
-                    model: None,
-                    usage: None,
-                    elapsed: Duration::ZERO,
-                },
-                expected_findings: None,
+            .map(|&status| {
+                let verdict = test_support::verdict("v", status, Findings::default());
+                test_support::row("s", id, true, verdict)
             })
             .collect();
         combine(rows).unwrap()
@@ -177,7 +162,7 @@ mod tests {
     fn report(rows: Vec<Row>) -> Report {
         Report {
             backend: BackendKind::Injected,
-            ..crate::test_support::report("v", rows)
+            ..test_support::report("v", rows)
         }
     }
 

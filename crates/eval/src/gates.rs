@@ -1,6 +1,8 @@
 //! The gates of `jevjudge eval` (cli-and-formats.md §1.3): thresholds on a finished report
 //! that decide its exit status, each phrased as one line for the terminal and Markdown.
 
+use std::fmt::Display;
+
 use crate::Report;
 
 /// One gate's outcome.
@@ -58,39 +60,37 @@ impl Gates {
         let overall = &report.overall;
         let risk = &overall.risk;
         let mut gates = Vec::new();
-        // `min-accuracy 0.9: held (accuracy 0.9533)`: the gate, its verdict, what was measured.
-        let mut gate = |held: bool, gate: String, measured: String| {
+        // `min-accuracy 0.9: held (accuracy 0.9533)`: the gate and its threshold, its verdict,
+        // what was measured.
+        let mut gate = |flag: &str, threshold: &dyn Display, held: bool, measured: String| {
             let verdict = if held { "held" } else { "FAILED" };
-            let line = format!("{gate}: {verdict} ({measured})");
+            let line = format!("{flag} {threshold}: {verdict} ({measured})");
             gates.push(Gate { held, line });
         };
         let figure = |x: Option<f64>| x.map_or("n/a".to_owned(), |x| format!("{x:.4}"));
         if let Some(min) = self.min_accuracy {
-            let held = overall.accuracy >= min;
             let measured = format!("accuracy {:.4}", overall.accuracy);
-            gate(held, format!("min-accuracy {min}"), measured);
+            gate("min-accuracy", &min, overall.accuracy >= min, measured);
         }
         if let Some(max) = self.max_errors {
-            let held = overall.errors <= max;
             let measured = format!("{} errors", overall.errors);
-            gate(held, format!("max-errors {max}"), measured);
+            gate("max-errors", &max, overall.errors <= max, measured);
         }
         if let Some(min) = self.min_accuracy_lower {
             // No review: no interval, so the gate cannot hold.
             let lower = risk.accuracy_ci.map(|[low, _]| low);
             let held = lower.is_some_and(|low| low >= min);
             let measured = format!("accuracy 95% CI lower bound {}", figure(lower));
-            gate(held, format!("min-accuracy-lower {min}"), measured);
+            gate("min-accuracy-lower", &min, held, measured);
         }
         if let Some(max) = self.max_false_pass {
-            let held = risk.false_pass <= max;
             let measured = format!("{} false PASS", risk.false_pass);
-            gate(held, format!("max-false-pass {max}"), measured);
+            gate("max-false-pass", &max, risk.false_pass <= max, measured);
         }
         if let Some(min) = self.min_coverage {
             let held = risk.coverage.is_some_and(|coverage| coverage >= min);
             let measured = format!("coverage {}", figure(risk.coverage));
-            gate(held, format!("min-coverage {min}"), measured);
+            gate("min-coverage", &min, held, measured);
         }
         gates
     }

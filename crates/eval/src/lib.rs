@@ -21,6 +21,7 @@
 
 pub mod calibration;
 mod case;
+mod cells;
 pub mod compare;
 pub mod compare_noise;
 mod evaluator;

@@ -273,25 +273,23 @@ mod tests {
     }
 
     fn repeated_row(id: usize, probabilities: &[f64]) -> Row {
-        use jevjudge_judge::{ErrorCode, Finding, Findings, Status, Verdict};
+        use crate::test_support;
+        use jevjudge_judge::{Finding, Findings, Status};
         let verdicts: Vec<Verdict> = probabilities
             .iter()
-            .map(|p| Verdict {
-                definition_version: "v1".into(),
-                status: Status::Inconclusive,
-                error: ErrorCode::None,
-                detail: None,
-                findings: Findings::new(vec![(
+            .map(|p| {
+                let findings = Findings::new(vec![(
                     "spam".to_owned(),
                     Finding {
                         status: Status::Inconclusive,
                         yes_probability: *p,
                         expected_probability: *p,
                     },
-                )]),
-                model: None,
-                usage: None,
-                elapsed: std::time::Duration::from_millis(1),
+                )]);
+                Verdict {
+                    elapsed: std::time::Duration::from_millis(1),
+                    ..test_support::verdict("v1", Status::Inconclusive, findings)
+                }
             })
             .collect();
         Row {
@@ -299,13 +297,7 @@ mod tests {
                 verdicts: verdicts.clone(),
                 pass_rate: 0.0,
             }),
-            scenario: "s".into(),
-            id: id.to_string(),
-            expected_pass: true,
-            pass: false,
-            score: 0.0,
-            verdict: verdicts[0].clone(),
-            expected_findings: None,
+            ..test_support::row("s", &id.to_string(), true, verdicts[0].clone())
         }
     }
 

@@ -22,44 +22,33 @@ use crate::{Outcome, Row};
 pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// Coverage, decided accuracy, false PASS / false FAIL, and the intervals of every rate
-/// (flattened into a [`crate::Summary`]).
+/// (flattened into a [`crate::Summary`]). Every field reads as its default when absent.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Risk {
     /// 95 % interval of `accuracy` (correct ÷ reviews); null when there is no review.
-    #[serde(default)]
     pub accuracy_ci: Option<[f64; 2]>,
     /// PASS or FAIL verdicts (correct + incorrect).
-    #[serde(default)]
     pub decided: u64,
     /// decided ÷ reviews; null when there is no review.
-    #[serde(default)]
     pub coverage: Option<f64>,
     /// 95 % interval of `coverage`.
-    #[serde(default)]
     pub coverage_ci: Option<[f64; 2]>,
     /// correct ÷ decided; null when nothing was decided.
-    #[serde(default)]
     pub decided_accuracy: Option<f64>,
     /// 95 % interval of `decided_accuracy`.
-    #[serde(default)]
     pub decided_accuracy_ci: Option<[f64; 2]>,
     /// PASS verdicts on cases expected to fail.
-    #[serde(default)]
     pub false_pass: u64,
     /// false_pass ÷ decided; null when nothing was decided.
-    #[serde(default)]
     pub false_pass_rate: Option<f64>,
     /// 95 % interval of `false_pass_rate`.
-    #[serde(default)]
     pub false_pass_rate_ci: Option<[f64; 2]>,
     /// FAIL verdicts on cases expected to pass.
-    #[serde(default)]
     pub false_fail: u64,
     /// false_fail ÷ decided; null when nothing was decided.
-    #[serde(default)]
     pub false_fail_rate: Option<f64>,
     /// 95 % interval of `false_fail_rate`.
-    #[serde(default)]
     pub false_fail_rate_ci: Option<[f64; 2]>,
 }
 
@@ -138,5 +127,40 @@ impl RiskBuilder {
             false_fail_rate: rate(false_fail, decided),
             false_fail_rate_ci: interval(|c| c.false_fail, |c| c.decided),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A report written before issue 14 has none of these fields; each reads as its default,
+    // and those present keep their values.
+    #[test]
+    fn absent_risk_fields_read_as_their_defaults() {
+        assert_eq!(serde_json::from_str::<Risk>("{}").unwrap(), Risk::default());
+        let partial: Risk =
+            serde_json::from_str(r#"{"false_pass": 3, "coverage": 0.5, "coverage_ci": null}"#)
+                .unwrap();
+        let expected = Risk {
+            false_pass: 3,
+            coverage: Some(0.5),
+            ..Risk::default()
+        };
+        assert_eq!(partial, expected);
+        // Flattened into a summary: a summary without them reads too.
+        let mut summary =
+            serde_json::to_value(crate::test_support::report("v1", Vec::new()).overall).unwrap();
+        let object = summary.as_object_mut().unwrap();
+        for key in serde_json::to_value(Risk::default())
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+        {
+            assert!(object.remove(key).is_some(), "{key} is flattened");
+        }
+        let read: crate::Summary = serde_json::from_value(summary).unwrap();
+        assert_eq!(read.risk, Risk::default());
     }
 }

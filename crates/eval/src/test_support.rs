@@ -5,7 +5,9 @@ use std::{
     time::Duration,
 };
 
-use jevjudge_judge::{BackendKind, Definition, Judge, ReplayBackend};
+use jevjudge_judge::{
+    BackendKind, Definition, ErrorCode, Findings, Judge, ReplayBackend, Status, Verdict,
+};
 
 use crate::{
     JevEvaluator, REPORT_FORMAT, Report, Row,
@@ -26,6 +28,36 @@ pub(crate) fn report(version: &str, rows: Vec<Row>) -> Report {
         overall,
         scenarios,
         rows,
+    }
+}
+
+/// A verdict of definition `version` with `status` and `findings`: no error, model or usage,
+/// no time taken. Tests that need more set it with `..verdict(…)`.
+pub(crate) fn verdict(version: &str, status: Status, findings: Findings) -> Verdict {
+    Verdict {
+        definition_version: version.into(),
+        status,
+        error: ErrorCode::None,
+        detail: None,
+        findings,
+        model: None,
+        usage: None,
+        elapsed: Duration::ZERO,
+    }
+}
+
+/// Case `id` of `scenario`, expected to pass or not, reviewed once with `verdict` (`pass` is
+/// whether it said PASS; score 0; no labelled findings).
+pub(crate) fn row(scenario: &str, id: &str, expected_pass: bool, verdict: Verdict) -> Row {
+    Row {
+        repeats: None,
+        scenario: scenario.into(),
+        id: id.into(),
+        expected_pass,
+        pass: verdict.status == Status::Pass,
+        score: 0.0,
+        verdict,
+        expected_findings: None,
     }
 }
 

@@ -66,6 +66,8 @@ mod bootstrap;
 mod clustered;
 mod percentile;
 mod scoring;
+#[cfg(test)]
+mod test_points;
 mod thresholds;
 
 pub use agreement::{AgreementTable, cohen_kappa};

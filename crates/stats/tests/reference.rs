@@ -9,13 +9,17 @@ use jevjudge_stats::{
 };
 use proptest::prelude::*;
 
+#[path = "../src/test_points.rs"]
+mod test_points;
+use test_points::{informative_points, points_of};
+
 fn close(actual: f64, expected: f64, tolerance: f64) -> bool {
     (actual - expected).abs() <= tolerance
 }
 
 /// Twelve hand-made points (p, condition holds).
 fn twelve() -> Vec<Point> {
-    [
+    points_of(&[
         (0.05, false),
         (0.1, false),
         (0.1, true),
@@ -28,10 +32,7 @@ fn twelve() -> Vec<Point> {
         (0.7, false),
         (0.85, true),
         (0.95, true),
-    ]
-    .iter()
-    .map(|(p, label)| Point::new(*p, *label))
-    .collect()
+    ])
 }
 
 // Python: sum((p - y)**2 for p, y in pts) / 12 = 0.20104166666666667 and
@@ -142,14 +143,7 @@ fn shuffled(points: &[Point], seed: u64) -> Vec<Point> {
 }
 
 fn points() -> impl Strategy<Value = Vec<Point>> {
-    prop::collection::vec(
-        (0u32..=1000, 0u32..1000).prop_map(|(thousandths, draw)| {
-            let p = f64::from(thousandths) / 1000.0;
-            // Informative labels: yes with probability p.
-            Point::new(p, f64::from(draw) / 1000.0 < p)
-        }),
-        1..150,
-    )
+    informative_points(1000, 1..150)
 }
 
 proptest! {

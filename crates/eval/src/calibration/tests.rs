@@ -2,8 +2,8 @@
 //! document.
 
 use super::*;
-use crate::{Report, Row};
-use jevjudge_judge::{Criterion, Definition, ErrorCode, Finding, Findings, Status, Verdict};
+use crate::{Report, Row, test_support};
+use jevjudge_judge::{Criterion, Definition, Finding, Findings, Status, Verdict};
 use jevjudge_stats::{Point, Thresholds};
 use std::time::Duration;
 
@@ -23,29 +23,30 @@ fn row(id: &str, expected_pass: bool, findings: &[(&str, f64, bool)]) -> Row {
             })
             .collect(),
     );
-    Row {
-        repeats: None,
-        scenario: "s".into(),
-        id: id.into(),
-        expected_pass,
-        pass: false,
-        score: 0.0,
-        verdict: Verdict {
-            definition_version: "v1".into(),
-            status: Status::Inconclusive,
-            error: ErrorCode::None,
-            detail: None,
-            findings,
-            model: None,
-            usage: None,
-            elapsed: Duration::from_millis(1),
-        },
-        expected_findings: None,
-    }
+    let verdict = Verdict {
+        elapsed: Duration::from_millis(1),
+        ..test_support::verdict("v1", Status::Inconclusive, findings)
+    };
+    test_support::row("s", id, expected_pass, verdict)
 }
 
 fn report(rows: Vec<Row>) -> Report {
-    crate::test_support::report("v1", rows)
+    test_support::report("v1", rows)
+}
+
+/// `count` rows `{prefix}0`, `{prefix}1`, … expected to pass or not, each with one finding:
+/// criterion `x` (expected to hold) at `p`.
+fn x_rows(prefix: &str, count: usize, expected_pass: bool, p: f64) -> impl Iterator<Item = Row> {
+    (0..count).map(move |i| row(&format!("{prefix}{i}"), expected_pass, &[("x", p, true)]))
+}
+
+/// The calibration of `report`'s inferred criteria with the default settings.
+fn calibrate_default(report: &Report) -> Calibration {
+    calibrate(
+        report,
+        &infer_criteria(report).unwrap(),
+        &CalibrationSettings::default(),
+    )
 }
 
 #[test]
@@ -122,13 +123,8 @@ fn check_criteria_names_the_row_and_the_criterion() {
 #[test]
 fn thin_evidence_is_refused_with_a_reason() {
     // 5 positives: too few.
-    let mut rows: Vec<Row> = (0..5)
-        .map(|i| row(&format!("y{i}"), true, &[("x", 0.9, true)]))
-        .collect();
-    rows.extend((0..30).map(|i| row(&format!("n{i}"), false, &[("x", 0.1, true)])));
-    let report_ = report(rows);
-    let specs = infer_criteria(&report_).unwrap();
-    let calibration = calibrate(&report_, &specs, &CalibrationSettings::default());
+    let rows = x_rows("y", 5, true, 0.9).chain(x_rows("n", 30, false, 0.1));
+    let calibration = calibrate_default(&report(rows.collect()));
     let refusal = calibration.criteria[0].outcome.unwrap_err();
     assert_eq!(
         refusal.to_string(),
@@ -140,12 +136,7 @@ fn thin_evidence_is_refused_with_a_reason() {
     let rows: Vec<Row> = (0..40)
         .map(|i| row(&format!("r{i}"), i % 2 == 0, &[("x", 0.7, true)]))
         .collect();
-    let report_ = report(rows);
-    let calibration = calibrate(
-        &report_,
-        &infer_criteria(&report_).unwrap(),
-        &CalibrationSettings::default(),
-    );
+    let calibration = calibrate_default(&report(rows));
     assert!(matches!(
         calibration.criteria[0].outcome,
         Err(Refusal::WeakRanking { auroc: Some(a), .. }) if a == 0.5
@@ -154,14 +145,11 @@ fn thin_evidence_is_refused_with_a_reason() {
 
 #[test]
 fn a_clear_signal_gets_a_recommendation_that_applies_to_the_definition() {
-    let mut rows: Vec<Row> = (0..60)
-        .map(|i| row(&format!("y{i}"), true, &[("x", 0.95, true)]))
+    let mut rows: Vec<Row> = x_rows("y", 60, true, 0.95)
+        .chain(x_rows("n", 60, false, 0.05))
         .collect();
-    rows.extend((0..60).map(|i| row(&format!("n{i}"), false, &[("x", 0.05, true)])));
     rows.extend((0..4).map(|i| row(&format!("m{i}"), i % 2 == 0, &[("x", 0.5, true)])));
-    let report = report(rows);
-    let specs = infer_criteria(&report).unwrap();
-    let calibration = calibrate(&report, &specs, &CalibrationSettings::default());
+    let calibration = calibrate_default(&report(rows));
     let recommendation = calibration.criteria[0].outcome.unwrap();
     assert_eq!(
         recommendation.choice.thresholds,
@@ -201,13 +189,8 @@ fn versions() {
 // document's criterion keys stay those of the spec, in its order, without the equal-mass table.
 #[test]
 fn the_document_writes_the_metrics_fields_in_the_spec_order_and_reads_them_back() {
-    let mut rows: Vec<Row> = (0..12)
-        .map(|i| row(&format!("y{i}"), true, &[("x", 0.8, true)]))
-        .collect();
-    rows.extend((0..12).map(|i| row(&format!("n{i}"), false, &[("x", 0.3, true)])));
-    let report = report(rows);
-    let specs = infer_criteria(&report).unwrap();
-    let calibration = calibrate(&report, &specs, &CalibrationSettings::default());
+    let rows = x_rows("y", 12, true, 0.8).chain(x_rows("n", 12, false, 0.3));
+    let calibration = calibrate_default(&report(rows.collect()));
     let document = calibration.to_document();
     let json = serde_json::to_value(&document).unwrap();
     assert_eq!(

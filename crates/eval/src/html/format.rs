@@ -1,4 +1,5 @@
-//! The number formatters of the page (and of the risk tables in Markdown), in one place.
+//! The number formatters of the page; those of the tables shared with the terminal and
+//! Markdown (rates, intervals, the summary and repeat cells) are in [`crate::cells`].
 
 use jevjudge_judge::BackendKind;
 
@@ -53,15 +54,6 @@ pub(crate) fn ratio3(numerator: u64, denominator: u64) -> String {
         format!("{:.3}", numerator as f64 / denominator as f64)
     } else {
         "—".to_owned()
-    }
-}
-
-/// `0.8333 [0.7655, 0.8845]`, or `n/a`.
-pub(crate) fn rate(value: Option<f64>, interval: Option<[f64; 2]>) -> String {
-    match (value, interval) {
-        (Some(value), Some([low, high])) => format!("{value:.4} [{low:.4}, {high:.4}]"),
-        (Some(value), None) => format!("{value:.4}"),
-        _ => "n/a".to_owned(),
     }
 }
 

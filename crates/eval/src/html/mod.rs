@@ -12,14 +12,15 @@
 //! ids, scenarios, versions, model names and text — is HTML-escaped: the page and its tables
 //! are templated with maud (`page.rs`, `tables.rs`), which escapes every string it inserts;
 //! the SVG charts are written by hand (`charts.rs`) and pass every string through [`escape`];
-//! the number formatters live in `format.rs`.
+//! the page's number formatters live in `format.rs`, and the table cells it shares with the
+//! terminal and Markdown (summary, risk and repeat rows) in `src/cells.rs`.
 
 mod charts;
 mod format;
 mod page;
 pub(crate) mod tables;
 
-pub use tables::repeat_cells;
+pub use crate::cells::repeat_cells;
 
 #[cfg(test)]
 mod tests;

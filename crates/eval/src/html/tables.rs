@@ -5,18 +5,12 @@ use std::collections::HashMap;
 
 use maud::{Markup, html};
 
-use super::format::{millis, n4, opt, rate, ratio3};
-use crate::{Outcome, Report, Row, Summary, calibration::Metrics};
-
-/// The summary table's scopes: overall first, then each scenario.
-pub(crate) fn scopes(report: &Report) -> impl Iterator<Item = (&str, &Summary, bool)> {
-    std::iter::once(("overall", &report.overall, true)).chain(
-        report
-            .scenarios
-            .iter()
-            .map(|(name, summary)| (name.as_str(), summary, false)),
-    )
-}
+use super::format::{millis, n4, opt, ratio3};
+use crate::{
+    Outcome, Report, Row, Summary,
+    calibration::Metrics,
+    cells::{METHOD, repeat_cells, risk_cells, scopes, summary_cells},
+};
 
 /// A colour legend: one swatch per `(label, colour)`.
 pub(super) fn legend(items: &[(&str, &str)]) -> Markup {
@@ -40,17 +34,11 @@ pub(super) fn summary_table(report: &Report) -> Markup {
             } }
             tbody {
                 @for (scope, s, overall) in scopes(report) {
+                    @let [cells @ .., tokens] = summary_cells(s, millis, Summary::tokens_text);
                     tr class=[overall.then_some("overall")] {
                         td { (scope) }
-                        td.num { (s.total) }
-                        td.num { (s.correct) }
-                        td.num { (s.incorrect) }
-                        td.num { (s.abstained) }
-                        td.num { (s.errors) }
-                        td.num { (format!("{:.4}", s.accuracy)) }
-                        td.num { (millis(s.p50_millis)) }
-                        td.num { (millis(s.p95_millis)) }
-                        td."num tokens" { (s.tokens_text()) }
+                        @for cell in &cells { td.num { (cell) } }
+                        td."num tokens" { (tokens) }
                     }
                 }
             }
@@ -232,76 +220,6 @@ fn label_of(row: &Row, id: &str) -> &'static str {
         .unwrap_or("")
 }
 
-/// The cells of one scope's risk row: accuracy, coverage, decided accuracy, false PASS,
-/// false FAIL (count, rate and interval).
-pub(crate) fn risk_cells(s: &Summary) -> [String; 5] {
-    let r = &s.risk;
-    [
-        rate(Some(s.accuracy).filter(|_| s.total > 0), r.accuracy_ci),
-        format!(
-            "{}/{} = {}",
-            r.decided,
-            s.total,
-            rate(r.coverage, r.coverage_ci)
-        ),
-        format!(
-            "{}/{} = {}",
-            s.correct,
-            r.decided,
-            rate(r.decided_accuracy, r.decided_accuracy_ci)
-        ),
-        format!(
-            "{} ({})",
-            r.false_pass,
-            rate(r.false_pass_rate, r.false_pass_rate_ci)
-        ),
-        format!(
-            "{} ({})",
-            r.false_fail,
-            rate(r.false_fail_rate, r.false_fail_rate_ci)
-        ),
-    ]
-}
-
-/// The cells of one scope's repeats row: repeats, flipped cases, flip rate, accuracy by
-/// repeat (joined with `separator`), probability SD. The terminal, Markdown and HTML tables
-/// all take their repeat figures from here.
-pub fn repeat_cells(s: &Summary, separator: &str) -> [String; 5] {
-    let r = &s.repeated;
-    let (by_repeat, sd) = repeat_figures(s);
-    [
-        r.repeats.to_string(),
-        r.flipped.unwrap_or(0).to_string(),
-        format!("{:.4}", r.flip_rate.unwrap_or(0.0)),
-        by_repeat.join(separator),
-        sd,
-    ]
-}
-
-/// A scope's accuracy by repeat (`0.9533` each) and its probability SD per criterion
-/// (`spam 0.0123, …`, or `n/a`), as the page, the Markdown and the terminal show them.
-pub(crate) fn repeat_figures(s: &Summary) -> (Vec<String>, String) {
-    let r = &s.repeated;
-    let by_repeat: Vec<String> = r
-        .accuracy_by_repeat
-        .iter()
-        .flatten()
-        .map(|a| format!("{a:.4}"))
-        .collect();
-    let sd: Vec<String> = r
-        .probability_sd
-        .iter()
-        .flatten()
-        .map(|(criterion, sd)| format!("{criterion} {sd:.4}"))
-        .collect();
-    let sd = if sd.is_empty() {
-        "n/a".to_owned()
-    } else {
-        sd.join(", ")
-    };
-    (by_repeat, sd)
-}
-
 /// A risk cell with its count, rate and interval on lines of their own, so that six columns
 /// fit an 800 px page: `3/10 = 0.3 [0.1, 0.6]` → `3/10`, `0.3`, `[0.1, 0.6]`.
 fn risk_cell(cell: &str) -> Markup {
@@ -322,9 +240,6 @@ fn risk_cell(cell: &str) -> Markup {
         @if let Some(interval) = interval { br; span.ci { "[" (interval) } }
     }
 }
-
-/// The note under the risk table (and in Markdown): how the intervals are computed.
-pub(crate) const METHOD: &str = "95 % intervals: Wilson score with one review per case; with repeats, Wilson at the effective number of independent reviews (the case is the unit; docs/repeats-and-intervals.md). Rates of false PASS / false FAIL are per decided review.";
 
 /// The risk and coverage panel, then (with repeats) the repeat figures and the cases whose
 /// verdict flipped between repeats.

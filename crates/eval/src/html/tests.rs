@@ -5,6 +5,7 @@ use super::{
 };
 use crate::Row;
 use crate::summarize;
+use crate::test_support;
 use jevjudge_judge::Status;
 use jevjudge_judge::{BackendKind, ErrorCode, Finding, Findings, Verdict};
 use jevjudge_stats::Thresholds;
@@ -21,37 +22,27 @@ fn report(backend: BackendKind) -> Report {
             } else {
                 Status::Inconclusive
             };
-            Row {
-                repeats: None,
-                scenario: if i % 2 == 0 { "<even & odd>" } else { "odd" }.into(),
-                id: format!("case-{i}<script>"),
-                expected_pass: i % 3 != 0,
-                pass: status == Status::Pass,
-                score: 0.0,
-                verdict: Verdict {
-                    definition_version: "v\"1".into(),
+            let findings = Findings::new(vec![(
+                "risk".into(),
+                Finding {
                     status,
-                    error: ErrorCode::None,
-                    detail: None,
-                    findings: Findings::new(vec![(
-                        "risk".into(),
-                        Finding {
-                            status,
-                            yes_probability: 1.0 - p,
-                            expected_probability: p,
-                        },
-                    )]),
-                    model: Some("m<1>".into()),
-                    usage: None,
-                    elapsed: Duration::from_micros(100 + i as u64 * 37),
+                    yes_probability: 1.0 - p,
+                    expected_probability: p,
                 },
-                expected_findings: None,
-            }
+            )]);
+            let verdict = Verdict {
+                model: Some("m<1>".into()),
+                elapsed: Duration::from_micros(100 + i as u64 * 37),
+                ..test_support::verdict("v\"1", status, findings)
+            };
+            let scenario = if i % 2 == 0 { "<even & odd>" } else { "odd" };
+            let id = format!("case-{i}<script>");
+            test_support::row(scenario, &id, i % 3 != 0, verdict)
         })
         .collect();
     Report {
         backend,
-        ..crate::test_support::report("v\"1", rows)
+        ..test_support::report("v\"1", rows)
     }
 }
 

@@ -4,7 +4,7 @@ mod risk;
 
 use std::fmt::Write;
 
-use crate::{Report, Summary};
+use crate::{Report, Summary, cells::summary_cells};
 
 /// Renders the figures as Markdown tables. `gates` lines (already phrased) are appended.
 pub fn to_markdown(report: &Report, gates: &[String]) -> String {
@@ -33,16 +33,13 @@ pub fn to_markdown(report: &Report, gates: &[String]) -> String {
         notes.push(format!("model: {}", models.join(", ")));
     }
     let _ = writeln!(out, "{}", notes.join(" · "));
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "| scope | total | correct | incorrect | abstained | errors | accuracy | P50 ms | P95 ms | input tokens |"
+    risk::table(
+        &mut out,
+        report,
+        "| scope | total | correct | incorrect | abstained | errors | accuracy | P50 ms | P95 ms | input tokens |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        |s| summary_cells(s, |millis| format!("{millis:.1}"), input_tokens).to_vec(),
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    row(&mut out, "**overall**", &report.overall);
-    for (scenario, summary) in &report.scenarios {
-        row(&mut out, &escape(scenario), summary);
-    }
     if !report.overall.error_kinds.is_empty() {
         let _ = writeln!(out);
         let _ = writeln!(out, "| error (kind/detail) | rows |");
@@ -65,23 +62,12 @@ pub fn to_markdown(report: &Report, gates: &[String]) -> String {
     out
 }
 
-fn row(out: &mut String, scope: &str, s: &Summary) {
-    let tokens = match s.input_tokens {
+/// The input tokens of the rows with known usage, `1234 (10 rows)`, or `unknown`.
+fn input_tokens(s: &Summary) -> String {
+    match s.input_tokens {
         Some(tokens) => format!("{tokens} ({} rows)", s.usage_known_rows),
         None => "unknown".to_owned(),
-    };
-    let _ = writeln!(
-        out,
-        "| {scope} | {} | {} | {} | {} | {} | {:.4} | {:.1} | {:.1} | {tokens} |",
-        s.total,
-        s.correct,
-        s.incorrect,
-        s.abstained,
-        s.errors,
-        s.accuracy,
-        s.p50_millis,
-        s.p95_millis
-    );
+    }
 }
 
 /// Text as a Markdown code span (where nothing is interpreted), fenced by more backticks than

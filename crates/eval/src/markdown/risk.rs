@@ -1,11 +1,11 @@
 //! Markdown tables of intervals, risk and coverage, and repeats (issue 14). The HTML tables
-//! are templated in [`crate::html`]; both take their cells from the same functions.
+//! are templated in [`crate::html`]; both take their cells from [`crate::cells`].
 
 use std::fmt::Write;
 
 use crate::{
     Report, Summary,
-    html::tables::{METHOD, repeat_cells, risk_cells, scopes},
+    cells::{METHOD, repeat_cells, risk_cells, scopes},
 };
 
 /// The Markdown tables: risk and coverage, then (with repeats) the repeat figures.
@@ -39,7 +39,8 @@ pub fn markdown(report: &Report) -> String {
 }
 
 /// One table after a blank line: `header`, `rule`, then a row per scope (overall in bold).
-fn table(
+/// The main table and the risk and repeat tables are all written by it.
+pub(super) fn table(
     out: &mut String,
     report: &Report,
     header: &str,

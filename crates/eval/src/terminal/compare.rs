@@ -137,20 +137,24 @@ pub fn compare(
     if let Some(noise) = &comparison.noise {
         out.push_str(&noise_lines(noise));
     } else {
-        let _ = writeln!(
-            out,
-            "regressions: {} (correct in base, not in candidate){}{}",
-            comparison.regressions,
-            if comparison.regressions > 0 { ": " } else { "" },
-            list(true)
-        );
-        let _ = writeln!(
-            out,
-            "fixes: {} (correct in candidate, not in base){}{}",
-            comparison.fixes,
-            if comparison.fixes > 0 { ": " } else { "" },
-            list(false)
-        );
+        let counts = [
+            ("regressions", comparison.regressions, true),
+            ("fixes", comparison.fixes, false),
+        ];
+        for (what, count, regression) in counts {
+            // A regression was correct in base and is not in candidate; a fix the reverse.
+            let (was, is_not) = if regression {
+                ("base", "candidate")
+            } else {
+                ("candidate", "base")
+            };
+            let colon = if count > 0 { ": " } else { "" };
+            let ids = list(regression);
+            let _ = writeln!(
+                out,
+                "{what}: {count} (correct in {was}, not in {is_not}){colon}{ids}"
+            );
+        }
     }
     let _ = writeln!(
         out,

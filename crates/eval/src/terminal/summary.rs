@@ -1,10 +1,17 @@
 //! The summary `jevjudge eval` prints (and `jevjudge report` without `--html`): the main
 //! table, the risk table of issue 14 and, for a repeated run, the repeat figures.
 
-use std::{fmt::Write as _, path::Path};
+use std::{
+    fmt::{Display, Write as _},
+    path::Path,
+};
 
 use super::scope_width;
-use crate::{Report, Summary, gates::Gate, html::tables::repeat_figures};
+use crate::{
+    Report, Summary,
+    cells::{false_verdicts, interval, rate, repeat_cells, scopes, summary_cells},
+    gates::Gate,
+};
 
 /// The short human summary printed on standard output. `rows_file` is the run's rows file;
 /// `reviews_this_run` the reviews this session ran (a resumed run's earlier rows took no
@@ -43,23 +50,13 @@ pub fn summary(
         );
     }
     let width = scope_width(report.scenarios.iter().map(|(name, _)| name.as_str()));
-    let _ = writeln!(
-        out,
-        "{:<width$}  {:>6} {:>7} {:>9} {:>9} {:>6} {:>8} {:>8} {:>8}  tokens in/out",
-        "scope",
-        "total",
-        "correct",
-        "incorrect",
-        "abstained",
-        "errors",
-        "accuracy",
-        "p50 ms",
-        "p95 ms"
-    );
-    line(&mut out, "overall", &report.overall, width);
-    for (name, summary) in &report.scenarios {
-        let name: String = name.chars().take(width).collect();
-        line(&mut out, &name, summary, width);
+    let [headers @ .., tokens] = COLUMNS.map(|(header, _)| header);
+    line(&mut out, "scope", width, headers, tokens);
+    for (scope, s, _) in scopes(report) {
+        let scope: String = scope.chars().take(width).collect();
+        let [cells @ .., tokens] =
+            summary_cells(s, |millis| format!("{millis:.2}"), Summary::tokens_text);
+        line(&mut out, &scope, width, cells, &tokens);
     }
     if !report.overall.error_kinds.is_empty() {
         let _ = writeln!(out, "errors: {}", report.overall.errors_text());
@@ -99,29 +96,28 @@ pub fn summary(
     out
 }
 
-fn line(out: &mut String, scope: &str, s: &Summary, width: usize) {
-    let tokens = s.tokens_text();
-    let _ = writeln!(
-        out,
-        "{scope:<width$}  {:>6} {:>7} {:>9} {:>9} {:>6} {:>8.4} {:>8.2} {:>8.2}  {tokens}",
-        s.total,
-        s.correct,
-        s.incorrect,
-        s.abstained,
-        s.errors,
-        s.accuracy,
-        s.p50_millis,
-        s.p95_millis
-    );
-}
+/// The main table's columns after the scope, with their widths; the tokens come last,
+/// unpadded.
+const COLUMNS: [(&str, usize); 9] = [
+    ("total", 6),
+    ("correct", 7),
+    ("incorrect", 9),
+    ("abstained", 9),
+    ("errors", 6),
+    ("accuracy", 8),
+    ("p50 ms", 8),
+    ("p95 ms", 8),
+    ("tokens in/out", 0),
+];
 
-/// `0.833 [0.765, 0.885]`, or `n/a` without a value.
-fn rate(value: Option<f64>, interval: Option<[f64; 2]>) -> String {
-    match (value, interval) {
-        (Some(value), Some([low, high])) => format!("{value:.3} [{low:.3}, {high:.3}]"),
-        (Some(value), None) => format!("{value:.3}"),
-        _ => "n/a".to_owned(),
+/// One line of the main table: the scope padded to `width`, the cells right-aligned in
+/// [`COLUMNS`], then the tokens.
+fn line(out: &mut String, scope: &str, width: usize, cells: [impl Display; 8], tokens: &str) {
+    let _ = write!(out, "{scope:<width$} ");
+    for (cell, (_, cell_width)) in cells.iter().zip(COLUMNS) {
+        let _ = write!(out, " {cell:>cell_width$}");
     }
+    let _ = writeln!(out, "  {tokens}");
 }
 
 /// The risk table printed under the main one: accuracy's 95 % interval, coverage, decided
@@ -140,34 +136,17 @@ pub fn risk_table(report: &Report, width: usize) -> String {
         "false PASS [95% CI]",
         "false FAIL [95% CI]",
     );
-    let scopes = std::iter::once(("overall", &report.overall)).chain(
-        report
-            .scenarios
-            .iter()
-            .map(|(name, summary)| (name.as_str(), summary)),
-    );
-    for (scope, s) in scopes.clone() {
+    for (scope, s, _) in scopes(report) {
         let scope: String = scope.chars().take(width).collect();
         let risk = &s.risk;
-        let interval = match risk.accuracy_ci {
-            Some([low, high]) => format!("[{low:.3}, {high:.3}]"),
-            None => "n/a".to_owned(),
-        };
+        let [false_pass, false_fail] =
+            false_verdicts(risk).map(|(n, value, ci)| format!("{n} {}", rate(value, ci, 3)));
         let _ = writeln!(
             out,
-            "{scope:<width$}  {interval:<16}  {:<21}  {:<21}  {:<24}  {:<24}",
-            rate(risk.coverage, risk.coverage_ci),
-            rate(risk.decided_accuracy, risk.decided_accuracy_ci),
-            format!(
-                "{} {}",
-                risk.false_pass,
-                rate(risk.false_pass_rate, risk.false_pass_rate_ci)
-            ),
-            format!(
-                "{} {}",
-                risk.false_fail,
-                rate(risk.false_fail_rate, risk.false_fail_rate_ci)
-            ),
+            "{scope:<width$}  {:<16}  {:<21}  {:<21}  {false_pass:<24}  {false_fail:<24}",
+            interval(risk.accuracy_ci, 3),
+            rate(risk.coverage, risk.coverage_ci, 3),
+            rate(risk.decided_accuracy, risk.decided_accuracy_ci, 3),
         );
     }
     if report.overall.repeated.repeats > 1 {
@@ -176,9 +155,13 @@ pub fn risk_table(report: &Report, width: usize) -> String {
             "{:<width$}  {:>7} {:>7} {:>9}  {:<24}  probability SD (mean per case)",
             "scope", "repeats", "flipped", "flip rate", "accuracy by repeat"
         );
-        for (scope, s) in scopes {
+        for (scope, s, _) in scopes(report) {
             let scope: String = scope.chars().take(width).collect();
-            let _ = writeln!(out, "{scope:<width$}  {}", repeat_line(s));
+            let [repeats, flipped, flip_rate, by_repeat, sd] = repeat_cells(s, " ");
+            let _ = writeln!(
+                out,
+                "{scope:<width$}  {repeats:>7} {flipped:>7} {flip_rate:>9}  {by_repeat:<24}  {sd}"
+            );
         }
     }
     // No padding after the last column.
@@ -188,16 +171,4 @@ pub fn risk_table(report: &Report, width: usize) -> String {
         trimmed.push('\n');
     }
     trimmed
-}
-
-fn repeat_line(s: &Summary) -> String {
-    let r = &s.repeated;
-    let (by_repeat, sd) = repeat_figures(s);
-    format!(
-        "{:>7} {:>7} {:>9.4}  {:<24}  {sd}",
-        r.repeats,
-        r.flipped.unwrap_or(0),
-        r.flip_rate.unwrap_or(0.0),
-        by_repeat.join(" ")
-    )
 }

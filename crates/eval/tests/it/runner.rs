@@ -11,12 +11,22 @@ use std::{
 
 use jevjudge_eval::{
     Case, CaseInput, EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorRequest,
-    EvaluatorResponse, JevEvaluator, Row, Runner, RunnerError, Summary, respond,
+    EvaluatorResponse, JevEvaluator, Row, Run, Runner, RunnerError, Summary, respond,
 };
 use jevjudge_judge::{BackendError, Definition, ErrorCode, Judge, Status, Verdict, backend_fn};
 use jevjudge_test_support::definition_file;
 use jevjudge_wire::{Answer, Detail, NoulAnswer, Request, Response, Usage};
 use serde_json::Value;
+
+/// Runs `cases` through `evaluator` with at most `concurrency` in flight and no observer; the
+/// run must pass the runner's checks.
+async fn run_all(concurrency: usize, evaluator: &impl Evaluator, cases: Vec<Case>) -> Run {
+    Runner::new(concurrency)
+        .unwrap()
+        .run(evaluator, cases, ())
+        .await
+        .unwrap()
+}
 
 fn refund_answer_v1() -> Definition {
     Definition::from_path(definition_file("refund-answer-v1")).expect("the shared definition loads")
@@ -90,11 +100,7 @@ async fn f2_two_case_evaluation() {
             false,
         ),
     ];
-    let run = Runner::new(2)
-        .unwrap()
-        .run(&evaluator, cases, ())
-        .await
-        .unwrap();
+    let run = run_all(2, &evaluator, cases).await;
     assert!(run.complete);
     let ids: Vec<_> = run.rows.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["honest", "invented"]);
@@ -145,11 +151,7 @@ async fn f6_four_case_batch() {
         .zip([true, false, true, true])
         .map(|(id, expected)| case("support", id, "q", &["evidence"], id, expected))
         .collect();
-    let run = Runner::new(2)
-        .unwrap()
-        .run(&evaluator, cases, ())
-        .await
-        .unwrap();
+    let run = run_all(2, &evaluator, cases).await;
     let ids: Vec<_> = run.rows.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["yes", "no", "unknown", "error"]);
     let s = &run.overall;
@@ -192,11 +194,7 @@ async fn rule_38_the_context_reaches_the_backend_as_a_json_array() {
         refund_answer_v1(),
     );
     let cases = vec![case("s", "a", "", &["evidence"], "", true)];
-    Runner::new(1)
-        .unwrap()
-        .run(&evaluator, cases, ())
-        .await
-        .unwrap();
+    run_all(1, &evaluator, cases).await;
     let state = seen.lock().unwrap().clone().unwrap();
     assert_eq!(
         state.to_string(),
@@ -265,11 +263,7 @@ async fn rule_47_labels_and_scenarios_never_reach_the_evaluator() {
         Recording::new(|id: &str| (1, Ok(Some(respond(id.into(), verdict(Status::Pass, 1), 1)))));
     let mut cases = vec![case("SCENARIO-SENTINEL", "a", "q", &[], "x", true)];
     cases[0].expected_findings = Some(vec![("supported".into(), true)]);
-    Runner::new(1)
-        .unwrap()
-        .run(&evaluator, cases, ())
-        .await
-        .unwrap();
+    run_all(1, &evaluator, cases).await;
     let received = evaluator.received.lock().unwrap().join("\n");
     assert!(!received.contains("SCENARIO-SENTINEL"), "{received}");
     assert!(!received.contains("expected"), "{received}");
@@ -332,11 +326,7 @@ async fn d4_synthetic_rows_for_failing_panicking_and_empty_evaluators() {
         case("s", "empty", "q", &[], "a", true),
         case("s", "fine", "q", &[], "a", true),
     ];
-    let run = Runner::new(2)
-        .unwrap()
-        .run(&evaluator, cases, ())
-        .await
-        .unwrap();
+    let run = run_all(2, &evaluator, cases).await;
     for (row, detail) in run.rows.iter().zip([
         Detail::EvaluatorFailed,
         Detail::EvaluatorPanicked,
@@ -370,11 +360,7 @@ async fn rule_50_an_evaluator_without_a_definition_uses_evaluation_error() {
             Ok(None)
         }
     }
-    let run = Runner::new(1)
-        .unwrap()
-        .run(&Empty, vec![case("s", "a", "q", &[], "a", true)], ())
-        .await
-        .unwrap();
+    let run = run_all(1, &Empty, vec![case("s", "a", "q", &[], "a", true)]).await;
     assert_eq!(run.rows[0].verdict.definition_version, "evaluation-error");
     assert_eq!(run.overall.errors, 1);
     assert_eq!(run.overall.synthesized_rows, 1);
@@ -424,11 +410,7 @@ async fn rule_43_limits_are_checked_before_anything_runs() {
 async fn rule_44_an_empty_run() {
     let evaluator =
         Recording::new(|id: &str| (0, Ok(Some(respond(id.into(), verdict(Status::Pass, 0), 1)))));
-    let run = Runner::new(4)
-        .unwrap()
-        .run(&evaluator, vec![], ())
-        .await
-        .unwrap();
+    let run = run_all(4, &evaluator, vec![]).await;
     assert!(run.rows.is_empty() && run.scenarios.is_empty());
     let s = run.overall;
     assert_eq!(
@@ -506,11 +488,7 @@ async fn rules_53_to_58_classification_percentiles_and_scenario_order() {
             case(scenario, &i.to_string(), "", &[], "", *expected)
         })
         .collect();
-    let run = Runner::new(5)
-        .unwrap()
-        .run(&evaluator, cases, ())
-        .await
-        .unwrap();
+    let run = run_all(5, &evaluator, cases).await;
     let s = &run.overall;
     assert_eq!(
         (s.total, s.correct, s.incorrect, s.abstained, s.errors),

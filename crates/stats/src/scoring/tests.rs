@@ -1,4 +1,5 @@
 use super::*;
+use crate::test_points::points_of;
 use proptest::prelude::*;
 
 fn close(actual: f64, expected: f64) -> bool {
@@ -6,13 +7,13 @@ fn close(actual: f64, expected: f64) -> bool {
 }
 
 fn sample() -> Vec<Point> {
-    vec![
-        Point::new(0.1, false),
-        Point::new(0.2, true),
-        Point::new(0.3, false),
-        Point::new(0.6, true),
-        Point::new(0.9, true),
-    ]
+    points_of(&[
+        (0.1, false),
+        (0.2, true),
+        (0.3, false),
+        (0.6, true),
+        (0.9, true),
+    ])
 }
 
 // (0.01 + 0.04) / 2 = 0.025
@@ -28,16 +29,42 @@ fn brier_sample() {
     assert!(close(brier(&sample()).unwrap(), 0.182));
 }
 
+// Two points at the extremes, where the figures are exact: a certain verdict scores 0 when
+// right and 1 when wrong; an area is 1 when every yes ranks above every no, 0 when below,
+// and negative zero ties with zero (½).
 #[test]
-fn brier_extremes() {
-    assert_eq!(
-        brier(&[Point::new(1.0, true), Point::new(0.0, false)]),
-        Some(0.0)
-    );
-    assert_eq!(
-        brier(&[Point::new(0.0, true), Point::new(1.0, false)]),
-        Some(1.0)
-    );
+fn two_point_extremes_are_exact() {
+    type Metric = fn(&[Point]) -> Option<f64>;
+    for (name, metric, points, expected) in [
+        (
+            "brier, certain and right",
+            brier as Metric,
+            [(1.0, true), (0.0, false)],
+            0.0,
+        ),
+        (
+            "brier, certain and wrong",
+            brier,
+            [(0.0, true), (1.0, false)],
+            1.0,
+        ),
+        ("auroc, perfect", auroc, [(0.9, true), (0.2, false)], 1.0),
+        ("auroc, inverted", auroc, [(0.1, true), (0.2, false)], 0.0),
+        (
+            "auroc, yes at -0 and no at 0",
+            auroc,
+            [(-0.0, true), (0.0, false)],
+            0.5,
+        ),
+        (
+            "auroc, yes at 0 and no at -0",
+            auroc,
+            [(0.0, true), (-0.0, false)],
+            0.5,
+        ),
+    ] {
+        assert_eq!(metric(&points_of(&points)), Some(expected), "{name}");
+    }
 }
 
 // (−ln 0.9 − ln 0.8) / 2 = (0.105360516 + 0.223143551) / 2 = 0.164252033
@@ -58,26 +85,10 @@ fn log_loss_clamps_certain_mistakes() {
     assert!(log_loss(&[Point::new(0.0, false)]).unwrap() < 2e-15);
 }
 
-#[test]
-fn auroc_perfect_and_inverted() {
-    assert_eq!(
-        auroc(&[Point::new(0.9, true), Point::new(0.2, false)]),
-        Some(1.0)
-    );
-    assert_eq!(
-        auroc(&[Point::new(0.1, true), Point::new(0.2, false)]),
-        Some(0.0)
-    );
-}
-
 // All tied: every pair counts ½.
 #[test]
 fn auroc_all_ties_is_one_half() {
-    let points = [
-        Point::new(0.5, true),
-        Point::new(0.5, false),
-        Point::new(0.5, false),
-    ];
+    let points = points_of(&[(0.5, true), (0.5, false), (0.5, false)]);
     assert_eq!(auroc(&points), Some(0.5));
 }
 
@@ -92,19 +103,6 @@ fn auroc_sample() {
 fn auroc_needs_both_classes() {
     assert_eq!(auroc(&[Point::new(0.3, true), Point::new(0.9, true)]), None);
     assert_eq!(auroc(&[Point::new(0.3, false)]), None);
-}
-
-// Negative zero ties with zero.
-#[test]
-fn auroc_negative_zero_ties_with_zero() {
-    assert_eq!(
-        auroc(&[Point::new(-0.0, true), Point::new(0.0, false)]),
-        Some(0.5)
-    );
-    assert_eq!(
-        auroc(&[Point::new(0.0, true), Point::new(-0.0, false)]),
-        Some(0.5)
-    );
 }
 
 #[test]
@@ -127,29 +125,6 @@ fn invalid_or_empty_input_gives_none() {
     assert_eq!(reliability_equal_mass(&sample(), 0), None);
     assert_eq!(ece(&[]), None);
     assert_eq!(mce(&[]), None);
-}
-
-// Bin [0, 0.5): 0.1, 0.2, 0.3 → mean 0.2, observed 1/3.
-// Bin [0.5, 1]: 0.6, 0.9 → mean 0.75, observed 1.
-// ECE = (3 · 2/15 + 2 · 0.25) / 5 = (0.4 + 0.5) / 5 = 0.18; MCE = 0.25.
-#[test]
-fn equal_width_sample() {
-    let table = reliability_equal_width(&sample(), 2).unwrap();
-    assert_eq!(table.len(), 2);
-    assert_eq!(
-        (table[0].lower, table[0].upper, table[0].count),
-        (0.0, 0.5, 3)
-    );
-    assert!(close(table[0].mean_probability, 0.2));
-    assert!(close(table[0].observed_rate, 1.0 / 3.0));
-    assert_eq!(
-        (table[1].lower, table[1].upper, table[1].count),
-        (0.5, 1.0, 2)
-    );
-    assert!(close(table[1].mean_probability, 0.75));
-    assert_eq!(table[1].observed_rate, 1.0);
-    assert!(close(ece(&table).unwrap(), 0.18));
-    assert!(close(mce(&table).unwrap(), 0.25));
 }
 
 // Ten bins: 0.1 → bin 1, 0.2 → 2, 0.3 → 3 (0.3 · 10 = 3 exactly), 0.6 → 6, 0.9 → 9, and
@@ -175,27 +150,44 @@ fn equal_width_with_huge_bin_count_does_not_allocate_per_bin() {
     assert_eq!(table.iter().map(|bin| bin.count).sum::<usize>(), 5);
 }
 
-// n = 5, 2 bins: first cut after ⌊5/2⌋ = 2 points.
-// [0.1, 0.2]: mean 0.15, observed 0.5, gap 0.35; [0.3, 0.6, 0.9]: mean 0.6, observed 2/3.
+// Equal width, bins [0, 0.5) and [0.5, 1]: 0.1, 0.2, 0.3 → mean 0.2, observed 1/3; 0.6, 0.9 →
+// mean 0.75, observed 1. ECE = (3 · 2/15 + 2 · 0.25) / 5 = (0.4 + 0.5) / 5 = 0.18; MCE = 0.25.
+// Equal mass, n = 5: first cut after ⌊5/2⌋ = 2 points. [0.1, 0.2]: mean 0.15, observed 0.5,
+// gap 0.35; [0.3, 0.6, 0.9]: mean 0.6, observed 2/3.
 // ECE = (2 · 0.35 + 3 · 1/15) / 5 = (0.7 + 0.2) / 5 = 0.18; MCE = 0.35.
 #[test]
-fn equal_mass_sample() {
-    let table = reliability_equal_mass(&sample(), 2).unwrap();
-    assert_eq!(table.len(), 2);
-    assert_eq!(
-        (table[0].lower, table[0].upper, table[0].count),
-        (0.1, 0.2, 2)
-    );
-    assert!(close(table[0].mean_probability, 0.15));
-    assert_eq!(table[0].observed_rate, 0.5);
-    assert_eq!(
-        (table[1].lower, table[1].upper, table[1].count),
-        (0.3, 0.9, 3)
-    );
-    assert!(close(table[1].mean_probability, 0.6));
-    assert!(close(table[1].observed_rate, 2.0 / 3.0));
-    assert!(close(ece(&table).unwrap(), 0.18));
-    assert!(close(mce(&table).unwrap(), 0.35));
+fn two_bins_of_the_sample() {
+    type Binning = fn(&[Point], usize) -> Option<Vec<Bin>>;
+    for (name, binning, bins, expected_ece, expected_mce) in [
+        (
+            "equal width",
+            reliability_equal_width as Binning,
+            [(0.0, 0.5, 3, 0.2, 1.0 / 3.0), (0.5, 1.0, 2, 0.75, 1.0)],
+            0.18,
+            0.25,
+        ),
+        (
+            "equal mass",
+            reliability_equal_mass,
+            [(0.1, 0.2, 2, 0.15, 0.5), (0.3, 0.9, 3, 0.6, 2.0 / 3.0)],
+            0.18,
+            0.35,
+        ),
+    ] {
+        let table = binning(&sample(), 2).unwrap();
+        assert_eq!(table.len(), 2, "{name}");
+        for (bin, (lower, upper, count, mean, observed)) in table.iter().zip(bins) {
+            // The observed rate is positives ÷ count, so exact.
+            assert_eq!(
+                (bin.lower, bin.upper, bin.count, bin.observed_rate),
+                (lower, upper, count, observed),
+                "{name}"
+            );
+            assert!(close(bin.mean_probability, mean), "{name}: {bin:?}");
+        }
+        assert!(close(ece(&table).unwrap(), expected_ece), "{name}");
+        assert!(close(mce(&table).unwrap(), expected_mce), "{name}");
+    }
 }
 
 #[test]
@@ -214,12 +206,7 @@ fn equal_mass_sizes_differ_by_at_most_one() {
 
 #[test]
 fn equal_mass_never_splits_ties() {
-    let points = [
-        Point::new(0.2, true),
-        Point::new(0.2, false),
-        Point::new(0.2, true),
-        Point::new(0.8, false),
-    ];
+    let points = points_of(&[(0.2, true), (0.2, false), (0.2, true), (0.8, false)]);
     let table = reliability_equal_mass(&points, 2).unwrap();
     assert_eq!(table.len(), 2);
     assert_eq!(

@@ -2,7 +2,7 @@ use super::{
     choose::{distinct, shortest_within},
     *,
 };
-use crate::SplitMix64;
+use crate::{SplitMix64, test_points::points_of};
 use proptest::prelude::*;
 
 const LOOSE: Targets = Targets {
@@ -44,15 +44,15 @@ fn thresholds_new_rejects_bad_pairs() {
 // 3 passes (2 right), 2 fails (2 right), 1 abstained, by hand.
 #[test]
 fn tally_counts_by_hand() {
-    let points = [
-        Point::new(0.9, true),
-        Point::new(0.95, true),
-        Point::new(0.8, false),
-        Point::new(0.5, true),
-        Point::new(0.2, false),
-        Point::new(0.0, false),
-        Point::new(f64::NAN, true),
-    ];
+    let points = points_of(&[
+        (0.9, true),
+        (0.95, true),
+        (0.8, false),
+        (0.5, true),
+        (0.2, false),
+        (0.0, false),
+        (f64::NAN, true),
+    ]);
     let counts = tally(&points, Thresholds::new(0.2, 0.8).unwrap());
     assert_eq!(
         counts,
@@ -276,13 +276,7 @@ fn arbitrary_points() -> impl Strategy<Value = Vec<Point>> {
 }
 
 fn informative_points() -> impl Strategy<Value = Vec<Point>> {
-    prop::collection::vec(
-        (0u32..=100, 0u32..100).prop_map(|(hundredths, draw)| {
-            let p = f64::from(hundredths) / 100.0;
-            Point::new(p, f64::from(draw) / 100.0 < p)
-        }),
-        20..200,
-    )
+    crate::test_points::informative_points(100, 20..200)
 }
 
 proptest! {
