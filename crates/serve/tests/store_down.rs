@@ -9,35 +9,26 @@
 #[allow(dead_code)]
 mod util;
 
-use util::shell;
-
 use std::sync::Arc;
 
 use jevjudge_judge::SystemOneBackend;
 use jevjudge_serve::{Config, DecisionLog, Metrics, ServeState};
 use jevjudge_store::{Filter, Store, StoreUrl};
-use jevjudge_test_support::databases::create_database;
+use jevjudge_test_support::databases::{StoppableServer, create_database};
 use serde_json::json;
 
 use util::{Service, client, definitions, fake_answering, refund_state};
 
 #[tokio::test]
 async fn a_stopped_postgres_is_503_and_not_ready_then_recovers() {
-    let vars = [
-        "JEVJUDGE_TEST_PG_URL",
-        "JEVJUDGE_TEST_PG_STOP",
-        "JEVJUDGE_TEST_PG_START",
-    ]
-    .map(std::env::var);
-    let [Ok(base), Ok(stop), Ok(start)] = vars else {
-        eprintln!(
-            "JEVJUDGE_TEST_PG_URL/_STOP/_START are not set: the store-down test is skipped \
-             (bash scripts/pg.sh -- cargo test -p jevjudge-serve --test store_down runs it)"
-        );
+    let Some(server) = StoppableServer::from_env(
+        "the store-down test",
+        "bash scripts/pg.sh -- cargo test -p jevjudge-serve --test store_down",
+    ) else {
         return;
     };
     let name = format!("jdown_{}", std::process::id());
-    let url = StoreUrl::Postgres(create_database(&base, &name).await);
+    let url = StoreUrl::Postgres(create_database(&server.base, &name).await);
 
     let fake = fake_answering(&[("supported", 0.95)]).await;
     let metrics = Metrics::new();
@@ -56,7 +47,7 @@ async fn a_stopped_postgres_is_503_and_not_ready_then_recovers() {
     answered.push(reply.json()["review_id"].as_str().unwrap().to_owned());
     let requests_before = fake.request_count();
 
-    shell(stop.clone()).await;
+    server.stop().await;
     for _ in 0..3 {
         let reply = service.review("refund-answer-v1", &body).await;
         assert_eq!(reply.status, 503, "{}", reply.text());
@@ -78,7 +69,7 @@ async fn a_stopped_postgres_is_503_and_not_ready_then_recovers() {
     let reply = service.get("/v1/reviews").await;
     assert_eq!(reply.status, 503);
 
-    shell(start).await;
+    server.start().await;
     service
         .wait_ready("ready again once PostgreSQL is back")
         .await;

@@ -14,13 +14,12 @@
 #[allow(dead_code)]
 mod util;
 
-use util::shell;
-
 use std::sync::Arc;
 
 use jevjudge_judge::{Status, SystemOneBackend};
 use jevjudge_serve::{Config, DecisionLog, Metrics, QueuePolicy, ReviewerTokens, ServeState};
 use jevjudge_store::{Store, StoreUrl};
+use jevjudge_test_support::databases::{StoppableServer, create_database};
 use reqwest::Method;
 use serde_json::{Value, json};
 use sqlx::{Connection as _, Executor as _};
@@ -86,8 +85,9 @@ fn assert_unavailable(reply: &Reply, route: &str) {
     assert_eq!(reply.headers["retry-after"], "1", "{route}");
 }
 
-/// Claim, decision and release at once (each may wait out a lock).
-async fn writes(service: &Service, item: &str) -> [Reply; 3] {
+/// Claim, decision and release at once (each may wait out a lock): each is 503
+/// `store_unavailable` with `Retry-After`.
+async fn writes_are_unavailable(service: &Service, item: &str) {
     let decision_path = format!("/v1/queue/{item}/decision");
     let release_path = format!("/v1/queue/{item}/release");
     let (claim, decided, released) = tokio::join!(
@@ -95,7 +95,12 @@ async fn writes(service: &Service, item: &str) -> [Reply; 3] {
         queue(service, Method::POST, &decision_path, Some(decision())),
         queue(service, Method::POST, &release_path, None),
     );
-    [claim, decided, released]
+    for (reply, route) in [claim, decided, released]
+        .iter()
+        .zip(["claim", "decision", "release"])
+    {
+        assert_unavailable(reply, route);
+    }
 }
 
 /// After the store is back: the held item is still ana's and is decided, the other one is
@@ -120,43 +125,22 @@ async fn recovered(service: &Service, item: &str) {
 
 #[tokio::test]
 async fn a_stopped_postgres_is_503_on_every_queue_route_then_recovers() {
-    let vars = [
-        "JEVJUDGE_TEST_PG_URL",
-        "JEVJUDGE_TEST_PG_STOP",
-        "JEVJUDGE_TEST_PG_START",
-    ]
-    .map(std::env::var);
-    let [Ok(base), Ok(stop), Ok(start)] = vars else {
-        eprintln!(
-            "JEVJUDGE_TEST_PG_URL/_STOP/_START are not set: the PostgreSQL queue store-down test \
-             is skipped (bash scripts/pg.sh -- cargo test -p jevjudge-serve --test \
-             store_down_queue runs it)"
-        );
+    let Some(server) = StoppableServer::from_env(
+        "the PostgreSQL queue store-down test",
+        "bash scripts/pg.sh -- cargo test -p jevjudge-serve --test store_down_queue",
+    ) else {
         return;
     };
     let name = format!("jqdown_{}", std::process::id());
-    let mut admin = sqlx::postgres::PgConnection::connect(&base).await.unwrap();
-    admin
-        .execute(format!("CREATE DATABASE {name}").as_str())
-        .await
-        .unwrap();
-    admin.close().await.unwrap();
-    let (server, _) = base.rsplit_once('/').unwrap();
-    let url = StoreUrl::Postgres(format!("{server}/{name}"));
+    let url = StoreUrl::Postgres(create_database(&server.base, &name).await);
     let (service, store, _fake, item) = service_with_a_claim(&url).await;
 
-    shell(stop).await;
-    for (reply, route) in writes(&service, &item)
-        .await
-        .iter()
-        .zip(["claim", "decision", "release"])
-    {
-        assert_unavailable(reply, route);
-    }
+    server.stop().await;
+    writes_are_unavailable(&service, &item).await;
     let stats = queue(&service, Method::GET, "/v1/queue/stats", None).await;
     assert_unavailable(&stats, "stats");
 
-    shell(start).await;
+    server.start().await;
     service
         .wait_ready("ready again once PostgreSQL is back")
         .await;
@@ -184,13 +168,7 @@ async fn a_locked_sqlite_store_is_503_on_the_queue_writes_then_recovers() {
             .await
             .unwrap();
     holder.execute("BEGIN IMMEDIATE").await.unwrap();
-    for (reply, route) in writes(&service, &item)
-        .await
-        .iter()
-        .zip(["claim", "decision", "release"])
-    {
-        assert_unavailable(reply, route);
-    }
+    writes_are_unavailable(&service, &item).await;
     // Reads go on in WAL mode: nothing was leased or decided by the refused writes.
     let stats = queue(&service, Method::GET, "/v1/queue/stats", None).await;
     assert_eq!(stats.status, 200, "{}", stats.text());

@@ -246,20 +246,3 @@ pub async fn eventually(mut check: impl FnMut() -> bool) {
 pub fn has_sample(metrics: &str, sample: &str) -> bool {
     metrics.lines().any(|line| line == sample)
 }
-
-/// Runs `command` with `sh -c` (e.g. `pg_ctl stop` as the `postgres` user) and asserts it
-/// succeeded. Only the store-down binaries stop databases.
-#[allow(dead_code)]
-pub async fn shell(command: String) {
-    let status = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&command)
-            .stdout(std::process::Stdio::null())
-            .status()
-    })
-    .await
-    .unwrap()
-    .expect("the command runs");
-    assert!(status.success(), "{status}");
-}

@@ -60,6 +60,63 @@ pub async fn create_database(base: &str, name: &str) -> String {
     format!("{server}/{name}")
 }
 
+/// The test PostgreSQL server of a store-down test, which stops and starts it: the superuser
+/// URL `JEVJUDGE_TEST_PG_URL` and the shell commands `JEVJUDGE_TEST_PG_STOP` and
+/// `JEVJUDGE_TEST_PG_START` (`scripts/pg.sh` sets all three).
+#[derive(Debug, Clone)]
+pub struct StoppableServer {
+    /// The superuser URL (for [`create_database`]).
+    pub base: String,
+    stop: String,
+    start: String,
+}
+
+impl StoppableServer {
+    /// The server from the environment; `None`, said on stderr with `test` (what is skipped)
+    /// and `runs_it` (the command that does run it), when any of the three is not set.
+    pub fn from_env(test: &str, runs_it: &str) -> Option<StoppableServer> {
+        let vars = [
+            "JEVJUDGE_TEST_PG_URL",
+            "JEVJUDGE_TEST_PG_STOP",
+            "JEVJUDGE_TEST_PG_START",
+        ]
+        .map(std::env::var);
+        let [Ok(base), Ok(stop), Ok(start)] = vars else {
+            eprintln!(
+                "JEVJUDGE_TEST_PG_URL/_STOP/_START are not set: {test} is skipped ({runs_it} runs it)"
+            );
+            return None;
+        };
+        Some(StoppableServer { base, stop, start })
+    }
+
+    /// Stops the server (runs the stop command; panics unless it succeeds).
+    pub async fn stop(&self) {
+        shell(self.stop.clone()).await;
+    }
+
+    /// Starts the server again (runs the start command; panics unless it succeeds).
+    pub async fn start(&self) {
+        shell(self.start.clone()).await;
+    }
+}
+
+/// Runs `command` with `sh -c` off the runtime's threads, its stdout dropped; panics unless
+/// it succeeds.
+async fn shell(command: String) {
+    let status = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .stdout(std::process::Stdio::null())
+            .status()
+    })
+    .await
+    .expect("the command's task ends")
+    .expect("the command runs");
+    assert!(status.success(), "{status}");
+}
+
 /// Runs each named `async fn(StoreUrl)` of the calling module twice, as the tests
 /// `NAME::sqlite` and `NAME::postgres`, with the URLs from the caller's `sqlite_url()` and
 /// `pg_url()` (the PostgreSQL one passes without running when `pg_url()` is `None`).
