@@ -337,9 +337,7 @@ impl Store {
     pub async fn count(&self, filter: &Filter) -> Result<u64, StoreError> {
         let (clause, binds) = where_clause(filter, None);
         let sql = format!("SELECT COUNT(*) AS n FROM reviews{clause}");
-        let query = query_with(&sql, binds);
-        let n: i64 = query.fetch_one(&self.pool).await?.try_get("n")?;
-        Ok(u64::try_from(n).unwrap_or(0))
+        count_rows(&self.pool, &sql, binds).await
     }
 
     /// Erases the state text (and kept answers) of reviews received before `cutoff`;
@@ -364,31 +362,26 @@ impl Store {
         &self,
         mut each: impl FnMut(Record) -> Result<(), StoreError>,
     ) -> Result<u64, StoreError> {
-        let mut after = String::new();
+        let mut batches = Batches::new(
+            &self.pool,
+            "SELECT r.id AS id, r.received_at AS received_at, r.model AS model, \
+             r.requested_model AS requested_model, r.state AS state, r.answers AS answers, \
+             r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, \
+             r.backend AS backend, d.questions AS questions FROM reviews r JOIN definitions d \
+             ON d.digest = r.definition_digest \
+             WHERE r.state IS NOT NULL AND r.answers IS NOT NULL AND r.model IS NOT NULL \
+             AND r.id > $1 ORDER BY r.id LIMIT $2",
+            "id",
+            EXPORT_BATCH,
+        );
         let mut count = 0;
-        loop {
-            let rows = sqlx::query(
-                "SELECT r.id AS id, r.received_at AS received_at, r.model AS model, \
-                 r.requested_model AS requested_model, r.state AS state, r.answers AS answers, \
-                 r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, \
-                 r.backend AS backend, d.questions AS questions FROM reviews r JOIN definitions d \
-                 ON d.digest = r.definition_digest \
-                 WHERE r.state IS NOT NULL AND r.answers IS NOT NULL AND r.model IS NOT NULL \
-                 AND r.id > $1 ORDER BY r.id LIMIT $2",
-            )
-            .bind(&after)
-            .bind(EXPORT_BATCH)
-            .fetch_all(&self.pool)
-            .await?;
-            let Some(last) = rows.last() else {
-                return Ok(count);
-            };
-            after = last.try_get("id")?;
+        while let Some(rows) = batches.next().await? {
             for row in &rows {
                 each(record_of(row)?)?;
                 count += 1;
             }
         }
+        Ok(count)
     }
 
     /// Closes every connection.
@@ -499,6 +492,59 @@ pub(crate) fn query_with(
             Bind::Text(text) => query.bind(text),
             Bind::Int(int) => query.bind(int),
         })
+}
+
+/// The count a `SELECT COUNT(*) AS n …` statement with `binds` gives (0 if negative).
+pub(crate) async fn count_rows(
+    pool: &AnyPool,
+    sql: &str,
+    binds: Vec<Bind>,
+) -> Result<u64, StoreError> {
+    let n: i64 = query_with(sql, binds).fetch_one(pool).await?.try_get("n")?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// The rows of a statement in keyset batches: `sql` takes the last key seen as `$1` (`''` at
+/// first) and the batch size as `$2` (`… WHERE key > $1 ORDER BY key LIMIT $2`), the key
+/// being the text column `key`.
+pub(crate) struct Batches<'a> {
+    pool: &'a AnyPool,
+    sql: &'static str,
+    key: &'static str,
+    size: i64,
+    after: String,
+}
+
+impl<'a> Batches<'a> {
+    /// The walk from the start.
+    pub(crate) fn new(
+        pool: &'a AnyPool,
+        sql: &'static str,
+        key: &'static str,
+        size: i64,
+    ) -> Batches<'a> {
+        Batches {
+            pool,
+            sql,
+            key,
+            size,
+            after: String::new(),
+        }
+    }
+
+    /// The next batch, in key order; `None` once a batch comes back empty.
+    pub(crate) async fn next(&mut self) -> Result<Option<Vec<AnyRow>>, StoreError> {
+        let rows = sqlx::query(self.sql)
+            .bind(&self.after)
+            .bind(self.size)
+            .fetch_all(self.pool)
+            .await?;
+        let Some(last) = rows.last() else {
+            return Ok(None);
+        };
+        self.after = last.try_get(self.key)?;
+        Ok(Some(rows))
+    }
 }
 
 /// ` WHERE …` with `$1…$n` for the filters given, and the values to bind in order.

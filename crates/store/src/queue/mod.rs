@@ -28,7 +28,9 @@ use uuid::Uuid;
 use crate::{
     MAX_PAGE, NewReview, Review, ReviewId, Store, StoreError, StoreKind,
     review::{rfc3339_millis, unix_millis},
-    store::{Bind, COLUMNS, corrupt, query_with, record_of, review_of, write_review},
+    store::{
+        Batches, Bind, COLUMNS, corrupt, count_rows, query_with, record_of, review_of, write_review,
+    },
 };
 
 mod ops;

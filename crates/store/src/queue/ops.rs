@@ -303,20 +303,7 @@ impl Store {
 
     /// [`Store::queue_counts`] at an explicit time (tests, benchmarks).
     pub async fn queue_counts_at(&self, now: SystemTime) -> Result<QueueStats, StoreError> {
-        let now = unix_millis(now);
-        let mut stats = QueueStats::default();
-        let rows = sqlx::query(PENDING_COUNTS_SQL)
-            .bind(now)
-            .fetch_all(&self.pool)
-            .await?;
-        stats.pending_by_version = counts_by_version(&rows)?;
-        stats.claimed = self.live_leases(now).await?;
-        let decided: i64 = sqlx::query("SELECT COUNT(*) AS n FROM queue_decisions")
-            .fetch_one(&self.pool)
-            .await?
-            .try_get("n")?;
-        stats.decided = u64::try_from(decided).unwrap_or(0);
-        Ok(stats)
+        self.counts(unix_millis(now), None).await
     }
 
     /// The counts of [`Store::queue_counts`] for a page shown often, each reading at most
@@ -327,61 +314,62 @@ impl Store {
     /// - claimed is exact (live leases: as many as people reviewing, through their index);
     /// - decided stops at `cap` (a figure equal to `cap` means "`cap` or more").
     pub async fn queue_counts_capped(&self, cap: u64) -> Result<QueueStats, StoreError> {
-        let now = unix_millis(SystemTime::now());
         let cap = i64::try_from(cap).unwrap_or(i64::MAX);
-        let mut stats = QueueStats::default();
-        let rows = sqlx::query(
-            "SELECT definition_version, COUNT(*) AS n FROM (SELECT definition_version \
-             FROM queue_items WHERE decided_at IS NULL \
-             AND (lease_expires IS NULL OR lease_expires <= $1) \
-             ORDER BY queued_at, id LIMIT $2) oldest GROUP BY definition_version",
-        )
-        .bind(now)
-        .bind(cap)
-        .fetch_all(&self.pool)
-        .await?;
-        stats.pending_by_version = counts_by_version(&rows)?;
-        stats.claimed = self.live_leases(now).await?;
-        let decided: i64 = sqlx::query(
-            "SELECT COUNT(*) AS n FROM (SELECT 1 FROM queue_decisions LIMIT $1) capped",
-        )
-        .bind(cap)
-        .fetch_one(&self.pool)
-        .await?
-        .try_get("n")?;
-        stats.decided = u64::try_from(decided).unwrap_or(0);
-        Ok(stats)
+        self.counts(unix_millis(SystemTime::now()), Some(cap)).await
+    }
+
+    /// Pending by version, live leases and decisions at `now` (Unix milliseconds), exact or,
+    /// with `cap`, as [`Store::queue_counts_capped`] says; `agreement` is empty.
+    async fn counts(&self, now: i64, cap: Option<i64>) -> Result<QueueStats, StoreError> {
+        let (pending_sql, decided_sql) = match cap {
+            None => (
+                PENDING_COUNTS_SQL,
+                "SELECT COUNT(*) AS n FROM queue_decisions",
+            ),
+            Some(_) => (
+                "SELECT definition_version, COUNT(*) AS n FROM (SELECT definition_version \
+                 FROM queue_items WHERE decided_at IS NULL \
+                 AND (lease_expires IS NULL OR lease_expires <= $1) \
+                 ORDER BY queued_at, id LIMIT $2) oldest GROUP BY definition_version",
+                "SELECT COUNT(*) AS n FROM (SELECT 1 FROM queue_decisions LIMIT $1) capped",
+            ),
+        };
+        let cap = || cap.map(Bind::Int);
+        let pending_binds = [Some(Bind::Int(now)), cap()].into_iter().flatten();
+        let rows = query_with(pending_sql, pending_binds.collect())
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(QueueStats {
+            pending_by_version: counts_by_version(&rows)?,
+            claimed: self.live_leases(now).await?,
+            decided: count_rows(&self.pool, decided_sql, cap().into_iter().collect()).await?,
+            agreement: BTreeMap::new(),
+        })
     }
 
     /// Items under a live lease (through `queue_items_leased`).
     async fn live_leases(&self, now: i64) -> Result<u64, StoreError> {
-        let claimed: i64 = sqlx::query(
+        count_rows(
+            &self.pool,
             "SELECT COUNT(*) AS n FROM queue_items WHERE decided_at IS NULL AND lease_expires > $1",
+            vec![Bind::Int(now)],
         )
-        .bind(now)
-        .fetch_one(&self.pool)
-        .await?
-        .try_get("n")?;
-        Ok(u64::try_from(claimed).unwrap_or(0))
+        .await
     }
 
     /// Agreement per criterion over the reviews decided twice, in batches.
     async fn agreement(&self) -> Result<BTreeMap<String, Agreement>, StoreError> {
         let mut tables: BTreeMap<String, AgreementTable> = BTreeMap::new();
-        let mut after = String::new();
-        loop {
-            let rows = sqlx::query(
-                "SELECT b.review_id AS review_id, a.findings AS first, b.findings AS second \
-                 FROM queue_decisions b JOIN queue_decisions a \
-                 ON a.review_id = b.review_id AND a.slot = 1 \
-                 WHERE b.slot = 2 AND b.review_id > $1 ORDER BY b.review_id LIMIT $2",
-            )
-            .bind(&after)
-            .bind(BATCH)
-            .fetch_all(&self.pool)
-            .await?;
-            let Some(last) = rows.last() else { break };
-            after = last.try_get("review_id")?;
+        let mut batches = Batches::new(
+            &self.pool,
+            "SELECT b.review_id AS review_id, a.findings AS first, b.findings AS second \
+             FROM queue_decisions b JOIN queue_decisions a \
+             ON a.review_id = b.review_id AND a.slot = 1 \
+             WHERE b.slot = 2 AND b.review_id > $1 ORDER BY b.review_id LIMIT $2",
+            "review_id",
+            BATCH,
+        );
+        while let Some(rows) = batches.next().await? {
             for row in &rows {
                 let first = findings_of(&row.try_get::<String, _>("first")?)?;
                 let second = findings_of(&row.try_get::<String, _>("second")?)?;
@@ -510,19 +498,17 @@ impl Store {
         &self,
         mut each: impl FnMut(Labelled) -> Result<(), StoreError>,
     ) -> Result<u64, StoreError> {
-        let mut after = String::new();
+        let mut batches = Batches::new(
+            &self.pool,
+            "SELECT DISTINCT review_id FROM queue_items WHERE review_id > $1 \
+             ORDER BY review_id LIMIT $2",
+            "review_id",
+            BATCH,
+        );
         let mut count = 0;
-        loop {
-            let ids = sqlx::query(
-                "SELECT DISTINCT review_id FROM queue_items WHERE review_id > $1 \
-                 ORDER BY review_id LIMIT $2",
-            )
-            .bind(&after)
-            .bind(BATCH)
-            .fetch_all(&self.pool)
-            .await?;
+        while let Some(ids) = batches.next().await? {
             let (Some(first), Some(last)) = (ids.first(), ids.last()) else {
-                return Ok(count);
+                break;
             };
             let first: String = first.try_get("review_id")?;
             let last: String = last.try_get("review_id")?;
@@ -584,7 +570,7 @@ impl Store {
                 })?;
                 count += 1;
             }
-            after = last;
         }
+        Ok(count)
     }
 }
