@@ -11,6 +11,7 @@ use jevjudge_serve::{
     reload_definitions,
 };
 use jevjudge_store::{Store, StoreUrl};
+use jevjudge_test_support::databases::nothing_pending;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -86,6 +87,11 @@ async fn claim(service: &Service, token: &str) -> Reply {
     queue(service, Method::POST, "/v1/queue/claim", Some(token), None).await
 }
 
+/// A decision that `supported` holds.
+fn supported() -> Value {
+    json!({"findings": {"supported": true}})
+}
+
 async fn decide(service: &Service, token: &str, item: &str, body: Value) -> Reply {
     queue(
         service,
@@ -122,13 +128,7 @@ async fn an_expired_lease_returns_the_item_to_the_queue(url: StoreUrl) {
     let again = claim(&service, BOB).await;
     assert_eq!(again.status, 200, "{}", again.text());
     assert_eq!(again.json()["item"], held["item"]);
-    let late = decide(
-        &service,
-        ANA,
-        held["item"].as_str().unwrap(),
-        json!({"findings": {"supported": true}}),
-    )
-    .await;
+    let late = decide(&service, ANA, held["item"].as_str().unwrap(), supported()).await;
     assert_eq!(late.status, 409);
     assert_eq!(late.error_code(), "lease_not_held");
 }
@@ -169,13 +169,7 @@ async fn an_inconclusive_review_is_queued_claimed_blind_and_decided_once(url: St
 
     // Held by ana: bob gets nothing else and cannot decide or release it.
     assert_eq!(claim(&service, BOB).await.status, 204);
-    let refused = decide(
-        &service,
-        BOB,
-        &item_id,
-        json!({"findings": {"supported": true}}),
-    )
-    .await;
+    let refused = decide(&service, BOB, &item_id, supported()).await;
     assert_eq!(refused.status, 409, "{}", refused.text());
     assert_eq!(refused.error_code(), "lease_not_held");
     let refused = queue(
@@ -232,20 +226,14 @@ async fn an_inconclusive_review_is_queued_claimed_blind_and_decided_once(url: St
         decided["findings_by_jev"]["supported"]["yes_probability"], 0.5,
         "revealed after the decision"
     );
-    let twice = decide(
-        &service,
-        BOB,
-        &item_id,
-        json!({"findings": {"supported": true}}),
-    )
-    .await;
+    let twice = decide(&service, BOB, &item_id, supported()).await;
     assert_eq!(twice.status, 409);
     assert_eq!(twice.error_code(), "already_decided");
     let unknown = decide(
         &service,
         BOB,
         "0190b6b4-0000-7000-8000-000000000000",
-        json!({"findings": {"supported": true}}),
+        supported(),
     )
     .await;
     assert_eq!(unknown.status, 404);
@@ -279,13 +267,7 @@ async fn a_second_review_goes_to_another_reviewer_and_counts_in_agreement(url: S
     assert_ne!(first["item"], second["item"]);
     assert_eq!(second["reason"], "second_review");
     for (token, item) in [(ANA, &first), (BOB, &second)] {
-        let decided = decide(
-            &service,
-            token,
-            item["item"].as_str().unwrap(),
-            json!({"findings": {"supported": true}}),
-        )
-        .await;
+        let decided = decide(&service, token, item["item"].as_str().unwrap(), supported()).await;
         assert_eq!(decided.status, 200, "{}", decided.text());
     }
     let stats = queue(&service, Method::GET, "/v1/queue/stats", Some(BOB), None)
@@ -302,14 +284,7 @@ async fn passes_are_not_queued_and_reviewer_tokens_are_required(url: StoreUrl) {
         .review("refund-answer-v1", &json!({"state": refund_state()}))
         .await;
     assert_eq!(reply.json()["status"], "PASS");
-    assert!(
-        store
-            .queue_stats()
-            .await
-            .unwrap()
-            .pending_by_version
-            .is_empty()
-    );
+    assert!(nothing_pending(&store).await);
     assert_eq!(claim(&service, ANA).await.status, 204);
     for token in [None, Some("tok-ana-012345678"), Some("")] {
         let refused = queue(&service, Method::POST, "/v1/queue/claim", token, None).await;

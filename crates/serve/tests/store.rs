@@ -8,7 +8,7 @@ use jevjudge_judge::SystemOneBackend;
 use jevjudge_serve::{Config, DecisionLog, Metrics, ServeState};
 use jevjudge_store::{Filter, Store, StoreUrl};
 use jevjudge_test_support::{
-    databases::{postgres_database, sqlite_file},
+    databases::{all_pages, postgres_database, sqlite_file},
     on_both_stores,
 };
 use serde_json::{Value, json};
@@ -122,21 +122,23 @@ async fn every_answered_review_has_its_row_and_reads_back(url: StoreUrl) {
         ids.push(reply.json()["review_id"].as_str().unwrap().to_owned());
     }
     ids.reverse();
-    let mut listed = Vec::new();
-    let mut path = "/v1/reviews?limit=2".to_owned();
-    loop {
+    let (listed, _) = all_pages(async |cursor: Option<String>| {
+        let path = match cursor {
+            Some(cursor) => format!("/v1/reviews?limit=2&cursor={cursor}"),
+            None => "/v1/reviews?limit=2".to_owned(),
+        };
         let reply = service.get(&path).await;
         assert_eq!(reply.status, 200, "{}", reply.text());
         let page = reply.json();
         assert!(page["reviews"].as_array().unwrap().len() <= 2);
-        for review in page["reviews"].as_array().unwrap() {
-            listed.push(review["review_id"].as_str().unwrap().to_owned());
-        }
-        match page["next_cursor"].as_str() {
-            Some(cursor) => path = format!("/v1/reviews?limit=2&cursor={cursor}"),
-            None => break,
-        }
-    }
+        let on_page = page["reviews"].as_array().unwrap().iter();
+        let ids = on_page.map(|review| review["review_id"].as_str().unwrap().to_owned());
+        (
+            ids.collect(),
+            page["next_cursor"].as_str().map(str::to_owned),
+        )
+    })
+    .await;
     assert_eq!(listed, ids);
 
     let page = service

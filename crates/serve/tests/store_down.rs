@@ -14,21 +14,17 @@ use std::sync::Arc;
 use jevjudge_judge::SystemOneBackend;
 use jevjudge_serve::{Config, DecisionLog, Metrics, ServeState};
 use jevjudge_store::{Filter, Store, StoreUrl};
-use jevjudge_test_support::databases::{StoppableServer, create_database};
+use jevjudge_test_support::databases::StoppableServer;
 use serde_json::json;
 
 use util::{Service, client, definitions, fake_answering, refund_state};
 
 #[tokio::test]
 async fn a_stopped_postgres_is_503_and_not_ready_then_recovers() {
-    let Some(server) = StoppableServer::from_env(
-        "the store-down test",
-        "bash scripts/pg.sh -- cargo test -p jevjudge-serve --test store_down",
-    ) else {
+    let Some((server, url)) = StoppableServer::with_database("store_down").await else {
         return;
     };
-    let name = format!("jdown_{}", std::process::id());
-    let url = StoreUrl::Postgres(create_database(&server.base, &name).await);
+    let url = StoreUrl::Postgres(url);
 
     let fake = fake_answering(&[("supported", 0.95)]).await;
     let metrics = Metrics::new();

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use jevjudge_judge::{Status, SystemOneBackend};
 use jevjudge_serve::{Config, DecisionLog, Metrics, QueuePolicy, ReviewerTokens, ServeState};
 use jevjudge_store::{Store, StoreUrl};
-use jevjudge_test_support::databases::{StoppableServer, create_database};
+use jevjudge_test_support::databases::StoppableServer;
 use reqwest::Method;
 use serde_json::{Value, json};
 use sqlx::{Connection as _, Executor as _};
@@ -125,14 +125,10 @@ async fn recovered(service: &Service, item: &str) {
 
 #[tokio::test]
 async fn a_stopped_postgres_is_503_on_every_queue_route_then_recovers() {
-    let Some(server) = StoppableServer::from_env(
-        "the PostgreSQL queue store-down test",
-        "bash scripts/pg.sh -- cargo test -p jevjudge-serve --test store_down_queue",
-    ) else {
+    let Some((server, url)) = StoppableServer::with_database("store_down_queue").await else {
         return;
     };
-    let name = format!("jqdown_{}", std::process::id());
-    let url = StoreUrl::Postgres(create_database(&server.base, &name).await);
+    let url = StoreUrl::Postgres(url);
     let (service, store, _fake, item) = service_with_a_claim(&url).await;
 
     server.stop().await;

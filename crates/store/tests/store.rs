@@ -14,7 +14,7 @@ use jevjudge_store::{
     Cursor, Filter, KeptState, NewReview, ReviewId, SCHEMA_VERSION, Store, StoreError, StoreUrl,
 };
 use jevjudge_test_support::{
-    databases::{postgres_database, sqlite_file},
+    databases::{all_pages, postgres_database, sqlite_file},
     on_both_stores,
 };
 use jevjudge_wire::{
@@ -138,18 +138,14 @@ async fn lists_are_newest_first_and_filtered_with_cursor_pages(url: StoreUrl) {
     let newest_first: Vec<ReviewId> = written.iter().rev().copied().collect();
 
     // Pages of 3: 3 + 3 + 1, newest first, nothing repeated or lost.
-    let mut seen = Vec::new();
-    let mut cursor: Option<Cursor> = None;
-    let mut pages = 0;
-    loop {
+    let (seen, pages) = all_pages(async |cursor: Option<Cursor>| {
         let page = store.list(&Filter::default(), 3, cursor).await.unwrap();
-        pages += 1;
-        seen.extend(page.reviews.iter().map(|r| r.review_id));
-        match page.next_cursor {
-            Some(next) => cursor = Some(next.parse().expect("a cursor")),
-            None => break,
-        }
-    }
+        (
+            page.reviews.iter().map(|r| r.review_id).collect(),
+            page.next_cursor,
+        )
+    })
+    .await;
     assert_eq!(pages, 3);
     assert_eq!(seen, newest_first);
 
@@ -362,16 +358,14 @@ async fn concurrent_writers_each_land_exactly_once(url: StoreUrl) {
         outcome.unwrap().expect("every write lands");
     }
     assert_eq!(a.count(&Filter::default()).await.unwrap(), 200);
-    let mut listed = Vec::new();
-    let mut cursor = None;
-    loop {
+    let (listed, _) = all_pages(async |cursor: Option<Cursor>| {
         let page = b.list(&Filter::default(), 64, cursor).await.unwrap();
-        listed.extend(page.reviews.iter().map(|r| r.review_id));
-        match page.next_cursor {
-            Some(next) => cursor = Some(next.parse().unwrap()),
-            None => break,
-        }
-    }
+        (
+            page.reviews.iter().map(|r| r.review_id).collect(),
+            page.next_cursor,
+        )
+    })
+    .await;
     ids.sort();
     ids.reverse();
     assert_eq!(listed, ids, "each id once, newest first");

@@ -1,14 +1,19 @@
 //! Fresh databases for the suites that run on SQLite and on a real PostgreSQL (the store's
 //! and the service's): a new SQLite file name, a new database on the test server named by
 //! `JEVJUDGE_TEST_PG_URL`, and [`on_both_stores!`](crate::on_both_stores) to run each test
-//! on both. Behind the `databases` feature, so only those suites build sqlx here.
+//! on both; [`StoppableServer`] for the store-down tests; [`nothing_pending`] in a queue;
+//! [`all_pages`] of a keyset-paged list (the store's lists and queue pages, the service's).
+//! Behind the `databases` feature, so only those suites build sqlx and the store here.
 
 use std::{
+    fmt::Debug,
     path::PathBuf,
+    str::FromStr,
     sync::atomic::{AtomicU32, Ordering},
     time::SystemTime,
 };
 
+use jevjudge_store::Store;
 use sqlx::{Connection as _, Executor as _};
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -65,16 +70,15 @@ pub async fn create_database(base: &str, name: &str) -> String {
 /// `JEVJUDGE_TEST_PG_START` (`scripts/pg.sh` sets all three).
 #[derive(Debug, Clone)]
 pub struct StoppableServer {
-    /// The superuser URL (for [`create_database`]).
-    pub base: String,
     stop: String,
     start: String,
 }
 
 impl StoppableServer {
-    /// The server from the environment; `None`, said on stderr with `test` (what is skipped)
-    /// and `runs_it` (the command that does run it), when any of the three is not set.
-    pub fn from_env(test: &str, runs_it: &str) -> Option<StoppableServer> {
+    /// The server from the environment and a fresh database on it (its URL), for the test
+    /// binary `binary`; `None`, said on stderr with the command that runs it, when any of the
+    /// three is not set.
+    pub async fn with_database(binary: &str) -> Option<(StoppableServer, String)> {
         let vars = [
             "JEVJUDGE_TEST_PG_URL",
             "JEVJUDGE_TEST_PG_STOP",
@@ -83,11 +87,13 @@ impl StoppableServer {
         .map(std::env::var);
         let [Ok(base), Ok(stop), Ok(start)] = vars else {
             eprintln!(
-                "JEVJUDGE_TEST_PG_URL/_STOP/_START are not set: {test} is skipped ({runs_it} runs it)"
+                "JEVJUDGE_TEST_PG_URL/_STOP/_START are not set: {binary} is skipped \
+                 (bash scripts/pg.sh -- cargo test --test {binary} runs it)"
             );
             return None;
         };
-        Some(StoppableServer { base, stop, start })
+        let url = create_database(&base, &unique(binary)).await;
+        Some((StoppableServer { stop, start }, url))
     }
 
     /// Stops the server (runs the stop command; panics unless it succeeds).
@@ -117,6 +123,37 @@ async fn shell(command: String) {
     assert!(status.success(), "{status}");
 }
 
+/// Whether nothing waits in `store`'s review queue: no definition version has a pending item.
+pub async fn nothing_pending(store: &Store) -> bool {
+    let stats = store.queue_stats().await.expect("the queue's stats");
+    stats.pending_by_version.is_empty()
+}
+
+/// Every item of a keyset-paged list, in order, and how many pages it took. `page` gets the
+/// cursor (`None` for the first page) and gives that page's items and its `next_cursor`; each
+/// next cursor is parsed as `C` (a panic if it does not parse) and the walk stops at the first
+/// page without one.
+pub async fn all_pages<C, T>(
+    mut page: impl AsyncFnMut(Option<C>) -> (Vec<T>, Option<String>),
+) -> (Vec<T>, usize)
+where
+    C: FromStr,
+    C::Err: Debug,
+{
+    let mut items = Vec::new();
+    let mut cursor = None;
+    let mut pages = 0;
+    loop {
+        let (on_page, next) = page(cursor.take()).await;
+        pages += 1;
+        items.extend(on_page);
+        match next {
+            Some(next) => cursor = Some(next.parse().expect("a cursor")),
+            None => return (items, pages),
+        }
+    }
+}
+
 /// Runs each named `async fn(StoreUrl)` of the calling module twice, as the tests
 /// `NAME::sqlite` and `NAME::postgres`, with the URLs from the caller's `sqlite_url()` and
 /// `pg_url()` (the PostgreSQL one passes without running when `pg_url()` is `None`).
@@ -136,4 +173,23 @@ macro_rules! on_both_stores {
             }
         }
     )*};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn every_page_is_read_once_in_order() {
+        let numbers: Vec<u32> = (0..7).collect();
+        let (seen, pages) = all_pages(async |cursor: Option<usize>| {
+            let from = cursor.unwrap_or(0);
+            let to = (from + 3).min(numbers.len());
+            let next = (to < numbers.len()).then(|| to.to_string());
+            (numbers[from..to].to_vec(), next)
+        })
+        .await;
+        assert_eq!(pages, 3);
+        assert_eq!(seen, numbers);
+    }
 }

@@ -10,7 +10,10 @@ use jevjudge_store::{
     Claimed, Decision, Enqueue, KeptState, NewReview, QueueCursor, QueueError, QueueItemId,
     QueueReason, Store, StoreError, StoreUrl,
 };
-use jevjudge_test_support::on_both_stores;
+use jevjudge_test_support::{
+    databases::{all_pages, nothing_pending},
+    on_both_stores,
+};
 use serde_json::{Value, json};
 
 // `review` builds the reviews; `on_both_stores!` takes its URLs from the store suite.
@@ -429,21 +432,17 @@ async fn queue_pages_are_oldest_first_with_cursors_and_versions(url: StoreUrl) {
         items.push((queued[0], version));
     }
     let t0 = SystemTime::now();
-    let mut seen = Vec::new();
-    let mut cursor: Option<QueueCursor> = None;
-    let mut pages = 0;
-    loop {
+    let (seen, pages) = all_pages(async |cursor: Option<QueueCursor>| {
         let page = store
             .queue_page_at(None, 3, cursor.as_ref(), t0)
             .await
             .unwrap();
-        pages += 1;
-        seen.extend(page.items.iter().map(|e| e.item));
-        match page.next_cursor {
-            Some(next) => cursor = Some(next.parse().expect("a cursor")),
-            None => break,
-        }
-    }
+        (
+            page.items.iter().map(|e| e.item).collect(),
+            page.next_cursor,
+        )
+    })
+    .await;
     assert_eq!(pages, 3);
     assert_eq!(seen, items.iter().map(|(i, _)| *i).collect::<Vec<_>>());
     let v2 = store
@@ -541,14 +540,7 @@ async fn a_review_and_its_items_are_written_together_or_not_at_all(url: StoreUrl
         copies: 1,
     };
     assert!(store.insert_queued(&review, Some(&once)).await.is_err());
-    assert!(
-        store
-            .queue_stats()
-            .await
-            .unwrap()
-            .pending_by_version
-            .is_empty()
-    );
+    assert!(nothing_pending(&store).await);
     let sampled = kept_review("PASS", "v1");
     store.insert_queued(&sampled, Some(&once)).await.unwrap();
     let claimed = store.claim("ana", None, LEASE).await.unwrap().unwrap();
