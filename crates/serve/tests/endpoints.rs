@@ -4,7 +4,9 @@ use jevjudge_fake::{Fault, FaultPlan};
 use jevjudge_serve::{Config, ROUTES};
 use serde_json::json;
 
-use crate::util::{Service, fake, fake_answering, has_sample, refund_state, supported_service};
+use crate::util::{
+    Service, default_service, fake, fake_answering, has_sample, refund_state, supported_service,
+};
 
 #[tokio::test]
 async fn a_review_returns_the_result_json() {
@@ -84,9 +86,8 @@ async fn a_two_criteria_review_keeps_definition_order() {
 
 #[tokio::test]
 async fn an_error_verdict_is_still_200() {
-    let fake = fake(Default::default()).await;
+    let (fake, service) = default_service().await;
     fake.script(FaultPlan::always(Fault::Html(500)));
-    let service = Service::in_front_of(&fake, Config::default()).await;
     let reply = service.review_refund().await;
     assert_eq!(reply.status, 200, "the review ran: {}", reply.text());
     let verdict = reply.json();
@@ -98,9 +99,8 @@ async fn an_error_verdict_is_still_200() {
 
 #[tokio::test]
 async fn an_invalid_answer_is_an_invalid_response_verdict() {
-    let fake = fake(Default::default()).await;
+    let (fake, service) = default_service().await;
     fake.script(FaultPlan::always(Fault::NoulOutOfRange));
-    let service = Service::in_front_of(&fake, Config::default()).await;
     let reply = service
         .review("refund-answer-v1", &json!({"state": "plain text state"}))
         .await;
@@ -139,35 +139,30 @@ async fn request_ids_are_honoured_when_safe_and_made_otherwise() {
     assert!(reply.header("x-request-id").unwrap().starts_with("req_"));
 }
 
+/// `GET /v1/definitions` lists versions, criteria and thresholds without the questions' text;
+/// `GET /healthz` says ok.
 #[tokio::test]
-async fn definitions_list_versions_criteria_and_thresholds_without_text() {
-    let fake = fake(Default::default()).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
-    let reply = service.get("/v1/definitions").await;
-    assert_eq!(reply.status, 200);
-    assert_eq!(
-        reply.json(),
-        json!({"definitions": [
-            {"version": "refund-answer-v1", "criteria": [
-                {"id": "supported", "expected": true, "fail_at_or_below": 0.2, "pass_at_or_above": 0.8}
-            ]},
-            {"version": "support-draft-v1", "criteria": [
-                {"id": "covers_request", "expected": true, "fail_at_or_below": 0.2, "pass_at_or_above": 0.8},
-                {"id": "unsupported_commitment", "expected": false, "fail_at_or_below": 0.2, "pass_at_or_above": 0.8}
-            ]}
-        ]})
-    );
-    assert!(!reply.text().contains("assistant_answer"));
-    assert!(!reply.text().contains("instructions"));
-}
-
-#[tokio::test]
-async fn healthz_says_ok() {
-    let fake = fake(Default::default()).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
-    let reply = service.get("/healthz").await;
-    assert_eq!(reply.status, 200);
-    assert_eq!(reply.json(), json!({"status": "ok", "definitions": 2}));
+async fn definitions_list_thresholds_without_text_and_healthz_says_ok() {
+    let (_fake, service) = default_service().await;
+    let definitions = json!({"definitions": [
+        {"version": "refund-answer-v1", "criteria": [
+            {"id": "supported", "expected": true, "fail_at_or_below": 0.2, "pass_at_or_above": 0.8}
+        ]},
+        {"version": "support-draft-v1", "criteria": [
+            {"id": "covers_request", "expected": true, "fail_at_or_below": 0.2, "pass_at_or_above": 0.8},
+            {"id": "unsupported_commitment", "expected": false, "fail_at_or_below": 0.2, "pass_at_or_above": 0.8}
+        ]}
+    ]});
+    for (path, expected) in [
+        ("/v1/definitions", definitions),
+        ("/healthz", json!({"status": "ok", "definitions": 2})),
+    ] {
+        let reply = service.get(path).await;
+        assert_eq!(reply.status, 200, "{path}");
+        assert_eq!(reply.json(), expected, "{path}");
+        assert!(!reply.text().contains("assistant_answer"), "{path}");
+        assert!(!reply.text().contains("instructions"), "{path}");
+    }
 }
 
 #[tokio::test]
@@ -229,8 +224,7 @@ async fn metrics_count_reviews_attempts_statuses_and_requests() {
 
 #[tokio::test]
 async fn the_openapi_document_describes_every_route() {
-    let fake = fake(Default::default()).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
+    let (_fake, service) = default_service().await;
     let reply = service.get("/openapi.json").await;
     assert_eq!(reply.status, 200);
     let document = reply.json();
@@ -287,8 +281,7 @@ async fn the_openapi_document_describes_every_route() {
 
 #[tokio::test]
 async fn unknown_routes_and_methods_are_json_errors() {
-    let fake = fake(Default::default()).await;
-    let service = Service::in_front_of(&fake, Config::default()).await;
+    let (_fake, service) = default_service().await;
     let reply = service.get("/v2/anything").await;
     assert_eq!(reply.status, 404);
     assert_eq!(reply.error_code(), "not_found");

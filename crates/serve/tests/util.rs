@@ -52,6 +52,13 @@ pub async fn fake_answering(values: &[(&str, f64)]) -> FakeServer {
     server
 }
 
+/// The default service in front of a fake with its default answers.
+pub async fn default_service() -> (FakeServer, Service) {
+    let fake = fake(Default::default()).await;
+    let service = Service::in_front_of(&fake, Config::default()).await;
+    (fake, service)
+}
+
 /// The default service in front of a fake whose `supported` answer is 0.95 (a PASS of
 /// refund-answer-v1).
 pub async fn supported_service() -> (FakeServer, Service) {
