@@ -43,7 +43,6 @@ pub mod connections;
 pub mod databases;
 pub mod expect;
 mod http;
-pub mod text;
 
 pub use http::{Reply, read};
 
