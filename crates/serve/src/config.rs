@@ -218,62 +218,33 @@ mod tests {
 
     #[test]
     fn impossible_settings_are_refused() {
-        let bad = [
+        /// What a row does to the default settings.
+        type Change = fn(&mut Config);
+        let bad: [(Change, ConfigError); 7] = [
+            (|c| c.max_concurrent = 0, ConfigError::NoConcurrency),
+            (|c| c.queue = usize::MAX, ConfigError::QueueTooLarge),
+            (|c| c.max_body_bytes = 0, ConfigError::NoBody),
             (
-                Config {
-                    max_concurrent: 0,
-                    ..Config::default()
-                },
-                ConfigError::NoConcurrency,
-            ),
-            (
-                Config {
-                    queue: usize::MAX,
-                    ..Config::default()
-                },
-                ConfigError::QueueTooLarge,
-            ),
-            (
-                Config {
-                    max_body_bytes: 0,
-                    ..Config::default()
-                },
-                ConfigError::NoBody,
-            ),
-            (
-                Config {
-                    default_budget: Duration::ZERO,
-                    ..Config::default()
-                },
+                |c| c.default_budget = Duration::ZERO,
                 ConfigError::ZeroBudget {
                     setting: "default_budget",
                 },
             ),
             (
-                Config {
-                    default_budget: Duration::from_secs(20),
-                    ..Config::default()
-                },
+                |c| c.default_budget = Duration::from_secs(20),
                 ConfigError::DefaultAboveMax,
             ),
             (
-                Config {
-                    header_timeout: Duration::ZERO,
-                    ..Config::default()
-                },
+                |c| c.header_timeout = Duration::ZERO,
                 ConfigError::ZeroTimeout {
                     setting: "header_timeout",
                 },
             ),
-            (
-                Config {
-                    max_connections: 0,
-                    ..Config::default()
-                },
-                ConfigError::NoConnections,
-            ),
+            (|c| c.max_connections = 0, ConfigError::NoConnections),
         ];
-        for (config, error) in bad {
+        for (change, error) in bad {
+            let mut config = Config::default();
+            change(&mut config);
             assert_eq!(config.validate(), Err(error));
         }
     }

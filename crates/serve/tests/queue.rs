@@ -92,15 +92,20 @@ fn supported() -> Value {
     json!({"findings": {"supported": true}})
 }
 
+/// `POST /v1/queue/{item}/{action}` as the reviewer of `token`.
+async fn on_item(
+    service: &Service,
+    token: &str,
+    item: &str,
+    action: &str,
+    body: Option<Value>,
+) -> Reply {
+    let path = format!("/v1/queue/{item}/{action}");
+    queue(service, Method::POST, &path, Some(token), body).await
+}
+
 async fn decide(service: &Service, token: &str, item: &str, body: Value) -> Reply {
-    queue(
-        service,
-        Method::POST,
-        &format!("/v1/queue/{item}/decision"),
-        Some(token),
-        Some(body),
-    )
-    .await
+    on_item(service, token, item, "decision", Some(body)).await
 }
 
 jevjudge_test_support::on_both_stores!(
@@ -172,14 +177,7 @@ async fn an_inconclusive_review_is_queued_claimed_blind_and_decided_once(url: St
     let refused = decide(&service, BOB, &item_id, supported()).await;
     assert_eq!(refused.status, 409, "{}", refused.text());
     assert_eq!(refused.error_code(), "lease_not_held");
-    let refused = queue(
-        &service,
-        Method::POST,
-        &format!("/v1/queue/{item_id}/release"),
-        Some(BOB),
-        None,
-    )
-    .await;
+    let refused = on_item(&service, BOB, &item_id, "release", None).await;
     assert_eq!(refused.error_code(), "lease_not_held");
 
     // An unknown criterion is 422; a malformed body 422 naming the field.
@@ -197,14 +195,7 @@ async fn an_inconclusive_review_is_queued_claimed_blind_and_decided_once(url: St
     assert_eq!(refused.error_code(), "invalid_body");
 
     // Released and claimed again: the same item comes back.
-    let released = queue(
-        &service,
-        Method::POST,
-        &format!("/v1/queue/{item_id}/release"),
-        Some(ANA),
-        None,
-    )
-    .await;
+    let released = on_item(&service, ANA, &item_id, "release", None).await;
     assert_eq!(released.status, 200, "{}", released.text());
     assert_eq!(released.json()["released"], true);
     let again = claim(&service, BOB).await;

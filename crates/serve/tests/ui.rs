@@ -189,15 +189,28 @@ async fn sign_in(service: &Service, token: &str) -> (Reply, Option<String>) {
 
 /// Signs in and claims the queued item: (session cookie, the page's CSRF token, item path).
 async fn claim(service: &Service, token: &str) -> (String, String, String) {
-    let (_, session) = sign_in(service, token).await;
+    claim_across(service, service, token, &[("version", "")]).await
+}
+
+/// Signs in on `signed_in_at` and claims the queued item on `claimed_at` with its queue page's
+/// form (and the `extra` fields): (session cookie, the page's CSRF token, item path).
+async fn claim_across(
+    signed_in_at: &Service,
+    claimed_at: &Service,
+    token: &str,
+    extra: &[(&str, &str)],
+) -> (String, String, String) {
+    let (_, session) = sign_in(signed_in_at, token).await;
     let session = session.expect("signed in");
-    let queue = get(&format!("{}/ui/", service.url), &session).await;
+    let queue = get(&format!("{}/ui/", claimed_at.url), &session).await;
     assert_eq!(queue.status, 200, "{}", queue.text());
     let token = csrf(&queue.text());
+    let mut form = vec![("csrf", token.as_str())];
+    form.extend_from_slice(extra);
     let reply = post(
-        &format!("{}/ui/claim", service.url),
+        &format!("{}/ui/claim", claimed_at.url),
         &session,
-        &[("csrf", &token), ("version", "")],
+        &form,
         &[],
     )
     .await;
@@ -399,24 +412,8 @@ async fn a_session_made_on_one_replica_works_on_another() {
     let (first, _fake_1, url) = replica(None).await;
     queue_one(&url).await;
     let (second, _fake_2, _) = replica(Some(url)).await;
-    let (_, session) = sign_in(&first, "tok-ada-1").await;
-    let session = session.expect("signed in on the first replica");
-    let queue = get(&format!("{}/ui/", second.url), &session).await;
-    assert_eq!(queue.status, 200, "{}", queue.text());
-    let token = csrf(&queue.text());
     // A form of the first replica is accepted by the second: one key from one token set.
-    let claimed = post(
-        &format!("{}/ui/claim", second.url),
-        &session,
-        &[("csrf", &token)],
-        &[],
-    )
-    .await;
-    assert_eq!(claimed.status, 303, "{}", claimed.text());
-    let item = claimed.headers["location"]
-        .to_str()
-        .expect("ASCII")
-        .to_owned();
+    let (session, _, item) = claim_across(&first, &second, "tok-ada-1", &[]).await;
     let page = get(&format!("{}{item}", first.url), &session).await;
     assert_eq!(
         page.status, 200,
