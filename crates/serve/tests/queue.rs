@@ -118,9 +118,7 @@ jevjudge_test_support::on_both_stores!(
 async fn an_expired_lease_returns_the_item_to_the_queue(url: StoreUrl) {
     let (service, _store, _fake) =
         queued_service_leasing(&url, 0.5, 0.0, Duration::from_secs(1)).await;
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let reply = service.review_refund().await;
     assert_eq!(reply.json()["status"], "INCONCLUSIVE");
     let held = claim(&service, ANA).await.json();
     assert_eq!(
@@ -246,9 +244,7 @@ async fn an_inconclusive_review_is_queued_claimed_blind_and_decided_once(url: St
 
 async fn a_second_review_goes_to_another_reviewer_and_counts_in_agreement(url: StoreUrl) {
     let (service, _store, _fake) = queued_service(&url, 0.5, 1.0).await;
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let reply = service.review_refund().await;
     assert_eq!(reply.json()["status"], "INCONCLUSIVE");
     let first = claim(&service, ANA).await.json();
     // ana never gets the second copy of the same review.
@@ -271,9 +267,7 @@ async fn a_second_review_goes_to_another_reviewer_and_counts_in_agreement(url: S
 
 async fn passes_are_not_queued_and_reviewer_tokens_are_required(url: StoreUrl) {
     let (service, store, _fake) = queued_service(&url, 0.95, 0.0).await;
-    let reply = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let reply = service.review_refund().await;
     assert_eq!(reply.json()["status"], "PASS");
     assert!(nothing_pending(&store).await);
     assert_eq!(claim(&service, ANA).await.status, 204);
@@ -377,9 +371,7 @@ async fn a_reload_drops_no_request_in_flight() {
         assert_eq!(reply.json()["definition_version"], "refund-answer-v1");
     }
     // New requests see the new set only.
-    let gone = service
-        .review("refund-answer-v1", &json!({"state": refund_state()}))
-        .await;
+    let gone = service.review_refund().await;
     assert_eq!(gone.status, 404);
     let listed = service.get("/v1/definitions").await.json();
     assert_eq!(listed["definitions"][0]["version"], "support-draft-v1");
