@@ -86,9 +86,11 @@ impl StoppableServer {
         ]
         .map(std::env::var);
         let [Ok(base), Ok(stop), Ok(start)] = vars else {
+            // Cargo names the package of the running test binary.
+            let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
             eprintln!(
                 "JEVJUDGE_TEST_PG_URL/_STOP/_START are not set: {binary} is skipped \
-                 (bash scripts/pg.sh -- cargo test --test {binary} runs it)"
+                 (bash scripts/pg.sh -- cargo test -p {package} --test {binary} runs it)"
             );
             return None;
         };
