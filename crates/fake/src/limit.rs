@@ -211,6 +211,7 @@ impl Limiter {
 mod tests {
     use std::time::Duration;
 
+    use super::Admission::{Overloaded, Pass, RateLimited};
     use super::*;
 
     fn limiter(config: Config) -> Limiter {
@@ -219,6 +220,18 @@ mod tests {
 
     fn rate(text: &str) -> Option<Rate> {
         text.parse().ok()
+    }
+
+    /// The admissions of one request per key of `keys`, in turn, each of `bytes` at `now`.
+    fn admit_each(
+        limiter: &Limiter,
+        keys: &[Option<&str>],
+        bytes: usize,
+        now: Instant,
+    ) -> Vec<Admission> {
+        keys.iter()
+            .map(|key| limiter.admit(*key, bytes, now))
+            .collect()
     }
 
     #[test]
@@ -273,12 +286,11 @@ mod tests {
             rate_limit: rate("1/m"),
             ..Config::default()
         });
-        let now = Instant::now();
-        assert_eq!(limiter.admit(Some("A"), 1, now), Admission::Pass);
-        assert_eq!(limiter.admit(Some("A"), 1, now), Admission::RateLimited);
-        assert_eq!(limiter.admit(Some("B"), 1, now), Admission::Pass);
-        assert_eq!(limiter.admit(None, 1, now), Admission::Pass);
-        assert_eq!(limiter.admit(None, 1, now), Admission::RateLimited);
+        let keys = [Some("A"), Some("A"), Some("B"), None, None];
+        assert_eq!(
+            admit_each(&limiter, &keys, 1, Instant::now()),
+            [Pass, RateLimited, Pass, Pass, RateLimited]
+        );
     }
 
     #[test]
@@ -289,9 +301,10 @@ mod tests {
             ..Config::default()
         });
         let start = Instant::now();
-        assert_eq!(limiter.admit(Some("K"), 200, start), Admission::Pass);
-        assert_eq!(limiter.admit(Some("K"), 200, start), Admission::Pass);
-        assert_eq!(limiter.admit(Some("K"), 200, start), Admission::RateLimited);
+        assert_eq!(
+            admit_each(&limiter, &[Some("K"); 3], 200, start),
+            [Pass, Pass, RateLimited]
+        );
         // 50 tokens come back in half a second.
         let later = start + Duration::from_millis(500);
         assert_eq!(limiter.admit(Some("K"), 200, later), Admission::Pass);
@@ -315,10 +328,8 @@ mod tests {
             ..Config::default()
         });
         let now = Instant::now();
-        assert_eq!(limiter.admit(None, 4, now), Admission::Pass);
-        assert_eq!(limiter.admit(None, 4_000, now), Admission::RateLimited);
-        assert_eq!(limiter.admit(None, 4, now), Admission::Pass);
-        assert_eq!(limiter.admit(None, 4, now), Admission::RateLimited);
+        let outcomes = [4, 4_000, 4, 4].map(|bytes| limiter.admit(None, bytes, now));
+        assert_eq!(outcomes, [Pass, RateLimited, Pass, RateLimited]);
     }
 
     #[test]
@@ -329,12 +340,12 @@ mod tests {
             burst: Some(1),
             ..Config::default()
         });
-        let now = Instant::now();
-        assert_eq!(limiter.admit(Some("A"), 1, now), Admission::Pass);
-        // Refused by A's own limit: the server bucket keeps its slot.
-        assert_eq!(limiter.admit(Some("A"), 1, now), Admission::RateLimited);
-        assert_eq!(limiter.admit(Some("B"), 1, now), Admission::Pass);
-        assert_eq!(limiter.admit(Some("C"), 1, now), Admission::Overloaded);
+        // A's second request is refused by A's own limit: the server bucket keeps its slot.
+        let keys = [Some("A"), Some("A"), Some("B"), Some("C")];
+        assert_eq!(
+            admit_each(&limiter, &keys, 1, Instant::now()),
+            [Pass, RateLimited, Pass, Overloaded]
+        );
     }
 
     #[test]
