@@ -213,13 +213,15 @@ impl<T: Transport> ClientBuilder<T> {
         if self.model.trim().is_empty() {
             return Err(ConfigError::BlankModel);
         }
-        for (setting, timeout) in [
-            ("attempt_timeout", self.attempt_timeout),
-            ("call_timeout", self.call_timeout),
-        ] {
-            if timeout.is_zero() {
-                return Err(ConfigError::ZeroTimeout { setting });
-            }
+        if self.attempt_timeout.is_zero() {
+            return Err(ConfigError::ZeroTimeout {
+                setting: "attempt_timeout",
+            });
+        }
+        if self.call_timeout.is_zero() {
+            return Err(ConfigError::ZeroTimeout {
+                setting: "call_timeout",
+            });
         }
         let transport = (self.transport)()?;
         Ok(Client::from_settings(
