@@ -222,6 +222,14 @@ mod tests {
         text.parse().ok()
     }
 
+    /// A limiter of `text` requests per key (`--rate-limit`) and no other limit.
+    fn per_key(text: &str) -> Limiter {
+        limiter(Config {
+            rate_limit: rate(text),
+            ..Config::default()
+        })
+    }
+
     /// The admissions of one request per key of `keys`, in turn, each of `bytes` at `now`.
     fn admit_each(
         limiter: &Limiter,
@@ -241,10 +249,7 @@ mod tests {
 
     #[test]
     fn the_default_burst_is_one_seconds_worth_then_the_rate_refills() {
-        let limiter = limiter(Config {
-            rate_limit: rate("200/s"),
-            ..Config::default()
-        });
+        let limiter = per_key("200/s");
         let start = Instant::now();
         let passed = (0..300)
             .filter(|_| limiter.admit(Some("K"), 10, start) == Admission::Pass)
@@ -282,10 +287,7 @@ mod tests {
 
     #[test]
     fn each_key_has_its_own_bucket_and_anonymous_requests_share_one() {
-        let limiter = limiter(Config {
-            rate_limit: rate("1/m"),
-            ..Config::default()
-        });
+        let limiter = per_key("1/m");
         let keys = [Some("A"), Some("A"), Some("B"), None, None];
         assert_eq!(
             admit_each(&limiter, &keys, 1, Instant::now()),
@@ -350,10 +352,7 @@ mod tests {
 
     #[test]
     fn keys_are_bounded_and_refilled_ones_are_forgotten_first() {
-        let limiter = limiter(Config {
-            rate_limit: rate("1/s"),
-            ..Config::default()
-        });
+        let limiter = per_key("1/s");
         let start = Instant::now();
         for n in 0..MAX_KEYS {
             assert_eq!(
@@ -376,10 +375,7 @@ mod tests {
 
     #[test]
     fn the_key_text_is_never_kept() {
-        let limiter = limiter(Config {
-            rate_limit: rate("1/s"),
-            ..Config::default()
-        });
+        let limiter = per_key("1/s");
         limiter.admit(Some("apikey_secret"), 1, Instant::now());
         assert!(!format!("{limiter:?}").contains("apikey_secret"));
     }

@@ -155,6 +155,14 @@ mod tests {
         aimd
     }
 
+    /// `n` successes, each `gap` after the one before.
+    async fn successes(aimd: &mut Aimd, n: usize, gap: Duration) {
+        for _ in 0..n {
+            tokio::time::advance(gap).await;
+            aimd.on_success(Instant::now());
+        }
+    }
+
     /// An attempt sent now and refused 20 ms later: whether it cut the limit.
     async fn refused_after_20_ms(aimd: &mut Aimd) -> bool {
         let sent = Instant::now();
@@ -225,25 +233,19 @@ mod tests {
         let sent = Instant::now();
         aimd.on_overload(sent, Instant::now());
         assert_eq!(aimd.limit(), 7);
-        // 7 successes in less than the minimum window: no increase yet.
-        for _ in 0..7 {
-            tokio::time::advance(ms(20)).await;
-            aimd.on_success(Instant::now());
+        // (successes, the wait before each, the limit after them)
+        for (n, gap, limit) in [
+            // 7 successes in less than the minimum window: no increase yet.
+            (7, ms(20), 7),
+            // Once the window has lasted 250 ms, the next success raises the limit by one.
+            (1, ms(200), 8),
+            // The next window needs 8 successes.
+            (7, ms(50), 8),
+            (1, ms(50), 9),
+        ] {
+            successes(&mut aimd, n, gap).await;
+            assert_eq!(aimd.limit(), limit, "after {n} more, {gap:?} apart");
         }
-        assert_eq!(aimd.limit(), 7);
-        // Once the window has lasted 250 ms, the next success raises the limit by one.
-        tokio::time::advance(ms(200)).await;
-        aimd.on_success(Instant::now());
-        assert_eq!(aimd.limit(), 8);
-        // The next window needs 8 successes.
-        for _ in 0..7 {
-            tokio::time::advance(ms(50)).await;
-            aimd.on_success(Instant::now());
-        }
-        assert_eq!(aimd.limit(), 8);
-        tokio::time::advance(ms(50)).await;
-        aimd.on_success(Instant::now());
-        assert_eq!(aimd.limit(), 9);
     }
 
     #[tokio::test(start_paused = true)]
@@ -253,10 +255,7 @@ mod tests {
         aimd.on_success(Instant::now());
         aimd.on_overload(Instant::now(), Instant::now());
         assert_eq!(aimd.limit(), 2);
-        for _ in 0..1000 {
-            tokio::time::advance(ms(100)).await;
-            aimd.on_success(Instant::now());
-        }
+        successes(&mut aimd, 1000, ms(100)).await;
         assert_eq!(aimd.limit(), 3);
     }
 
