@@ -3,7 +3,7 @@
 use std::{sync::Arc, time::Duration};
 
 use jevjudge_client::{
-    AttemptOutcome, Backoff, CallOptions, Client, ClientBuilder, ErrorKind, HttpResponse,
+    AttemptOutcome, Backoff, CallOptions, ClientBuilder, ErrorKind, HttpResponse,
     TransportErrorKind,
 };
 use jevjudge_wire::Detail;
@@ -27,24 +27,6 @@ async fn one_wait(first: HttpResponse, backoff: Option<Duration>) -> (u32, Vec<D
     };
     let exchange = call(&client.build().unwrap()).await.unwrap();
     (exchange.attempts, script.attempt_times())
-}
-
-/// Calls `client` once with the `limit` budget; the error it must end in, and how long it took
-/// (on the paused clock).
-async fn fails_within(
-    client: &Client<Arc<Scripted>>,
-    limit: Duration,
-) -> (jevjudge_client::Error, Duration) {
-    let start = Instant::now();
-    let error = client
-        .system_one(&noul_request(), budget(limit))
-        .await
-        .unwrap_err();
-    (error, start.elapsed())
-}
-
-fn budget(duration: Duration) -> CallOptions {
-    CallOptions::with_deadline(Instant::now() + duration)
 }
 
 // ---- the retry test table of systemone-wire.md §9 ----------------------------------------
