@@ -20,14 +20,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
-with_throwaway_pg "$0" "$@"
-settings PENDING=100000 OPS=2000 STORES=sqlite,postgres KEEP=0 RUST_LOG=warn
-export RUST_LOG
-if [[ -z "${JEVJUDGE:-}" ]]; then
-    echo "== building the release binary"
-    build_jevjudge release
-fi
-make_work bench-queue
+settings PENDING=100000 OPS=2000 STORES=sqlite,postgres KEEP=0
+release_on_pg bench-queue "$0" "$@"
 on_exit() {
     # KEEP=1 keeps the work directory (serve's logs: RUST_LOG=info has each request's time).
     if [[ "$KEEP" == 1 ]]; then echo "work directory kept: $WORK"; WORK=""; fi
@@ -135,10 +129,4 @@ PY
     stop "$serve_pid"
 }
 
-if [[ ",$STORES," == *,sqlite,* ]]; then
-    run_store sqlite "sqlite:$WORK/bench.db"
-fi
-if [[ ",$STORES," == *,postgres,* ]]; then
-    psql "$JEVJUDGE_TEST_PG_URL" -q -c "CREATE DATABASE bench_queue" >/dev/null
-    run_store postgres "${JEVJUDGE_TEST_PG_URL%/*}/bench_queue"
-fi
+each_store bench.db bench_queue

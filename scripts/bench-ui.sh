@@ -100,10 +100,4 @@ run_store() {
     stop "$serve_pid"
 }
 
-if [[ ",$STORES," == *,sqlite,* ]]; then
-    run_store sqlite "sqlite:$WORK/queue.db"
-fi
-if [[ ",$STORES," == *,postgres,* ]]; then
-    psql "$JEVJUDGE_TEST_PG_URL" -q -c "CREATE DATABASE bench_ui" >/dev/null
-    run_store postgres "${JEVJUDGE_TEST_PG_URL%/*}/bench_ui"
-fi
+each_store queue.db bench_ui

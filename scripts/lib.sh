@@ -158,3 +158,32 @@ with_throwaway_pg() {
         exec bash scripts/pg.sh --fsync -- bash "$@"
     fi
 }
+
+# release_on_pg NAME SCRIPT ARGS...: the opening steps of a script that runs the release binary
+# against PostgreSQL: with_throwaway_pg SCRIPT ARGS, RUST_LOG exported (default warn), the
+# release binary built unless JEVJUDGE names one already, then make_work NAME.
+release_on_pg() {
+    local name=$1
+    shift
+    with_throwaway_pg "$@"
+    settings RUST_LOG=warn
+    export RUST_LOG
+    if [[ -z "${JEVJUDGE:-}" ]]; then
+        echo "== building the release binary"
+        build_jevjudge release
+    fi
+    make_work "$name"
+}
+
+# each_store SQLITE_FILE PG_DATABASE: calls the script's `run_store NAME URL` for each store
+# named in STORES (comma-separated): sqlite on the file SQLITE_FILE in WORK, postgres on a new
+# database PG_DATABASE beside JEVJUDGE_TEST_PG_URL's.
+each_store() {
+    if [[ ",$STORES," == *,sqlite,* ]]; then
+        run_store sqlite "sqlite:$WORK/$1"
+    fi
+    if [[ ",$STORES," == *,postgres,* ]]; then
+        psql "$JEVJUDGE_TEST_PG_URL" -q -c "CREATE DATABASE $2" >/dev/null
+        run_store postgres "${JEVJUDGE_TEST_PG_URL%/*}/$2"
+    fi
+}

@@ -19,14 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
-with_throwaway_pg "$0" "$@"
-settings ITEMS=800 CLAIMS=1000 CALLERS=100 RUST_LOG=warn
-export RUST_LOG
-if [[ -z "${JEVJUDGE:-}" ]]; then
-    echo "== building the release binary"
-    build_jevjudge release
-fi
-make_work queue-claims
+settings ITEMS=800 CLAIMS=1000 CALLERS=100
+release_on_pg queue-claims "$0" "$@"
 
 reviewers=""
 for i in 1 2 3 4 5 6 7 8; do
@@ -47,29 +41,19 @@ done
 echo "fake at $FAKE_URL; replicas ${urls[0]}, ${urls[1]} on one PostgreSQL"
 
 python3 - "$WORK/claims.json" "$ITEMS" "$CLAIMS" "$CALLERS" "${urls[@]}" <<'PY'
-import collections, json, os, sys, threading, time, urllib.request, urllib.error
+import collections, json, os, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor
+sys.path.insert(0, "scripts")
+from http_json import call
 
 out, items, claims, callers, urls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
 tokens = [pair.split(":", 1) for pair in os.environ["JEVJUDGE_CLAIMS_REVIEWERS"].split(",")]
 state = json.load(open("examples/refund/state.json"))
 
-def call(url, path, body, token=None):
-    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
-                                     headers={"content-type": "application/json"})
-    if token:
-        request.add_header("authorization", "Bearer " + token)
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            text = response.read()
-            return response.status, (json.loads(text) if text else None)
-    except urllib.error.HTTPError as error:
-        return error.code, None
-
 def post(i):
-    status, verdict = call(urls[i % 2], "/v1/reviews/refund-answer-v1",
-                           {"state": state, "reference": f"claims-{i}"})
-    return status, verdict and verdict.get("status")
+    status, verdict = call(urls[i % 2], "POST", "/v1/reviews/refund-answer-v1",
+                           {"state": state, "reference": f"claims-{i}"}, timeout=60)
+    return status, verdict.get("status") if status == 200 and verdict else None
 
 with ThreadPoolExecutor(16) as pool:
     posted = list(pool.map(post, range(items)))
@@ -86,9 +70,10 @@ def claim(i):
     if i < callers:
         barrier.wait()
     started = time.monotonic()
-    status, item = call(url, "/v1/queue/claim", {}, token)
+    status, item = call(url, "POST", "/v1/queue/claim", {}, token, timeout=60)
     return {"reviewer": name, "replica": url, "status": status,
-            "item": item and item["item"], "ms": (time.monotonic() - started) * 1e3}
+            "item": item["item"] if status == 200 and item else None,
+            "ms": (time.monotonic() - started) * 1e3}
 
 started = time.monotonic()
 with ThreadPoolExecutor(callers) as pool:

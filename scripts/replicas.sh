@@ -18,14 +18,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
-with_throwaway_pg "$0" "$@"
-settings REVIEWS=10000 CALLERS=32 LATENCY_MS=20 RUST_LOG=warn
-export RUST_LOG
-if [[ -z "${JEVJUDGE:-}" ]]; then
-    echo "== building the release binary"
-    build_jevjudge release
-fi
-make_work replicas
+settings REVIEWS=10000 CALLERS=32 LATENCY_MS=20
+release_on_pg replicas "$0" "$@"
 
 start_fake "$WORK/fake.out" --latency "$LATENCY_MS"
 urls=()

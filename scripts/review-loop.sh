@@ -62,23 +62,13 @@ echo "serve at $URL (pid $SERVE_PID)"
 echo "== 2. post the 150 states with their case ids as references"
 echo "== 3. the scripted reviewer claims every queued item and answers from the case labels"
 python3 - "$URL" "$REVIEWER_TOKEN" examples/sms-spam/cases.jsonl "$QUEUE_STATUSES" "$WORK/decided.txt" <<'PY'
-import collections, json, sys, urllib.request, urllib.error
+import collections, functools, json, sys
+sys.path.insert(0, "scripts")
+import http_json
 
 url, token, cases_path = sys.argv[1], sys.argv[2], sys.argv[3]
 queued_statuses = sys.argv[4].upper().split(",")
-
-def call(method, path, body=None, token=None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url + path, data=data, method=method)
-    request.add_header("content-type", "application/json")
-    if token:
-        request.add_header("authorization", "Bearer " + token)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            text = response.read()
-            return response.status, (json.loads(text) if text else None)
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
+call = functools.partial(http_json.call, url)  # (method, path, body=None, token=None)
 
 cases = [json.loads(line) for line in open(cases_path, encoding="utf-8") if line.strip()]
 by_id = {case["id"]: case for case in cases}

@@ -3,7 +3,6 @@
 //! The first line on standard output is `listening on http://HOST:PORT`, flushed at once, so a
 //! script can start the server on port 0 and read the address it got.
 
-use std::fmt;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,11 +10,12 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use jevjudge_fake::{Config, FakeServer, Rate};
+use jevjudge_wire::Secret;
 
 use crate::exit;
 
-/// Options of `jevjudge fake-server`.
-#[derive(clap::Args)]
+/// Options of `jevjudge fake-server`. `Debug` never shows the key.
+#[derive(clap::Args, Debug)]
 pub struct Args {
     /// Address to listen on, as HOST:PORT; port 0 picks a free port. Default: 127.0.0.1:8787.
     #[arg(
@@ -30,7 +30,7 @@ pub struct Args {
     /// Require this API key as `Authorization: Bearer KEY` (403 without one, 401 for a wrong
     /// one). Default: no key, every request is accepted.
     #[arg(long, value_name = "KEY")]
-    key: Option<String>,
+    key: Option<Secret>,
 
     /// Delay before every answer, in milliseconds (for benchmarks). Default: 0.
     #[arg(
@@ -88,25 +88,6 @@ pub struct Args {
     retry_after: Option<u64>,
 }
 
-impl fmt::Debug for Args {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Args")
-            .field("addr", &self.addr)
-            .field("key", &self.key.as_ref().map(|_| "<redacted>"))
-            .field("latency", &self.latency)
-            .field("replay", &self.replay)
-            .field("model", &self.model)
-            .field("noise", &self.noise)
-            .field("seed", &self.seed)
-            .field("rate_limit", &self.rate_limit)
-            .field("burst", &self.burst)
-            .field("token_rate", &self.token_rate)
-            .field("overload_rate", &self.overload_rate)
-            .field("retry_after", &self.retry_after)
-            .finish()
-    }
-}
-
 /// Runs the fake server until SIGINT or SIGTERM, then stops it cleanly (exit 0).
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let config = config(&args)?;
@@ -133,10 +114,10 @@ fn parse_noise(text: &str) -> Result<f64, String> {
 }
 
 fn config(args: &Args) -> anyhow::Result<Config> {
-    let key = match args.key.as_deref().map(str::trim) {
+    let key = match args.key.as_ref().map(|key| key.expose_secret().trim()) {
         None => None,
         Some(key) if !key.is_empty() && key.bytes().all(|b| b.is_ascii_graphic()) => {
-            Some(key.to_owned())
+            Some(Secret::from(key))
         }
         Some(_) => anyhow::bail!("--key must be non-empty printable ASCII without whitespace"),
     };
@@ -223,7 +204,7 @@ mod tests {
         ])
         .expect("valid flags");
         let config = config(&args).expect("a config");
-        assert_eq!(config.key.as_deref(), Some("K-1"));
+        assert_eq!(config.key.as_ref().map(Secret::expose_secret), Some("K-1"));
         assert_eq!(config.latency, Duration::from_millis(250));
     }
 

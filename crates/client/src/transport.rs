@@ -59,11 +59,16 @@ pub struct HttpRequest {
 impl HttpRequest {
     /// The value of a header, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
+        find_header(&self.headers, name)
     }
+}
+
+/// The first value of the header `name` (case-insensitive) among `headers`.
+fn find_header<'a, K: AsRef<str>>(headers: &'a [(K, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(key, _)| key.as_ref().eq_ignore_ascii_case(name))
+        .map(|(_, value)| value.as_str())
 }
 
 impl fmt::Debug for HttpRequest {
@@ -122,10 +127,7 @@ impl HttpResponse {
 
     /// The first value of a header, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
+        find_header(&self.headers, name)
     }
 }
 

@@ -100,12 +100,11 @@ fn answer_question(state: &str, question: &Question<'_>, noise: Option<&Draw>) -
             instructions,
             options,
         } => {
-            let seed = Seed::new("choice", state, instructions);
-            let digests: Vec<[u8; 32]> = options
+            let keyed = options
                 .iter()
-                .map(|(label, description)| seed.digest(&[&Value::from(*label), description]))
-                .collect();
-            let probabilities = distribution(&digests, noise);
+                .map(|(label, description)| (Value::from(*label), *description));
+            let probabilities =
+                distribution(&Seed::new("choice", state, instructions), keyed, noise);
             let top = argmax(&probabilities).unwrap_or(0);
             let choice = options
                 .get(top)
@@ -127,13 +126,12 @@ fn answer_question(state: &str, question: &Question<'_>, noise: Option<&Draw>) -
             instructions,
             levels,
         } => {
-            let seed = Seed::new("score", state, instructions);
-            let digests: Vec<[u8; 32]> = levels
+            let keyed = levels
                 .iter()
                 .enumerate()
-                .map(|(index, level)| seed.digest(&[&Value::from(index), level]))
-                .collect();
-            let probabilities = distribution(&digests, noise);
+                .map(|(index, level)| (Value::from(index), level));
+            let probabilities =
+                distribution(&Seed::new("score", state, instructions), keyed, noise);
             let legend: Map<String, Value> = levels
                 .iter()
                 .enumerate()
@@ -155,13 +153,21 @@ fn answer_question(state: &str, question: &Question<'_>, noise: Option<&Draw>) -
     }
 }
 
-/// The shown probabilities of a choice or score: a softmax of the options' logits, noised when
-/// asked, rounded to 4 decimals summing to 1.
-fn distribution(digests: &[[u8; 32]], noise: Option<&Draw>) -> Vec<f64> {
+/// The shown probabilities of a choice or score: each option (a choice's label, a score's
+/// index, with its text) hashed under `seed`, then a softmax of the options' logits, noised
+/// when asked, rounded to 4 decimals summing to 1.
+fn distribution<'a>(
+    seed: &Seed,
+    options: impl Iterator<Item = (Value, &'a Value)>,
+    noise: Option<&Draw>,
+) -> Vec<f64> {
+    let digests: Vec<[u8; 32]> = options
+        .map(|(key, text)| seed.digest(&[&key, text]))
+        .collect();
     let logits: Vec<f64> = digests.iter().map(logit).collect();
     let probabilities = softmax(&logits);
     match noise {
-        Some(noise) => rounded(&noise.apply_all(&probabilities, digests)),
+        Some(noise) => rounded(&noise.apply_all(&probabilities, &digests)),
         None => rounded(&probabilities),
     }
 }

@@ -1,7 +1,8 @@
 //! Settings of a fake server.
 
-use std::fmt;
 use std::time::Duration;
+
+use jevjudge_wire::Secret;
 
 use crate::rate::Rate;
 use crate::replay::Replay;
@@ -22,13 +23,13 @@ use crate::replay::Replay;
 /// };
 /// # Ok::<(), jevjudge_fake::RateError>(())
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Config {
     /// The API key to require as `Authorization: Bearer <key>`. Default: none (auth off).
     ///
     /// With a key, a request without a Bearer header gets 403 and a wrong key gets 401. The key
     /// is never echoed, logged or shown by `Debug`.
-    pub key: Option<String>,
+    pub key: Option<Secret>,
     /// A delay before every `POST /v1/systemone` answer, for benchmarks. Default: zero. The
     /// delivered delay is within about ±1 ms of this (the fake offsets tokio's timer, which
     /// fires up to ~2 ms late; see `router::latency_sleep`).
@@ -60,23 +61,6 @@ pub struct Config {
     /// Sends `Retry-After: <seconds>` on the limiter's 429 and 529 (`--retry-after`). Default:
     /// none (no wait hint, like a scripted [`crate::Fault::RateLimited`]).
     pub retry_after: Option<u64>,
-}
-
-impl fmt::Debug for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Config")
-            .field("key", &self.key.as_ref().map(|_| "<redacted>"))
-            .field("latency", &self.latency)
-            .field("noise", &self.noise)
-            .field("seed", &self.seed)
-            .field("replay", &self.replay.is_some())
-            .field("rate_limit", &self.rate_limit)
-            .field("burst", &self.burst)
-            .field("token_rate", &self.token_rate)
-            .field("overload_rate", &self.overload_rate)
-            .field("retry_after", &self.retry_after)
-            .finish()
-    }
 }
 
 #[cfg(test)]

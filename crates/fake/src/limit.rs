@@ -211,6 +211,7 @@ impl Limiter {
 mod tests {
     use std::time::Duration;
 
+    use super::Admission::{Overloaded, Pass, RateLimited};
     use super::*;
 
     fn limiter(config: Config) -> Limiter {
@@ -221,6 +222,26 @@ mod tests {
         text.parse().ok()
     }
 
+    /// A limiter of `text` requests per key (`--rate-limit`) and no other limit.
+    fn per_key(text: &str) -> Limiter {
+        limiter(Config {
+            rate_limit: rate(text),
+            ..Config::default()
+        })
+    }
+
+    /// The admissions of one request per key of `keys`, in turn, each of `bytes` at `now`.
+    fn admit_each(
+        limiter: &Limiter,
+        keys: &[Option<&str>],
+        bytes: usize,
+        now: Instant,
+    ) -> Vec<Admission> {
+        keys.iter()
+            .map(|key| limiter.admit(*key, bytes, now))
+            .collect()
+    }
+
     #[test]
     fn no_limit_means_no_limiter() {
         assert!(Limiter::from_config(&Config::default()).is_none());
@@ -228,10 +249,7 @@ mod tests {
 
     #[test]
     fn the_default_burst_is_one_seconds_worth_then_the_rate_refills() {
-        let limiter = limiter(Config {
-            rate_limit: rate("200/s"),
-            ..Config::default()
-        });
+        let limiter = per_key("200/s");
         let start = Instant::now();
         let passed = (0..300)
             .filter(|_| limiter.admit(Some("K"), 10, start) == Admission::Pass)
@@ -269,16 +287,12 @@ mod tests {
 
     #[test]
     fn each_key_has_its_own_bucket_and_anonymous_requests_share_one() {
-        let limiter = limiter(Config {
-            rate_limit: rate("1/m"),
-            ..Config::default()
-        });
-        let now = Instant::now();
-        assert_eq!(limiter.admit(Some("A"), 1, now), Admission::Pass);
-        assert_eq!(limiter.admit(Some("A"), 1, now), Admission::RateLimited);
-        assert_eq!(limiter.admit(Some("B"), 1, now), Admission::Pass);
-        assert_eq!(limiter.admit(None, 1, now), Admission::Pass);
-        assert_eq!(limiter.admit(None, 1, now), Admission::RateLimited);
+        let limiter = per_key("1/m");
+        let keys = [Some("A"), Some("A"), Some("B"), None, None];
+        assert_eq!(
+            admit_each(&limiter, &keys, 1, Instant::now()),
+            [Pass, RateLimited, Pass, Pass, RateLimited]
+        );
     }
 
     #[test]
@@ -289,9 +303,10 @@ mod tests {
             ..Config::default()
         });
         let start = Instant::now();
-        assert_eq!(limiter.admit(Some("K"), 200, start), Admission::Pass);
-        assert_eq!(limiter.admit(Some("K"), 200, start), Admission::Pass);
-        assert_eq!(limiter.admit(Some("K"), 200, start), Admission::RateLimited);
+        assert_eq!(
+            admit_each(&limiter, &[Some("K"); 3], 200, start),
+            [Pass, Pass, RateLimited]
+        );
         // 50 tokens come back in half a second.
         let later = start + Duration::from_millis(500);
         assert_eq!(limiter.admit(Some("K"), 200, later), Admission::Pass);
@@ -315,10 +330,8 @@ mod tests {
             ..Config::default()
         });
         let now = Instant::now();
-        assert_eq!(limiter.admit(None, 4, now), Admission::Pass);
-        assert_eq!(limiter.admit(None, 4_000, now), Admission::RateLimited);
-        assert_eq!(limiter.admit(None, 4, now), Admission::Pass);
-        assert_eq!(limiter.admit(None, 4, now), Admission::RateLimited);
+        let outcomes = [4, 4_000, 4, 4].map(|bytes| limiter.admit(None, bytes, now));
+        assert_eq!(outcomes, [Pass, RateLimited, Pass, RateLimited]);
     }
 
     #[test]
@@ -329,20 +342,17 @@ mod tests {
             burst: Some(1),
             ..Config::default()
         });
-        let now = Instant::now();
-        assert_eq!(limiter.admit(Some("A"), 1, now), Admission::Pass);
-        // Refused by A's own limit: the server bucket keeps its slot.
-        assert_eq!(limiter.admit(Some("A"), 1, now), Admission::RateLimited);
-        assert_eq!(limiter.admit(Some("B"), 1, now), Admission::Pass);
-        assert_eq!(limiter.admit(Some("C"), 1, now), Admission::Overloaded);
+        // A's second request is refused by A's own limit: the server bucket keeps its slot.
+        let keys = [Some("A"), Some("A"), Some("B"), Some("C")];
+        assert_eq!(
+            admit_each(&limiter, &keys, 1, Instant::now()),
+            [Pass, RateLimited, Pass, Overloaded]
+        );
     }
 
     #[test]
     fn keys_are_bounded_and_refilled_ones_are_forgotten_first() {
-        let limiter = limiter(Config {
-            rate_limit: rate("1/s"),
-            ..Config::default()
-        });
+        let limiter = per_key("1/s");
         let start = Instant::now();
         for n in 0..MAX_KEYS {
             assert_eq!(
@@ -365,10 +375,7 @@ mod tests {
 
     #[test]
     fn the_key_text_is_never_kept() {
-        let limiter = limiter(Config {
-            rate_limit: rate("1/s"),
-            ..Config::default()
-        });
+        let limiter = per_key("1/s");
         limiter.admit(Some("apikey_secret"), 1, Instant::now());
         assert!(!format!("{limiter:?}").contains("apikey_secret"));
     }

@@ -11,6 +11,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, post};
+use jevjudge_wire::Secret;
 use serde_json::json;
 
 use crate::answers::answer_with;
@@ -55,7 +56,7 @@ pub fn app(state: FakeState) -> Router {
 async fn systemone(State(state): State<FakeState>, headers: HeaderMap, body: Bytes) -> Response {
     let fault = state.next_fault();
     let config = state.config();
-    let authorized = auth::check(&headers, config.key.as_deref());
+    let authorized = auth::check(&headers, config.key.as_ref().map(Secret::expose_secret));
     // The limiter stands in front, like a gateway: it answers at once, before any latency, and
     // only for requests a scripted status fault does not replace and the key check lets in.
     if let Some(limiter) = state.limiter()
@@ -111,7 +112,10 @@ fn latency_sleep(latency: std::time::Duration) -> std::time::Duration {
 }
 
 async fn models(State(state): State<FakeState>, headers: HeaderMap) -> Response {
-    if let Err(rejection) = auth::check(&headers, state.config().key.as_deref()) {
+    if let Err(rejection) = auth::check(
+        &headers,
+        state.config().key.as_ref().map(Secret::expose_secret),
+    ) {
         return reply::rejection(&rejection);
     }
     reply::json(

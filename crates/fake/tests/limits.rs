@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::Request;
-use jevjudge_fake::{Config, FakeState, Fault, FaultPlan, app};
+use jevjudge_fake::{Config, FakeServer, FakeState, Fault, FaultPlan, app};
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
@@ -17,6 +17,11 @@ fn rate(text: &str) -> Option<jevjudge_fake::Rate> {
 
 fn body() -> Vec<u8> {
     serde_json::to_vec(&noul_request()).expect("serialisable")
+}
+
+/// The status of one noul request to `server` with this `Authorization` value.
+async fn sent(server: &FakeServer, authorization: Option<&str>) -> u16 {
+    post_raw(server, body(), authorization).await.status
 }
 
 #[tokio::test]
@@ -31,7 +36,7 @@ async fn over_the_rate_limit_is_429_with_the_documented_body_and_no_retry_after(
     let statuses: Vec<u16> = {
         let mut statuses = Vec::new();
         for _ in 0..3 {
-            statuses.push(post_raw(&server, body(), Some("Bearer K")).await.status);
+            statuses.push(sent(&server, Some("Bearer K")).await);
         }
         statuses
     };
@@ -46,13 +51,10 @@ async fn over_the_rate_limit_is_429_with_the_documented_body_and_no_retry_after(
     assert_eq!(refused.header("retry-after-ms"), None);
     assert!(refused.header("x-typesafe-request-id").is_some());
     // Another key has its own bucket; requests without a key share one.
-    assert_eq!(
-        post_raw(&server, body(), Some("Bearer L")).await.status,
-        200
-    );
-    assert_eq!(post_raw(&server, body(), None).await.status, 200);
-    assert_eq!(post_raw(&server, body(), None).await.status, 200);
-    assert_eq!(post_raw(&server, body(), None).await.status, 429);
+    assert_eq!(sent(&server, Some("Bearer L")).await, 200);
+    assert_eq!(sent(&server, None).await, 200);
+    assert_eq!(sent(&server, None).await, 200);
+    assert_eq!(sent(&server, None).await, 429);
     // Every request was received and journaled, refused or not.
     assert_eq!(server.request_count(), 8);
     server.shutdown().await;
@@ -66,7 +68,7 @@ async fn retry_after_is_sent_only_when_configured() {
         ..Config::default()
     })
     .await;
-    assert_eq!(post_raw(&server, body(), None).await.status, 200);
+    assert_eq!(sent(&server, None).await, 200);
     let refused = post_raw(&server, body(), None).await;
     assert_eq!(refused.status, 429);
     assert_eq!(refused.header("retry-after"), Some("7"));
@@ -82,10 +84,7 @@ async fn over_the_overload_rate_is_529_for_every_caller() {
         ..Config::default()
     })
     .await;
-    assert_eq!(
-        post_raw(&server, body(), Some("Bearer A")).await.status,
-        200
-    );
+    assert_eq!(sent(&server, Some("Bearer A")).await, 200);
     let refused = post_raw(&server, body(), Some("Bearer B")).await;
     assert_eq!(refused.status, 529);
     assert_eq!(
@@ -93,7 +92,7 @@ async fn over_the_overload_rate_is_529_for_every_caller() {
         json!({"detail": {"error_type": "overloaded_error", "message": "The server is overloaded. Please retry later."}})
     );
     assert_eq!(refused.header("retry-after"), Some("3"));
-    assert_eq!(post_raw(&server, body(), None).await.status, 529);
+    assert_eq!(sent(&server, None).await, 529);
     server.shutdown().await;
 }
 
@@ -106,20 +105,11 @@ async fn a_wrong_key_gets_401_not_429_and_costs_nothing() {
     })
     .await;
     for _ in 0..3 {
-        assert_eq!(
-            post_raw(&server, body(), Some("Bearer nope")).await.status,
-            401
-        );
+        assert_eq!(sent(&server, Some("Bearer nope")).await, 401);
     }
-    assert_eq!(post_raw(&server, body(), None).await.status, 403);
-    assert_eq!(
-        post_raw(&server, body(), Some("Bearer K")).await.status,
-        200
-    );
-    assert_eq!(
-        post_raw(&server, body(), Some("Bearer K")).await.status,
-        429
-    );
+    assert_eq!(sent(&server, None).await, 403);
+    assert_eq!(sent(&server, Some("Bearer K")).await, 200);
+    assert_eq!(sent(&server, Some("Bearer K")).await, 429);
     server.shutdown().await;
 }
 
@@ -131,9 +121,9 @@ async fn a_scripted_status_fault_wins_and_costs_nothing() {
     })
     .await;
     server.script(FaultPlan::new().then(Fault::Overloaded));
-    assert_eq!(post_raw(&server, body(), None).await.status, 529);
-    assert_eq!(post_raw(&server, body(), None).await.status, 200);
-    assert_eq!(post_raw(&server, body(), None).await.status, 429);
+    assert_eq!(sent(&server, None).await, 529);
+    assert_eq!(sent(&server, None).await, 200);
+    assert_eq!(sent(&server, None).await, 429);
     server.shutdown().await;
 }
 

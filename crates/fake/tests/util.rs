@@ -18,7 +18,7 @@ pub async fn server(config: Config) -> FakeServer {
 /// A fake that requires `key`.
 pub async fn keyed(key: &str) -> FakeServer {
     server(Config {
-        key: Some(key.to_owned()),
+        key: Some(key.into()),
         ..Config::default()
     })
     .await

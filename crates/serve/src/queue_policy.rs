@@ -6,7 +6,7 @@
 //! `--second-review` share. Both draws are a hash of the seed and the review id: the same
 //! seed and id always give the same answer, on any replica, with no shared state.
 
-use std::{fmt, time::Duration};
+use std::time::Duration;
 
 use jevjudge_judge::Status;
 
@@ -34,7 +34,9 @@ pub struct Queueing {
 }
 
 /// The review queue's settings: what is queued, the reviewers, the lease.
-#[derive(Clone)]
+///
+/// `Debug` shows the reviewers' names, never their tokens ([`ReviewerTokens`]).
+#[derive(Clone, Debug)]
 pub struct QueuePolicy {
     /// Statuses whose reviews are queued (INCONCLUSIVE and/or FAIL).
     pub statuses: Vec<Status>,
@@ -139,19 +141,6 @@ impl QueuePolicy {
             1
         };
         Some(Queueing { reason, copies })
-    }
-}
-
-impl fmt::Debug for QueuePolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("QueuePolicy")
-            .field("statuses", &self.statuses)
-            .field("sample_pass", &self.sample_pass)
-            .field("second_review", &self.second_review)
-            .field("seed", &self.seed)
-            .field("lease", &self.lease)
-            .field("reviewers", &self.reviewers)
-            .finish()
     }
 }
 

@@ -70,7 +70,7 @@ async fn no_state_text_token_or_key_in_logs_or_metrics() {
     tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
 
     let fake = fake(jevjudge_fake::Config {
-        key: Some(KEY.to_owned()),
+        key: Some(KEY.into()),
         ..Default::default()
     })
     .await;

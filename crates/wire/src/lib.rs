@@ -14,7 +14,7 @@
 //!   writes `.jevl` exchange records.
 //!
 //! Private text stays private: the `Debug` output of [`Content`] and [`Request`] shows the
-//! kind and size of text, never the text.
+//! kind and size of text, never the text, and a [`Secret`] (an API key) shows `<redacted>`.
 //!
 //! # Example
 //!
@@ -46,6 +46,7 @@ mod question;
 pub mod record;
 mod request;
 mod response;
+mod secret;
 mod usage;
 
 pub use answer::{Answer, ChoiceAnswer, NoulAnswer, ScoreAnswer};
@@ -58,6 +59,7 @@ pub use question::{
 };
 pub use request::{CHOICE_OPTIONS, DEFAULT_MODEL, Request, RequestError, SCORE_LEVELS};
 pub use response::{AnswerError, Response, SUM_TOLERANCE_PER_OPTION, check_answers};
+pub use secret::Secret;
 pub use usage::Usage;
 
 /// The response header with which jevjudge's fake System One server marks every answer

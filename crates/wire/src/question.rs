@@ -291,9 +291,7 @@ impl<'de> Deserialize<'de> for Question {
                     .map(|(label, description)| {
                         let description = match description {
                             Value::Null => None,
-                            other => Some(Content::new(other).map_err(|e| {
-                                D::Error::custom(format_args!("criteria.{label}: {e}"))
-                            })?),
+                            other => Some(criterion(other, format_args!("criteria.{label}"))?),
                         };
                         Ok(ChoiceOption { label, description })
                     })
@@ -312,10 +310,7 @@ impl<'de> Deserialize<'de> for Question {
                 let levels = levels
                     .into_iter()
                     .enumerate()
-                    .map(|(i, level)| {
-                        Content::new(level)
-                            .map_err(|e| D::Error::custom(format_args!("criteria[{i}]: {e}")))
-                    })
+                    .map(|(i, level)| criterion(level, format_args!("criteria[{i}]")))
                     .collect::<Result<Vec<_>, D::Error>>()?;
                 Ok(Question::Score(ScoreQuestion {
                     instructions,
@@ -327,6 +322,11 @@ impl<'de> Deserialize<'de> for Question {
             )),
         }
     }
+}
+
+/// A choice option's description or a score level as [`Content`]; an error names it by `at`.
+fn criterion<E: serde::de::Error>(value: Value, at: fmt::Arguments<'_>) -> Result<Content, E> {
+    Content::new(value).map_err(|e| E::custom(format_args!("{at}: {e}")))
 }
 
 /// The questions of one request, keyed by caller-chosen id, in the order they are sent (D1).

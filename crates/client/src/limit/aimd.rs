@@ -146,6 +146,30 @@ mod tests {
         Aimd::new(AimdConfig::new(ceiling), Instant::now())
     }
 
+    /// A [`controller`] after `successes` successes at once (in slow start, each adds one).
+    fn grown(ceiling: usize, successes: usize) -> Aimd {
+        let mut aimd = controller(ceiling);
+        for _ in 0..successes {
+            aimd.on_success(Instant::now());
+        }
+        aimd
+    }
+
+    /// `n` successes, each `gap` after the one before.
+    async fn successes(aimd: &mut Aimd, n: usize, gap: Duration) {
+        for _ in 0..n {
+            tokio::time::advance(gap).await;
+            aimd.on_success(Instant::now());
+        }
+    }
+
+    /// An attempt sent now and refused 20 ms later: whether it cut the limit.
+    async fn refused_after_20_ms(aimd: &mut Aimd) -> bool {
+        let sent = Instant::now();
+        tokio::time::advance(ms(20)).await;
+        aimd.on_overload(sent, Instant::now())
+    }
+
     #[tokio::test(start_paused = true)]
     async fn slow_start_grows_by_one_per_success_up_to_the_ceiling() {
         let mut aimd = controller(8);
@@ -163,14 +187,9 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_overload_cuts_multiplicatively_and_ends_slow_start() {
-        let mut aimd = controller(32);
-        for _ in 0..19 {
-            aimd.on_success(Instant::now());
-        }
+        let mut aimd = grown(32, 19);
         assert_eq!(aimd.limit(), 20);
-        let sent = Instant::now();
-        tokio::time::advance(ms(20)).await;
-        assert!(aimd.on_overload(sent, Instant::now()));
+        assert!(refused_after_20_ms(&mut aimd).await);
         assert_eq!(aimd.limit(), 14, "20 × 0.7");
         assert!(!aimd.in_slow_start());
         assert_eq!(aimd.cuts(), 1);
@@ -178,10 +197,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn one_burst_cuts_once() {
-        let mut aimd = controller(32);
-        for _ in 0..31 {
-            aimd.on_success(Instant::now());
-        }
+        let mut aimd = grown(32, 31);
         // 32 attempts leave together and all come back 429.
         let sent = Instant::now();
         tokio::time::advance(ms(20)).await;
@@ -195,9 +211,7 @@ mod tests {
         assert!(!aimd.on_overload(sent, Instant::now()));
         assert_eq!(aimd.limit(), 22);
         // An attempt sent after the cut that is refused again is a new signal.
-        let resent = Instant::now();
-        tokio::time::advance(ms(20)).await;
-        assert!(aimd.on_overload(resent, Instant::now()));
+        assert!(refused_after_20_ms(&mut aimd).await);
         assert_eq!(aimd.limit(), 15);
     }
 
@@ -215,32 +229,23 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn recovery_adds_one_per_clean_window_of_limit_successes() {
-        let mut aimd = controller(32);
-        for _ in 0..9 {
-            aimd.on_success(Instant::now());
-        }
+        let mut aimd = grown(32, 9);
         let sent = Instant::now();
         aimd.on_overload(sent, Instant::now());
         assert_eq!(aimd.limit(), 7);
-        // 7 successes in less than the minimum window: no increase yet.
-        for _ in 0..7 {
-            tokio::time::advance(ms(20)).await;
-            aimd.on_success(Instant::now());
+        // (successes, the wait before each, the limit after them)
+        for (n, gap, limit) in [
+            // 7 successes in less than the minimum window: no increase yet.
+            (7, ms(20), 7),
+            // Once the window has lasted 250 ms, the next success raises the limit by one.
+            (1, ms(200), 8),
+            // The next window needs 8 successes.
+            (7, ms(50), 8),
+            (1, ms(50), 9),
+        ] {
+            successes(&mut aimd, n, gap).await;
+            assert_eq!(aimd.limit(), limit, "after {n} more, {gap:?} apart");
         }
-        assert_eq!(aimd.limit(), 7);
-        // Once the window has lasted 250 ms, the next success raises the limit by one.
-        tokio::time::advance(ms(200)).await;
-        aimd.on_success(Instant::now());
-        assert_eq!(aimd.limit(), 8);
-        // The next window needs 8 successes.
-        for _ in 0..7 {
-            tokio::time::advance(ms(50)).await;
-            aimd.on_success(Instant::now());
-        }
-        assert_eq!(aimd.limit(), 8);
-        tokio::time::advance(ms(50)).await;
-        aimd.on_success(Instant::now());
-        assert_eq!(aimd.limit(), 9);
     }
 
     #[tokio::test(start_paused = true)]
@@ -250,10 +255,7 @@ mod tests {
         aimd.on_success(Instant::now());
         aimd.on_overload(Instant::now(), Instant::now());
         assert_eq!(aimd.limit(), 2);
-        for _ in 0..1000 {
-            tokio::time::advance(ms(100)).await;
-            aimd.on_success(Instant::now());
-        }
+        successes(&mut aimd, 1000, ms(100)).await;
         assert_eq!(aimd.limit(), 3);
     }
 

@@ -3,7 +3,8 @@
 use std::{sync::Arc, time::Duration};
 
 use jevjudge_client::{
-    AttemptOutcome, Backoff, CallOptions, Client, ClientBuilder, ErrorKind, TransportErrorKind,
+    AttemptOutcome, Backoff, CallOptions, ClientBuilder, ErrorKind, HttpResponse,
+    TransportErrorKind,
 };
 use jevjudge_wire::Detail;
 use tokio::time::Instant;
@@ -15,22 +16,17 @@ fn fixed_backoff(script: &Arc<Scripted>, wait: Duration) -> ClientBuilder<Arc<Sc
     builder(script.clone()).backoff(Backoff::fixed(wait))
 }
 
-/// Calls `client` once with the `limit` budget; the error it must end in, and how long it took
-/// (on the paused clock).
-async fn fails_within(
-    client: &Client<Arc<Scripted>>,
-    limit: Duration,
-) -> (jevjudge_client::Error, Duration) {
-    let start = Instant::now();
-    let error = client
-        .system_one(&noul_request(), budget(limit))
-        .await
-        .unwrap_err();
-    (error, start.elapsed())
-}
-
-fn budget(duration: Duration) -> CallOptions {
-    CallOptions::with_deadline(Instant::now() + duration)
+/// Answers `first` (with a wait header), then 200, through a client with a fixed `backoff` (or
+/// [`builder`]'s own when `None`): the call's attempts and when each attempt started (on the
+/// paused clock).
+async fn one_wait(first: HttpResponse, backoff: Option<Duration>) -> (u32, Vec<Duration>) {
+    let script = Scripted::new([Step::Respond(first), ok()]);
+    let client = match backoff {
+        Some(wait) => fixed_backoff(&script, wait),
+        None => builder(script.clone()),
+    };
+    let exchange = call(&client.build().unwrap()).await.unwrap();
+    (exchange.attempts, script.attempt_times())
 }
 
 // ---- the retry test table of systemone-wire.md §9 ----------------------------------------
@@ -88,14 +84,10 @@ async fn table_401_is_one_attempt_and_never_retried() {
 
 #[tokio::test(start_paused = true)]
 async fn table_retry_after_ms_replaces_the_backoff() {
-    let script = Scripted::new([
-        Step::Respond(json(429, "{}").with_header("retry-after-ms", "250")),
-        ok(),
-    ]);
-    let client = fixed_backoff(&script, secs(2)).build().unwrap();
-    let exchange = call(&client).await.unwrap();
-    assert_eq!(exchange.attempts, 2);
-    assert_eq!(script.attempt_times(), vec![Duration::ZERO, ms(250)]);
+    let first = json(429, "{}").with_header("retry-after-ms", "250");
+    let (attempts, times) = one_wait(first, Some(secs(2))).await;
+    assert_eq!(attempts, 2);
+    assert_eq!(times, vec![Duration::ZERO, ms(250)]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -168,14 +160,10 @@ async fn table_second_attempt_carries_retry_count_1() {
 
 #[tokio::test(start_paused = true)]
 async fn retry_after_one_second_puts_attempts_exactly_one_second_apart() {
-    let script = Scripted::new([
-        Step::Respond(json(429, "{}").with_header("Retry-After", "1")),
-        ok(),
-    ]);
-    let client = builder(script.clone()).build().unwrap();
-    let exchange = call(&client).await.unwrap();
-    assert_eq!(exchange.attempts, 2);
-    assert_eq!(script.attempt_times(), vec![Duration::ZERO, secs(1)]);
+    let first = json(429, "{}").with_header("Retry-After", "1");
+    let (attempts, times) = one_wait(first, None).await;
+    assert_eq!(attempts, 2);
+    assert_eq!(times, vec![Duration::ZERO, secs(1)]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -295,53 +283,34 @@ async fn a_slow_response_within_the_attempt_timeout_succeeds() {
 
 #[tokio::test(start_paused = true)]
 async fn a_server_wait_over_60_s_is_ignored_for_the_backoff() {
-    let script = Scripted::new([
-        Step::Respond(json(429, "{}").with_header("Retry-After", "120")),
-        ok(),
-    ]);
-    let client = fixed_backoff(&script, ms(700)).build().unwrap();
-    call(&client).await.unwrap();
-    assert_eq!(script.attempt_times(), vec![Duration::ZERO, ms(700)]);
+    let first = json(429, "{}").with_header("Retry-After", "120");
+    let (_, times) = one_wait(first, Some(ms(700))).await;
+    assert_eq!(times, vec![Duration::ZERO, ms(700)]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_unparsable_server_wait_is_ignored() {
-    let script = Scripted::new([
-        Step::Respond(
-            json(503, "{}")
-                .with_header("retry-after-ms", "soon")
-                .with_header("Retry-After", "later"),
-        ),
-        ok(),
-    ]);
-    let client = fixed_backoff(&script, ms(700)).build().unwrap();
-    call(&client).await.unwrap();
-    assert_eq!(script.attempt_times(), vec![Duration::ZERO, ms(700)]);
+    let first = json(503, "{}")
+        .with_header("retry-after-ms", "soon")
+        .with_header("Retry-After", "later");
+    let (_, times) = one_wait(first, Some(ms(700))).await;
+    assert_eq!(times, vec![Duration::ZERO, ms(700)]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_retry_after_date_is_honoured() {
     let date = httpdate::fmt_http_date(std::time::SystemTime::now() + secs(3));
-    let script = Scripted::new([
-        Step::Respond(json(503, "{}").with_header("Retry-After", &date)),
-        ok(),
-    ]);
-    let client = fixed_backoff(&script, ms(10)).build().unwrap();
-    call(&client).await.unwrap();
-    let second = script.attempt_times()[1];
+    let first = json(503, "{}").with_header("Retry-After", &date);
+    let second = one_wait(first, Some(ms(10))).await.1[1];
     // HTTP dates have whole seconds, so the wait is 2–3 s.
     assert!(secs(2) <= second && second <= secs(3), "{second:?}");
 }
 
 #[tokio::test(start_paused = true)]
 async fn retry_after_zero_retries_immediately() {
-    let script = Scripted::new([
-        Step::Respond(json(429, "{}").with_header("Retry-After", "0")),
-        ok(),
-    ]);
-    let client = builder(script.clone()).build().unwrap();
-    call(&client).await.unwrap();
-    assert_eq!(script.attempt_times(), vec![Duration::ZERO, Duration::ZERO]);
+    let first = json(429, "{}").with_header("Retry-After", "0");
+    let (_, times) = one_wait(first, None).await;
+    assert_eq!(times, vec![Duration::ZERO, Duration::ZERO]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -12,11 +12,18 @@ use jevjudge_wire::{DEFAULT_MODEL, Detail};
 use serde_json::json;
 use tokio::time::Instant;
 
-use crate::support::{KEY, call, mixed_request, ms, noul_request};
+use crate::support::{KEY, call, fails_within, mixed_request, ms, noul_request};
 
 async fn fake(config: Config) -> FakeServer {
     let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
     FakeServer::start(config, addr).await.unwrap()
+}
+
+/// A fake with the default config and a [`client_for`] it.
+async fn default_fake() -> (FakeServer, Client<HttpTransport>) {
+    let server = fake(Config::default()).await;
+    let client = client_for(&server).build().unwrap();
+    (server, client)
 }
 
 /// A real client for `server` with tiny waits.
@@ -31,8 +38,7 @@ fn client_for(server: &FakeServer) -> ClientBuilder<HttpTransport> {
 
 #[tokio::test]
 async fn a_clean_call_sends_the_exact_body_and_headers() {
-    let server = fake(Config::default()).await;
-    let client = client_for(&server).build().unwrap();
+    let (server, client) = default_fake().await;
     let request = mixed_request();
     let exchange = client
         .system_one(&request, CallOptions::default())
@@ -116,13 +122,7 @@ async fn server_waits_are_honoured() {
     assert!(start.elapsed() >= ms(120), "{:?}", start.elapsed());
 
     server.script(FaultPlan::new().then(Fault::RetryAfterSeconds(30)));
-    let error = client
-        .system_one(
-            &noul_request(),
-            CallOptions::with_deadline(Instant::now() + ms(500)),
-        )
-        .await
-        .unwrap_err();
+    let (error, _) = fails_within(&client, ms(500)).await;
     assert_eq!(error.detail(), Detail::RetryWaitExceedsBudget);
     assert_eq!(error.status(), Some(429));
     assert_eq!(error.retry_after(), Some(Duration::from_secs(30)));
@@ -133,52 +133,32 @@ async fn server_waits_are_honoured() {
 /// Each status fault of the fake, always on, and what the client makes of it.
 #[tokio::test]
 async fn status_faults_map_to_kinds_and_details() {
-    let server = fake(Config::default()).await;
-    let client = client_for(&server).build().unwrap();
+    use Detail::HttpStatus;
+    let (server, client) = default_fake().await;
     let cases: Vec<(Fault, ErrorKind, Detail, usize)> = vec![
         (
             Fault::RateLimited,
             ErrorKind::RateLimited,
-            Detail::HttpStatus(429),
+            HttpStatus(429),
             3,
         ),
         (
             Fault::RetryAfterMs(1),
             ErrorKind::RateLimited,
-            Detail::HttpStatus(429),
+            HttpStatus(429),
             3,
         ),
-        (
-            Fault::Overloaded,
-            ErrorKind::Overloaded,
-            Detail::HttpStatus(529),
-            3,
-        ),
-        (
-            Fault::Html(500),
-            ErrorKind::Server,
-            Detail::HttpStatus(500),
-            3,
-        ),
-        (
-            Fault::Html(502),
-            ErrorKind::Server,
-            Detail::HttpStatus(502),
-            3,
-        ),
-        (
-            Fault::Html(504),
-            ErrorKind::Server,
-            Detail::HttpStatus(504),
-            3,
-        ),
+        (Fault::Overloaded, ErrorKind::Overloaded, HttpStatus(529), 3),
+        (Fault::Html(500), ErrorKind::Server, HttpStatus(500), 3),
+        (Fault::Html(502), ErrorKind::Server, HttpStatus(502), 3),
+        (Fault::Html(504), ErrorKind::Server, HttpStatus(504), 3),
         (
             Fault::Json {
                 status: 401,
                 body: json!({"message": "invalid key"}),
             },
             ErrorKind::Auth,
-            Detail::HttpStatus(401),
+            HttpStatus(401),
             1,
         ),
         (
@@ -196,7 +176,7 @@ async fn status_faults_map_to_kinds_and_details() {
                 body: json!({}),
             },
             ErrorKind::Status,
-            Detail::HttpStatus(408),
+            HttpStatus(408),
             3,
         ),
     ];
@@ -241,8 +221,7 @@ async fn a_redirect_is_not_followed() {
 
 #[tokio::test]
 async fn connection_faults_end_as_transport_after_retries() {
-    let server = fake(Config::default()).await;
-    let client = client_for(&server).build().unwrap();
+    let (server, client) = default_fake().await;
     for fault in [Fault::Close, Fault::CloseMidBody] {
         server.script(FaultPlan::always(fault.clone()));
         let before = server.request_count();
@@ -286,26 +265,12 @@ async fn slow_and_stalled_servers_time_out() {
         .retries(0)
         .build()
         .unwrap();
-    let error = client
-        .system_one(
-            &noul_request(),
-            CallOptions::with_deadline(Instant::now() + Duration::from_secs(2)),
-        )
-        .await
-        .unwrap_err();
+    let (error, _) = fails_within(&client, Duration::from_secs(2)).await;
     assert_eq!(error.detail(), Detail::AttemptsExhausted);
 
     let client = client_for(&server).build().unwrap();
-    let start = Instant::now();
-    let error = client
-        .system_one(
-            &noul_request(),
-            CallOptions::with_deadline(Instant::now() + ms(150)),
-        )
-        .await
-        .unwrap_err();
+    let (error, elapsed) = fails_within(&client, ms(150)).await;
     assert_eq!(error.detail(), Detail::BudgetElapsed);
-    let elapsed = start.elapsed();
     assert!(
         ms(150) <= elapsed && elapsed < Duration::from_secs(2),
         "{elapsed:?}"
@@ -320,8 +285,7 @@ async fn slow_and_stalled_servers_time_out() {
 /// Each body and answer fault of the fake and the detail it must give (never retried).
 #[tokio::test]
 async fn body_and_answer_faults_map_to_invalid_response_details() {
-    let server = fake(Config::default()).await;
-    let client = client_for(&server).build().unwrap();
+    let (server, client) = default_fake().await;
     let cases = [
         (Fault::TruncatedBody, Detail::BodyUnreadable),
         (Fault::InvalidJson, Detail::BodyUnreadable),
@@ -368,8 +332,7 @@ async fn body_and_answer_faults_map_to_invalid_response_details() {
 
 #[tokio::test]
 async fn lenient_faults_still_succeed() {
-    let server = fake(Config::default()).await;
-    let client = client_for(&server).build().unwrap();
+    let (server, client) = default_fake().await;
     for fault in [
         Fault::NullConfidence,
         Fault::MissingUsage,
@@ -467,8 +430,7 @@ async fn an_unknown_model_and_a_wrong_route_are_final() {
 
 #[tokio::test]
 async fn list_models_reads_the_fakes_aliases() {
-    let server = fake(Config::default()).await;
-    let client = client_for(&server).build().unwrap();
+    let (server, client) = default_fake().await;
     let models = client.list_models().await.unwrap();
     let names: Vec<&str> = models.models.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["jev-latest", "jev-preview"]);

@@ -209,6 +209,25 @@ pub fn builder<T: Transport>(transport: T) -> ClientBuilder<T> {
         .transport(transport)
 }
 
+/// Calls `client` once with the `limit` budget; the error it must end in, and how long it took
+/// (on tokio's clock: paused or real).
+pub async fn fails_within<T: Transport>(
+    client: &Client<T>,
+    limit: Duration,
+) -> (jevjudge_client::Error, Duration) {
+    let start = Instant::now();
+    let error = client
+        .system_one(&noul_request(), budget(limit))
+        .await
+        .unwrap_err();
+    (error, start.elapsed())
+}
+
+/// Call options with a deadline `duration` from now.
+pub fn budget(duration: Duration) -> CallOptions {
+    CallOptions::with_deadline(Instant::now() + duration)
+}
+
 /// One call of [`noul_request`] with the default options.
 pub async fn call<T: Transport>(client: &Client<T>) -> Result<Exchange, jevjudge_client::Error> {
     client

@@ -85,6 +85,11 @@ fn judge<B: Backend>(backend: B, budget_ms: u64) -> Judge<B> {
     Judge::new(backend, Duration::from_millis(budget_ms)).unwrap()
 }
 
+/// One review of the state `"s"` under `definition`, with a 1 s budget.
+async fn review_s<B: Backend>(backend: B, definition: &Definition) -> Verdict {
+    judge(backend, 1000).review(json!("s"), definition).await
+}
+
 fn f1_state() -> Value {
     json!({"user_question": "Has my refund gone through?",
            "supporting_context": ["Business record: no refund has been executed"],
@@ -132,7 +137,7 @@ async fn rule_8_empty_instructions_are_not_checked_by_the_judge_but_refused_by_t
             Ok(()) => Err(BackendError::failed()),
         }
     });
-    let verdict = judge(refused, 1000).review(json!("s"), &definition).await;
+    let verdict = review_s(refused, &definition).await;
     assert_eq!(verdict.status, Status::Error);
     assert_eq!(verdict.error, ErrorCode::Backend);
     assert_eq!(verdict.detail, Some(Detail::RequestInvalid));
@@ -262,18 +267,14 @@ async fn f4_judge_test_table() {
     }
 
     let empty = backend_fn(|_| async { Ok(noul_response(Some("test"), &[])) });
-    let v = judge(empty, 1000)
-        .review(json!("s"), &support_draft_v1())
-        .await;
+    let v = review_s(empty, &support_draft_v1()).await;
     assert_eq!(
         (v.error, v.detail),
         (ErrorCode::InvalidResponse, Some(Detail::AnswerMissing))
     );
 
     let none = backend_fn(|_| async { Err(BackendError::no_response()) });
-    let v = judge(none, 1000)
-        .review(json!("s"), &support_draft_v1())
-        .await;
+    let v = review_s(none, &support_draft_v1()).await;
     assert_eq!(
         (v.error, v.detail),
         (ErrorCode::InvalidResponse, Some(Detail::NoResponse))
@@ -289,9 +290,7 @@ async fn rule_15_ids_and_types() {
             &[("supported", Some(0.9)), ("bonus", Some(0.9))],
         ))
     });
-    let v = judge(extra, 1000)
-        .review(json!("s"), &refund_answer_v1())
-        .await;
+    let v = review_s(extra, &refund_answer_v1()).await;
     assert_eq!(v.detail, Some(Detail::AnswerExtra));
     assert_eq!(v.model, None, "an injected backend may leave the model out");
 
@@ -303,9 +302,7 @@ async fn rule_15_ids_and_types() {
             raw_answers: None,
         })
     });
-    let v = judge(wrong, 1000)
-        .review(json!("s"), &refund_answer_v1())
-        .await;
+    let v = review_s(wrong, &refund_answer_v1()).await;
     assert_eq!(
         (v.error, v.detail),
         (ErrorCode::InvalidResponse, Some(Detail::AnswerWrongType))
@@ -481,9 +478,7 @@ async fn rule_29_secret_backend_text_appears_in_no_rendering() {
 #[tokio::test]
 async fn rule_30_errors_are_not_probabilities() {
     let failing = backend_fn(|_| async { Err(BackendError::new(Detail::Transport)) });
-    let verdict = judge(failing, 1000)
-        .review(json!("s"), &refund_answer_v1())
-        .await;
+    let verdict = review_s(failing, &refund_answer_v1()).await;
     assert_eq!(verdict.status, Status::Error);
     assert!(verdict.findings.is_empty());
     assert_ne!(verdict.status, Status::Fail);

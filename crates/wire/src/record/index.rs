@@ -117,33 +117,22 @@ impl ReplayIndex {
 
     /// The distinct models that answered, in first-seen order.
     pub fn answering_models(&self) -> Vec<&str> {
-        let mut seen = std::collections::HashSet::new();
-        self.records
-            .iter()
-            .map(|r| r.model.as_str())
-            .filter(|m| seen.insert(*m))
-            .collect()
+        first_seen(self.records.iter().map(|r| r.model.as_str()))
     }
 
     /// The distinct models that were asked for (`meta.requested_model`, else the answering
     /// model), in first-seen order.
     pub fn requested_models(&self) -> Vec<&str> {
-        let mut seen = std::collections::HashSet::new();
-        self.records
-            .iter()
-            .map(Record::requested_model)
-            .filter(|m| seen.insert(*m))
-            .collect()
+        first_seen(self.records.iter().map(Record::requested_model))
     }
 
     /// Every model name a lookup can match (requested and answering), in first-seen order.
     pub fn models(&self) -> Vec<&str> {
-        let mut seen = std::collections::HashSet::new();
-        self.records
-            .iter()
-            .flat_map(|r| [r.requested_model(), r.model.as_str()])
-            .filter(|m| seen.insert(*m))
-            .collect()
+        first_seen(
+            self.records
+                .iter()
+                .flat_map(|r| [r.requested_model(), r.model.as_str()]),
+        )
     }
 
     /// Whether any record is a fixture.
@@ -165,4 +154,10 @@ impl fmt::Debug for ReplayIndex {
             .field("digests", &self.by_digest.len())
             .finish_non_exhaustive()
     }
+}
+
+/// The distinct names of `names`, in first-seen order.
+fn first_seen<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut seen = std::collections::HashSet::new();
+    names.filter(|name| seen.insert(*name)).collect()
 }
