@@ -131,7 +131,7 @@ fn unknown_field(fields: &Map<String, Value>, known: &[&str]) -> Result<(), Serv
 /// The claim's JSON: the item, the review's id and version, the state, and the criteria
 /// (id, question, expected flag) — no finding of Jev's.
 pub fn claim_json(claimed: &Claimed) -> Value {
-    let criteria: Vec<Value> = match &claimed.questions {
+    let criteria: Vec<Value> = match &claimed.subject.questions {
         Value::Object(questions) => questions
             .iter()
             .map(|(id, question)| {
@@ -139,6 +139,7 @@ pub fn claim_json(claimed: &Claimed) -> Value {
                     "id": id,
                     "instructions": question.get("instructions").cloned().unwrap_or(Value::Null),
                     "expected": claimed
+                        .subject
                         .expected
                         .as_ref()
                         .and_then(|expected| expected.get(id))
@@ -150,11 +151,11 @@ pub fn claim_json(claimed: &Claimed) -> Value {
     };
     json!({
         "item": claimed.item.to_string(),
-        "review_id": claimed.review.review_id.to_string(),
-        "definition_version": claimed.review.definition_version,
+        "review_id": claimed.subject.review.review_id.to_string(),
+        "definition_version": claimed.subject.review.definition_version,
         "reason": claimed.reason,
         "slot": claimed.slot,
-        "state": claimed.state,
+        "state": claimed.subject.state,
         "criteria": criteria,
         "lease_expires": claimed.lease_expires_rfc3339(),
     })

@@ -30,7 +30,7 @@ mod url;
 pub use queue::{
     Agreement, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Labelled,
     MAX_NOTE_CHARS, QueueCursor, QueueEntry, QueueError, QueueItemId, QueueItemIdError,
-    QueueItemView, QueuePage, QueueReason, QueueStats, SECOND_REVIEW, statements,
+    QueueItemView, QueuePage, QueueReason, QueueStats, SECOND_REVIEW, Subject, statements,
 };
 pub use review::{
     Cursor, CursorError, Filter, KeptState, MAX_REFERENCE_CHARS, NewReview, Page, Review, ReviewId,

@@ -90,7 +90,10 @@ async fn decided_reviews_export_as_cases_that_eval_and_calibrate_run_on() {
             .unwrap();
         if i % 5 == 0 {
             let second = store.claim("ben", None, LEASE).await.unwrap().unwrap();
-            assert_eq!(second.review.review_id, first.review.review_id);
+            assert_eq!(
+                second.subject.review.review_id,
+                first.subject.review.review_id
+            );
             let answer = if i == 10 || i == 20 { !spam } else { spam };
             store
                 .decide(second.item, "ben", &decision(Some(answer)))

@@ -123,7 +123,7 @@ fn item_form(
     status: StatusCode,
     error: Option<String>,
 ) -> Response {
-    let criteria = criteria(&view.questions)
+    let criteria = criteria(&view.subject.questions)
         .into_iter()
         .map(|(id, instructions)| CriterionView {
             answer: field(form, &format!("c.{id}")).and_then(Answer::parse),
@@ -143,9 +143,9 @@ fn item_form(
     let page_view = ItemView {
         who: ui.who(session, csrf),
         item: view.entry.item.to_string(),
-        version: view.review.definition_version.clone(),
-        reference: view.review.reference.clone(),
-        state: view.state.as_ref(),
+        version: view.subject.review.definition_version.clone(),
+        reference: view.subject.review.reference.clone(),
+        state: view.subject.state.as_ref(),
         criteria,
         note: field(form, "note").unwrap_or("").to_owned(),
         lease_expires: lease,
@@ -158,10 +158,10 @@ fn result_page(ui: &Ui, session: &Session, csrf: &str, view: &QueueItemView) -> 
     let Some(decision) = &view.decision else {
         return not_yours();
     };
-    let rows = criteria(&view.questions)
+    let rows = criteria(&view.subject.questions)
         .into_iter()
         .map(|(id, instructions)| {
-            let jev = view.review.findings.get(&id);
+            let jev = view.subject.review.findings.get(&id);
             ResultRow {
                 reviewer: decision.findings.get(&id).copied().flatten(),
                 jev_status: jev
@@ -179,8 +179,8 @@ fn result_page(ui: &Ui, session: &Session, csrf: &str, view: &QueueItemView) -> 
     let result = ResultView {
         who: ui.who(session, csrf),
         item: view.entry.item.to_string(),
-        version: view.review.definition_version.clone(),
-        review_status: view.review.status.clone(),
+        version: view.subject.review.definition_version.clone(),
+        review_status: view.subject.review.status.clone(),
         rows,
         note: decision.note.clone(),
     };
@@ -203,7 +203,7 @@ pub(super) async fn decide(
     };
     let mut findings = std::collections::BTreeMap::new();
     let mut missing = Vec::new();
-    for (id, _) in criteria(&view.questions) {
+    for (id, _) in criteria(&view.subject.questions) {
         match field(&form, &format!("c.{id}")).and_then(Answer::parse) {
             Some(answer) => {
                 findings.insert(id, answer.finding());

@@ -122,11 +122,11 @@ pub struct Enqueue {
     pub copies: u8,
 }
 
-/// A leased item, with what its reviewer needs to decide. `Debug` never shows the state text.
+/// What a reviewer sees of a queued item: its review, the kept state text and the
+/// definition's questions and expected flags. Serialised in place, as the fields of the
+/// struct that holds it. `Debug` never shows the state text.
 #[derive(Clone, PartialEq, Serialize)]
-pub struct Claimed {
-    /// The item.
-    pub item: QueueItemId,
+pub struct Subject {
     /// The review (its findings are Jev's: keep them from the reviewer until the decision).
     pub review: Review,
     /// The kept state text, if the service kept it.
@@ -136,6 +136,16 @@ pub struct Claimed {
     pub questions: Value,
     /// The definition's expected flags, when stored ([`Store::put_definition_expected`]).
     pub expected: Option<BTreeMap<String, bool>>,
+}
+
+/// A leased item, with what its reviewer needs to decide. `Debug` never shows the state text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Claimed {
+    /// The item.
+    pub item: QueueItemId,
+    /// Its review, state text, questions and expected flags.
+    #[serde(flatten)]
+    pub subject: Subject,
     /// Why the review was queued: `status`, `sampled_pass` or `second_review`.
     pub reason: String,
     /// 1, or 2 for the second review's copy.
@@ -306,18 +316,13 @@ pub struct DecisionView {
 
 /// One item with its review, the definition's questions and its decision if decided.
 /// `Debug` never shows the state text.
-#[derive(Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct QueueItemView {
     /// The item's queue facts (its lease as of now).
     pub entry: QueueEntry,
-    /// The review.
-    pub review: Review,
-    /// The kept state text, if any.
-    pub state: Option<Value>,
-    /// The definition's questions JSON (`null` if never stored).
-    pub questions: Value,
-    /// The definition's expected flags, when stored.
-    pub expected: Option<BTreeMap<String, bool>>,
+    /// Its review, state text, questions and expected flags.
+    #[serde(flatten)]
+    pub subject: Subject,
     /// The decision, once decided.
     pub decision: Option<DecisionView>,
 }
@@ -348,26 +353,11 @@ impl Claimed {
     }
 }
 
-impl fmt::Debug for Claimed {
+impl fmt::Debug for Subject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Claimed")
-            .field("item", &self.item)
+        f.debug_struct("Subject")
             .field("review", &self.review)
             .field("state", &self.state.as_ref().map(|_| "<private>"))
-            .field("reason", &self.reason)
-            .field("slot", &self.slot)
-            .field("lease_expires", &self.lease_expires)
-            .finish_non_exhaustive()
-    }
-}
-
-impl fmt::Debug for QueueItemView {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("QueueItemView")
-            .field("entry", &self.entry)
-            .field("review", &self.review)
-            .field("state", &self.state.as_ref().map(|_| "<private>"))
-            .field("decision", &self.decision)
             .finish_non_exhaustive()
     }
 }

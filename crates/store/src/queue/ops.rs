@@ -140,14 +140,14 @@ impl Store {
         let item: QueueItemId = item.parse().map_err(|_| corrupt("queue_items.id"))?;
         let reason: String = row.try_get("item_reason")?;
         let slot: i64 = row.try_get("item_slot")?;
-        let (review, state, questions, expected) = match self.kind {
+        let subject = match self.kind {
             StoreKind::Postgres => {
                 // A LEFT JOIN: an item whose review is missing is an error, not "nothing
                 // pending".
                 if row.try_get::<Option<String>, _>("id")?.is_none() {
                     return Err(corrupt("a queued review is missing"));
                 }
-                review_parts(&row)?
+                subject_of(&row)?
             }
             StoreKind::Sqlite => {
                 let review_id: String = row.try_get("item_review")?;
@@ -156,10 +156,7 @@ impl Store {
         };
         Ok(Some(Claimed {
             item,
-            review,
-            state,
-            questions,
-            expected,
+            subject,
             reason,
             slot: u8::try_from(slot).map_err(|_| corrupt("queue_items.slot"))?,
             lease_expires: time_of(expires),
@@ -167,7 +164,7 @@ impl Store {
     }
 
     /// A review with its kept state, its definition's questions and expected flags.
-    async fn review_with_definition(&self, review_id: &str) -> Result<ReviewParts, StoreError> {
+    async fn review_with_definition(&self, review_id: &str) -> Result<Subject, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {} FROM reviews WHERE id = $1",
             review_with_definition_columns()
@@ -176,7 +173,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?
         .ok_or_else(|| corrupt("a queued review is missing"))?;
-        review_parts(&row)
+        subject_of(&row)
     }
 
     /// Saves `reviewer`'s decision on `item`, which they must hold under a live lease; the
@@ -478,15 +475,12 @@ impl Store {
             }),
             None => None,
         };
-        let (review, state, questions, expected) = self
+        let subject = self
             .review_with_definition(&entry.review_id.to_string())
             .await?;
         Ok(Some(QueueItemView {
             entry,
-            review,
-            state,
-            questions,
-            expected,
+            subject,
             decision,
         }))
     }

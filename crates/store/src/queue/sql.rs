@@ -55,7 +55,7 @@ pub(super) fn claim_sql(kind: StoreKind, by_version: bool) -> String {
 }
 
 /// The columns of a review with its kept state, its definition's questions and expected
-/// flags, selected from `reviews` ([`review_parts`] reads them).
+/// flags, selected from `reviews` ([`subject_of`] reads them).
 pub(super) fn review_with_definition_columns() -> String {
     format!(
         "{COLUMNS}, state AS state_text, \
@@ -67,15 +67,14 @@ pub(super) fn review_with_definition_columns() -> String {
 }
 
 /// A review, its kept state, its definition's questions (`null` when not stored) and
-/// expected flags.
-pub(super) type ReviewParts = (Review, Option<Value>, Value, Option<BTreeMap<String, bool>>);
-
-pub(super) fn review_parts(row: &AnyRow) -> Result<ReviewParts, StoreError> {
-    let review = review_of(row)?;
-    let state = json_of(row.try_get("state_text")?, "state")?;
-    let questions = json_of(row.try_get("questions")?, "questions")?.unwrap_or(Value::Null);
-    let expected = expected_of(row.try_get("expected")?)?;
-    Ok((review, state, questions, expected))
+/// expected flags, from the columns of [`review_with_definition_columns`].
+pub(super) fn subject_of(row: &AnyRow) -> Result<Subject, StoreError> {
+    Ok(Subject {
+        review: review_of(row)?,
+        state: json_of(row.try_get("state_text")?, "state")?,
+        questions: json_of(row.try_get("questions")?, "questions")?.unwrap_or(Value::Null),
+        expected: expected_of(row.try_get("expected")?)?,
+    })
 }
 
 /// PostgreSQL's claim: [`claim_sql`] in a `WITH`, joined to its review and definition, so

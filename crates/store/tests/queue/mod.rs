@@ -85,6 +85,15 @@ async fn queue(store: &Store, version: &str, copies: u8) -> (NewReview, Vec<Queu
     (review, items)
 }
 
+/// The keys of a JSON object, in their order.
+fn keys_of(json: &Value) -> Vec<&str> {
+    json.as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
 fn decision(supported: Option<bool>, polite: Option<bool>) -> Decision {
     Decision {
         findings: BTreeMap::from([
@@ -104,14 +113,14 @@ async fn a_claimed_item_is_decided_once_by_its_holder(url: StoreUrl) {
         .await
         .expect("one item is pending");
     assert_eq!(claimed.item, items[0]);
-    assert_eq!(claimed.review.review_id, review.id);
+    assert_eq!(claimed.subject.review.review_id, review.id);
     assert_eq!(
-        claimed.state,
+        claimed.subject.state,
         Some(json!({"assistant_answer": "No refund yet."}))
     );
-    assert_eq!(claimed.questions, questions());
+    assert_eq!(claimed.subject.questions, questions());
     assert_eq!(
-        claimed.expected,
+        claimed.subject.expected,
         Some(BTreeMap::from([
             ("supported".to_owned(), true),
             ("polite".to_owned(), false)
@@ -121,6 +130,20 @@ async fn a_claimed_item_is_decided_once_by_its_holder(url: StoreUrl) {
     let json = serde_json::to_value(&claimed).unwrap();
     assert!(json["lease_expires"].as_str().unwrap().ends_with('Z'));
     assert_eq!(json["item"], items[0].to_string());
+    // The subject's fields stand in place, in the order they always had.
+    assert_eq!(
+        keys_of(&json),
+        [
+            "item",
+            "review",
+            "state",
+            "questions",
+            "expected",
+            "reason",
+            "slot",
+            "lease_expires"
+        ]
+    );
     assert!(
         !format!("{claimed:?}").contains("No refund yet"),
         "Debug never shows state text"
@@ -192,11 +215,28 @@ async fn a_claimed_item_is_decided_once_by_its_holder(url: StoreUrl) {
     assert!(claim(&store, "ana", None, LEASE, t0).await.is_none());
 
     let view = store.queue_item(items[0]).await.unwrap().expect("found");
+    let json = serde_json::to_value(&view).unwrap();
+    assert_eq!(
+        keys_of(&json),
+        [
+            "entry",
+            "review",
+            "state",
+            "questions",
+            "expected",
+            "decision"
+        ]
+    );
+    assert_eq!(json["state"], json!({"assistant_answer": "No refund yet."}));
+    assert!(
+        !format!("{view:?}").contains("No refund yet"),
+        "Debug shows no state text"
+    );
     let saved = view.decision.expect("decided");
     assert_eq!(saved.reviewer, "ana");
     assert_eq!(saved.findings, decision(Some(true), None).findings);
     assert_eq!(saved.note.as_deref(), Some("checked the order system"));
-    assert_eq!(view.questions, questions());
+    assert_eq!(view.subject.questions, questions());
     assert!(
         store
             .queue_item(QueueItemId::new())
@@ -303,7 +343,7 @@ async fn the_two_slots_of_a_second_review_go_to_different_reviewers(url: StoreUr
     let second = claim(&store, "ben", None, LEASE, t0).await.unwrap();
     assert_eq!((second.item, second.slot), (items[1], 2));
     assert_eq!(second.reason, "second_review");
-    assert_eq!(second.review.review_id, review.id);
+    assert_eq!(second.subject.review.review_id, review.id);
     // A released slot 1 lease lets its reviewer take slot 2 afterwards, not both at once.
     let (_, other) = queue(&store, "v1", 2).await;
     let a = claim(&store, "cem", None, LEASE, t0).await.unwrap();
@@ -353,13 +393,13 @@ async fn concurrent_claims_never_hand_out_an_item_twice(url: StoreUrl) {
                 );
                 assert_eq!(
                     slots_of[&claimed.item],
-                    (claimed.review.review_id, claimed.slot)
+                    (claimed.subject.review.review_id, claimed.slot)
                 );
                 assert!(
                     reviews_of
                         .entry(reviewer.clone())
                         .or_default()
-                        .insert(claimed.review.review_id),
+                        .insert(claimed.subject.review.review_id),
                     "{reviewer} got both slots of one review"
                 );
             }
@@ -393,7 +433,7 @@ async fn agreement_is_cohens_kappa_per_criterion(url: StoreUrl) {
             .await
             .unwrap();
         let two = claim(&store, "ben", None, LEASE, t0).await.unwrap();
-        assert_eq!(two.review.review_id, one.review.review_id);
+        assert_eq!(two.subject.review.review_id, one.subject.review.review_id);
         store
             .decide_at(two.item, "ben", &decision(second.0, second.1), t0)
             .await
@@ -577,7 +617,7 @@ async fn labelled_reads_give_each_queued_review_its_decisions_and_record(url: St
         .await
         .unwrap();
     let second = claim(&store, "ana", None, LEASE, t0).await.unwrap();
-    assert_eq!(second.review.review_id, twice.id);
+    assert_eq!(second.subject.review.review_id, twice.id);
     store
         .decide_at(second.item, "ana", &decision(None, Some(true)), t0)
         .await
