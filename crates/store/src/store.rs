@@ -362,18 +362,13 @@ impl Store {
         &self,
         mut each: impl FnMut(Record) -> Result<(), StoreError>,
     ) -> Result<u64, StoreError> {
-        let mut batches = Batches::new(
-            &self.pool,
-            "SELECT r.id AS id, r.received_at AS received_at, r.model AS model, \
-             r.requested_model AS requested_model, r.state AS state, r.answers AS answers, \
-             r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, \
-             r.backend AS backend, d.questions AS questions FROM reviews r JOIN definitions d \
+        let sql = format!(
+            "SELECT {RECORD_COLUMNS} FROM reviews r JOIN definitions d \
              ON d.digest = r.definition_digest \
              WHERE r.state IS NOT NULL AND r.answers IS NOT NULL AND r.model IS NOT NULL \
-             AND r.id > $1 ORDER BY r.id LIMIT $2",
-            "id",
-            EXPORT_BATCH,
+             AND r.id > $1 ORDER BY r.id LIMIT $2"
         );
+        let mut batches = Batches::new(&self.pool, &sql, "id", EXPORT_BATCH);
         let mut count = 0;
         while let Some(rows) = batches.next().await? {
             for row in &rows {
@@ -509,7 +504,7 @@ pub(crate) async fn count_rows(
 /// being the text column `key`.
 pub(crate) struct Batches<'a> {
     pool: &'a AnyPool,
-    sql: &'static str,
+    sql: &'a str,
     key: &'static str,
     size: i64,
     after: String,
@@ -519,7 +514,7 @@ impl<'a> Batches<'a> {
     /// The walk from the start.
     pub(crate) fn new(
         pool: &'a AnyPool,
-        sql: &'static str,
+        sql: &'a str,
         key: &'static str,
         size: i64,
     ) -> Batches<'a> {
@@ -619,6 +614,12 @@ pub(crate) fn review_of(row: &AnyRow) -> Result<Review, StoreError> {
         state_erased_at: erased.map(rfc3339_millis),
     })
 }
+
+/// The columns [`record_of`] reads, of `reviews r` joined to `definitions d`.
+pub(crate) const RECORD_COLUMNS: &str = "r.id AS id, r.received_at AS received_at, \
+    r.model AS model, r.requested_model AS requested_model, r.state AS state, \
+    r.answers AS answers, r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, \
+    r.backend AS backend, d.questions AS questions";
 
 pub(crate) fn record_of(row: &AnyRow) -> Result<Record, StoreError> {
     let json = |column: &str| -> Result<Value, StoreError> {

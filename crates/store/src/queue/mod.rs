@@ -29,7 +29,8 @@ use crate::{
     MAX_PAGE, NewReview, Review, ReviewId, Store, StoreError, StoreKind,
     review::{rfc3339_millis, unix_millis},
     store::{
-        Batches, Bind, COLUMNS, corrupt, count_rows, query_with, record_of, review_of, write_review,
+        Batches, Bind, COLUMNS, RECORD_COLUMNS, corrupt, count_rows, query_with, record_of,
+        review_of, write_review,
     },
 };
 

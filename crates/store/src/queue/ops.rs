@@ -515,17 +515,14 @@ impl Store {
             .bind(&last)
             .fetch_all(&self.pool)
             .await?;
-            let reviews = sqlx::query(
-                "SELECT r.id AS id, r.received_at AS received_at, r.model AS model, \
-                 r.requested_model AS requested_model, r.state AS state, r.answers AS answers, \
-                 r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, \
-                 r.backend AS backend, r.definition_version AS definition_version, \
-                 d.questions AS questions, d.expected AS expected FROM reviews r \
+            let reviews = sqlx::query(&format!(
+                "SELECT {RECORD_COLUMNS}, r.definition_version AS definition_version, \
+                 d.expected AS expected FROM reviews r \
                  LEFT JOIN definitions d ON d.digest = r.definition_digest \
                  WHERE r.id >= $1 AND r.id <= $2 AND r.id IN \
                  (SELECT review_id FROM queue_items WHERE review_id >= $1 AND review_id <= $2) \
-                 ORDER BY r.id",
-            )
+                 ORDER BY r.id"
+            ))
             .bind(&first)
             .bind(&last)
             .fetch_all(&self.pool)
