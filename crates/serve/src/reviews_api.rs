@@ -342,15 +342,10 @@ mod tests {
         assert_eq!(query.filter.status.as_deref(), Some("FAIL"));
         assert_eq!(query.limit, 500);
         assert!(query.filter.since.is_some());
+        let limit = "`limit` must be a whole number from 1 to 500";
         for (pairs, message) in [
-            (
-                vec![("limit", "0")],
-                "`limit` must be a whole number from 1 to 500",
-            ),
-            (
-                vec![("limit", "501")],
-                "`limit` must be a whole number from 1 to 500",
-            ),
+            (vec![("limit", "0")], limit),
+            (vec![("limit", "501")], limit),
             (
                 vec![("status", "MAYBE")],
                 "`status` must be PASS, FAIL, INCONCLUSIVE or ERROR",
