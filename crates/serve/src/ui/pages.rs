@@ -268,16 +268,30 @@ pub(crate) fn queue(view: &QueueView<'_>) -> Markup {
     )
 }
 
+/// A page about one queue item, for the signed-in reviewer (with the keyboard script): an
+/// `h1` of `heading` and the item's short id, then `body`.
+fn item_page(title: &str, heading: &str, who: &Who<'_>, item: &str, body: Markup) -> Markup {
+    layout(
+        title,
+        Some(who),
+        true,
+        html! {
+            h1 { (heading) code { (short(item)) } }
+            (body)
+        },
+    )
+}
+
 /// The item page: the state as text, the criteria as questions, blind.
 pub(crate) fn item(view: &ItemView<'_>) -> Markup {
     let action = format!("/ui/items/{}/decision", view.item);
     let release = format!("/ui/items/{}/release", view.item);
-    layout(
+    item_page(
         "Item",
-        Some(&view.who),
-        true,
+        "Item ",
+        &view.who,
+        &view.item,
         html! {
-            h1 { "Item " code { (short(&view.item)) } }
             p.meta {
                 "Definition " code { (view.version) }
                 @if let Some(reference) = &view.reference { " · reference " code { (reference) } }
@@ -325,12 +339,12 @@ pub(crate) fn item(view: &ItemView<'_>) -> Markup {
 
 /// The result page: the reviewer's decision beside Jev's findings.
 pub(crate) fn result(view: &ResultView<'_>) -> Markup {
-    layout(
+    item_page(
         "Result",
-        Some(&view.who),
-        true,
+        "Saved: item ",
+        &view.who,
+        &view.item,
         html! {
-            h1 { "Saved: item " code { (short(&view.item)) } }
             p.meta { "Definition " code { (view.version) } " · Jev's verdict " strong { (view.review_status) } }
             table.result {
                 thead { tr { th { "Criterion" } th { "You" } th { "Jev P(holds)" } th { "Jev status" } } }
