@@ -397,13 +397,24 @@ async fn the_item_page_shows_the_draft_escaped_and_no_probability_until_decided(
 #[tokio::test]
 async fn the_static_files_are_served_with_their_types() {
     let (service, _fake) = service().await;
-    let css = get(&format!("{}/ui/static/style.css", service.url), "").await;
-    assert_eq!(css.status, 200);
-    assert_eq!(css.headers["content-type"], "text/css; charset=utf-8");
-    let js = get(&format!("{}/ui/static/keys.js", service.url), "").await;
-    assert_eq!(js.headers["content-type"], "text/javascript; charset=utf-8");
-    assert_eq!(js.headers["x-content-type-options"], "nosniff");
-    assert!(js.text().contains("keydown"));
+    for (path, content_type, text) in [
+        (
+            "/ui/static/style.css",
+            "text/css; charset=utf-8",
+            "font-family",
+        ),
+        (
+            "/ui/static/keys.js",
+            "text/javascript; charset=utf-8",
+            "keydown",
+        ),
+    ] {
+        let file = get(&format!("{}{path}", service.url), "").await;
+        assert_eq!(file.status, 200, "{path}");
+        assert_eq!(file.headers["content-type"], content_type, "{path}");
+        assert_eq!(file.headers["x-content-type-options"], "nosniff", "{path}");
+        assert!(file.text().contains(text), "{path}");
+    }
     service.stop().await.expect("a clean stop");
 }
 
