@@ -7,6 +7,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use jevjudge_wire::lines::{CappedLines, LineFault};
 use serde_json::{Map, Value};
 
 /// What the evaluator reviews: the seeds' (question, evidence, answer), or any state.
@@ -376,62 +377,32 @@ pub fn for_each_case(
 /// `max_total_bytes` in all, is an error naming the cap; memory stays within them. A source
 /// with no case at all is an error too.
 pub fn for_each_case_capped(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     limit: usize,
     max_line_bytes: usize,
     max_total_bytes: Option<u64>,
     mut visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
-    use jevjudge_wire::lines::{LineRead, read_line_bounded};
     let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut count = 0;
-    let mut total: u64 = 0;
-    let mut buf = Vec::new();
-    let mut number = 0;
-    loop {
-        number += 1;
-        let at = |kind| CasesError {
-            path: None,
-            line: Some(number),
-            kind,
-        };
-        let bytes = match read_line_bounded(&mut reader, &mut buf, max_line_bytes) {
-            Ok(LineRead::Eof) => break,
-            Ok(LineRead::TooLong) => {
-                return Err(at(CasesErrorKind::LineTooLong {
-                    cap: max_line_bytes,
-                }));
-            }
-            Ok(LineRead::Line { bytes, .. }) => bytes,
-            Err(e) => return Err(at(CasesErrorKind::Io(e))),
-        };
-        total += bytes as u64;
-        if let Some(cap) = max_total_bytes.filter(|cap| total > *cap) {
-            return Err(at(CasesErrorKind::TooLarge { cap }));
-        }
-        let line = std::str::from_utf8(&buf).map_err(|_| {
-            at(CasesErrorKind::Io(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "not valid UTF-8",
-            )))
-        })?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let case = parse_case(line).map_err(at)?;
+    let mut lines = CappedLines::new(reader, max_line_bytes, max_total_bytes);
+    while let Some((number, line)) = lines
+        .next_line()
+        .map_err(|(number, fault)| at_line(number, fault_kind(fault)))?
+    {
+        let case = parse_case(line).map_err(|kind| at_line(number, kind))?;
         if let Some(first_line) = seen.get(&case.id) {
-            return Err(at(CasesErrorKind::DuplicateId {
-                id: case.id,
-                first_line: *first_line,
-            }));
+            return Err(at_line(
+                number,
+                CasesErrorKind::DuplicateId {
+                    id: case.id,
+                    first_line: *first_line,
+                },
+            ));
         }
         count += 1;
         if count > limit {
-            return Err(CasesError {
-                path: None,
-                line: Some(number),
-                kind: CasesErrorKind::TooMany { limit },
-            });
+            return Err(at_line(number, CasesErrorKind::TooMany { limit }));
         }
         seen.insert(case.id.clone(), number);
         visit(case);
@@ -444,6 +415,28 @@ pub fn for_each_case_capped(
         });
     }
     Ok(count)
+}
+
+/// The error of line `number`.
+fn at_line(number: usize, kind: CasesErrorKind) -> CasesError {
+    CasesError {
+        path: None,
+        line: Some(number),
+        kind,
+    }
+}
+
+/// What a fault of the line reader means for a cases source.
+fn fault_kind(fault: LineFault) -> CasesErrorKind {
+    match fault {
+        LineFault::Io(e) => CasesErrorKind::Io(e),
+        LineFault::TooLong { cap } => CasesErrorKind::LineTooLong { cap },
+        LineFault::TooLarge { cap } => CasesErrorKind::TooLarge { cap },
+        LineFault::NotUtf8 => CasesErrorKind::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not valid UTF-8",
+        )),
+    }
 }
 
 /// Reads a cases file; errors name the file and the line.

@@ -74,6 +74,91 @@ pub fn read_line_bounded(
     }
 }
 
+/// Why [`CappedLines::next_line`] stopped short of a line.
+#[derive(Debug)]
+pub enum LineFault {
+    /// Reading failed.
+    Io(io::Error),
+    /// The line is longer than the line cap.
+    TooLong {
+        /// The line cap in bytes.
+        cap: usize,
+    },
+    /// The input read so far, this line included, is longer than the total cap.
+    TooLarge {
+        /// The total cap in bytes.
+        cap: u64,
+    },
+    /// The line is not valid UTF-8.
+    NotUtf8,
+}
+
+/// The non-blank lines of a line-oriented text input (cases, `.jevl` records) as text, each
+/// with its 1-based line number: every line is read with [`read_line_bounded`] under the line
+/// cap, the bytes of all lines (newlines included) are counted against the total cap, if any,
+/// and lines of whitespace only are skipped (they still count in the numbering). Memory stays
+/// within the line cap, whatever the input.
+pub struct CappedLines<R> {
+    reader: R,
+    text: String,
+    number: usize,
+    total: u64,
+    max_line_bytes: usize,
+    max_total_bytes: Option<u64>,
+}
+
+impl<R: BufRead> CappedLines<R> {
+    /// Lines of `reader`, each at most `max_line_bytes` long, `max_total_bytes` (when given)
+    /// in all.
+    pub fn new(reader: R, max_line_bytes: usize, max_total_bytes: Option<u64>) -> Self {
+        Self {
+            reader,
+            text: String::new(),
+            number: 0,
+            total: 0,
+            max_line_bytes,
+            max_total_bytes,
+        }
+    }
+
+    /// The next line that is not blank, with its number, or `None` at the end of the input.
+    /// An error carries the number of the line it is about; reading stops there (what a
+    /// further call returns is unspecified).
+    pub fn next_line(&mut self) -> Result<Option<(usize, &str)>, (usize, LineFault)> {
+        loop {
+            self.number += 1;
+            match self.read_text() {
+                Ok(false) => return Ok(None),
+                Ok(true) if self.text.trim().is_empty() => {}
+                Ok(true) => return Ok(Some((self.number, &self.text))),
+                Err(fault) => return Err((self.number, fault)),
+            }
+        }
+    }
+
+    /// Reads the next line into `self.text`, checking both caps; false at the end.
+    fn read_text(&mut self) -> Result<bool, LineFault> {
+        let mut buf = std::mem::take(&mut self.text).into_bytes();
+        let read = read_line_bounded(&mut self.reader, &mut buf, self.max_line_bytes)
+            .map_err(LineFault::Io)?;
+        let bytes = match read {
+            LineRead::Eof => return Ok(false),
+            LineRead::TooLong => {
+                return Err(LineFault::TooLong {
+                    cap: self.max_line_bytes,
+                });
+            }
+            LineRead::Line { bytes, .. } => bytes,
+        };
+        self.total += bytes as u64;
+        if let Some(cap) = self.max_total_bytes.filter(|cap| self.total > *cap) {
+            return Err(LineFault::TooLarge { cap });
+        }
+        self.text = String::from_utf8(buf).map_err(|_| LineFault::NotUtf8)?;
+        Ok(true)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +196,44 @@ mod tests {
             read_line_bounded(&mut over, &mut buf, 3).unwrap(),
             LineRead::TooLong
         );
+    }
+
+    #[test]
+    fn capped_lines_skip_blank_lines_but_number_them() {
+        let mut lines = CappedLines::new("a\n \n\r\nb\r\n\nc".as_bytes(), 10, None);
+        assert_eq!(lines.next_line().unwrap(), Some((1, "a")));
+        assert_eq!(lines.next_line().unwrap(), Some((4, "b\r")));
+        assert_eq!(lines.next_line().unwrap(), Some((6, "c")));
+        assert_eq!(lines.next_line().unwrap(), None);
+    }
+
+    #[test]
+    fn capped_lines_name_the_line_of_each_fault() {
+        let fault = |input: &[u8], max_line: usize, max_total: Option<u64>| {
+            let mut lines = CappedLines::new(input, max_line, max_total);
+            loop {
+                match lines.next_line() {
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("no fault in {input:?}"),
+                    Err((line, fault)) => return (line, fault),
+                }
+            }
+        };
+        let (line, too_long) = fault(b"ab\n\nabcd\n", 3, None);
+        assert_eq!(line, 3);
+        assert!(
+            matches!(too_long, LineFault::TooLong { cap: 3 }),
+            "{too_long:?}"
+        );
+        // 3 + 1 + 4 bytes: the third line passes the total cap of 7.
+        let (line, too_large) = fault(b"ab\n\nabc\nz\n", 10, Some(7));
+        assert_eq!(line, 3);
+        assert!(
+            matches!(too_large, LineFault::TooLarge { cap: 7 }),
+            "{too_large:?}"
+        );
+        let (line, not_utf8) = fault(b"ok\n\xff\n", 10, Some(100));
+        assert_eq!(line, 2);
+        assert!(matches!(not_utf8, LineFault::NotUtf8), "{not_utf8:?}");
     }
 }

@@ -2,6 +2,8 @@
 
 use std::{io::BufRead, path::Path};
 
+use crate::lines::{CappedLines, LineFault};
+
 use super::{Record, RecordError, RecordErrorKind, parse_line, time::is_rfc3339};
 
 /// Reads every record of a `.jevl` stream, in file order; see the [module docs](super).
@@ -53,48 +55,22 @@ pub fn read_file(path: &Path) -> Result<Vec<Record>, RecordError> {
 /// `max_total_bytes` is an error (memory stays within the caps, even for `/dev/zero`), and so
 /// is a record whose `id` is not a `sha256:` digest or whose `ts` is not an RFC 3339 time.
 pub fn read_records_capped(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     max_line_bytes: usize,
     max_total_bytes: u64,
 ) -> Result<Vec<Record>, RecordError> {
-    use crate::lines::{LineRead, read_line_bounded};
     let mut records = Vec::new();
-    let mut buf = Vec::new();
-    let mut line_no = 0;
-    let mut total: u64 = 0;
-    loop {
-        line_no += 1;
-        let at_line = |kind| RecordError {
-            path: None,
-            line: Some(line_no),
-            kind,
-        };
-        let bytes = match read_line_bounded(&mut reader, &mut buf, max_line_bytes) {
-            Ok(LineRead::Eof) => break,
-            Ok(LineRead::TooLong) => {
-                return Err(at_line(RecordErrorKind::LineTooLong {
-                    cap: max_line_bytes,
-                }));
-            }
-            Ok(LineRead::Line { bytes, .. }) => bytes,
-            Err(e) => return Err(at_line(RecordErrorKind::Io(e))),
-        };
-        total += bytes as u64;
-        if total > max_total_bytes {
-            return Err(at_line(RecordErrorKind::FileTooLarge {
-                cap: max_total_bytes,
-            }));
-        }
-        let line = std::str::from_utf8(&buf).map_err(|_| at_line(RecordErrorKind::NotUtf8))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let record = parse_line(line).map_err(at_line)?;
+    let mut lines = CappedLines::new(reader, max_line_bytes, Some(max_total_bytes));
+    while let Some((line_no, line)) = lines
+        .next_line()
+        .map_err(|(line_no, fault)| at_line(line_no, fault_kind(fault)))?
+    {
+        let record = parse_line(line).map_err(|kind| at_line(line_no, kind))?;
         if !is_digest(&record.id) {
-            return Err(at_line(RecordErrorKind::BadId));
+            return Err(at_line(line_no, RecordErrorKind::BadId));
         }
         if !is_rfc3339(&record.ts) {
-            return Err(at_line(RecordErrorKind::BadTimestamp));
+            return Err(at_line(line_no, RecordErrorKind::BadTimestamp));
         }
         records.push(record);
     }
@@ -121,6 +97,25 @@ pub fn read_file_capped(
         e.path = Some(path.to_owned());
         e
     })
+}
+
+/// The error of line `line_no`.
+fn at_line(line_no: usize, kind: RecordErrorKind) -> RecordError {
+    RecordError {
+        path: None,
+        line: Some(line_no),
+        kind,
+    }
+}
+
+/// What a fault of the line reader means for a `.jevl` stream.
+fn fault_kind(fault: LineFault) -> RecordErrorKind {
+    match fault {
+        LineFault::Io(e) => RecordErrorKind::Io(e),
+        LineFault::TooLong { cap } => RecordErrorKind::LineTooLong { cap },
+        LineFault::TooLarge { cap } => RecordErrorKind::FileTooLarge { cap },
+        LineFault::NotUtf8 => RecordErrorKind::NotUtf8,
+    }
 }
 
 /// `sha256:` followed by 64 lowercase hex digits.
