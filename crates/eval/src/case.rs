@@ -441,9 +441,7 @@ fn fault_kind(fault: LineFault) -> CasesErrorKind {
 
 /// Reads a cases file; errors name the file and the line.
 pub fn read_cases_file(path: &Path, limit: usize) -> Result<Vec<Case>, CasesError> {
-    let mut cases = Vec::new();
-    for_each_case_in_file(path, limit, |case| cases.push(case))?;
-    Ok(cases)
+    in_file(path, |reader| read_cases(reader, limit))
 }
 
 /// Streams a cases file; errors name the file and the line.
@@ -452,13 +450,7 @@ pub fn for_each_case_in_file(
     limit: usize,
     visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
-    for_each_case_in_file_capped(
-        path,
-        limit,
-        jevjudge_wire::lines::DEFAULT_MAX_LINE_BYTES,
-        None,
-        visit,
-    )
+    in_file(path, |reader| for_each_case(reader, limit, visit))
 }
 
 /// [`for_each_case_capped`] on a file; errors name the file and the line.
@@ -469,19 +461,23 @@ pub fn for_each_case_in_file_capped(
     max_total_bytes: Option<u64>,
     visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
+    in_file(path, |reader| {
+        for_each_case_capped(reader, limit, max_line_bytes, max_total_bytes, visit)
+    })
+}
+
+/// Runs `read` on the file at `path`; its errors, and the file's failing to open, name the
+/// file.
+fn in_file<T>(
+    path: &Path,
+    read: impl FnOnce(std::io::BufReader<std::fs::File>) -> Result<T, CasesError>,
+) -> Result<T, CasesError> {
     let file = std::fs::File::open(path).map_err(|e| CasesError {
         path: Some(path.to_owned()),
         line: None,
         kind: CasesErrorKind::Io(e),
     })?;
-    for_each_case_capped(
-        std::io::BufReader::new(file),
-        limit,
-        max_line_bytes,
-        max_total_bytes,
-        visit,
-    )
-    .map_err(|mut e| {
+    read(std::io::BufReader::new(file)).map_err(|mut e| {
         e.path = Some(path.to_owned());
         e
     })
