@@ -6,6 +6,7 @@ use std::{
 };
 
 use super::FORMAT_VERSION;
+use crate::lines::LineFault;
 
 /// What is wrong with a record line. The text never includes the line's content.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +75,18 @@ pub enum RecordErrorKind {
     Io(std::io::Error),
 }
 
+/// What a fault of the line reader means for a `.jevl` stream.
+impl From<LineFault> for RecordErrorKind {
+    fn from(fault: LineFault) -> RecordErrorKind {
+        match fault {
+            LineFault::Io(e) => RecordErrorKind::Io(e),
+            LineFault::TooLong { cap } => RecordErrorKind::LineTooLong { cap },
+            LineFault::TooLarge { cap } => RecordErrorKind::FileTooLarge { cap },
+            LineFault::NotUtf8 => RecordErrorKind::NotUtf8,
+        }
+    }
+}
+
 /// A bad `.jevl` line or file: where (file, 1-based line) and what ([`RecordErrorKind`]).
 ///
 /// Displays as `records.jevl:3: missing field `ts``, or `line 3: …` when read from a stream.
@@ -85,6 +98,15 @@ pub struct RecordError {
 }
 
 impl RecordError {
+    /// The error of line `line` of a stream (the path is added by the file readers).
+    pub(super) fn at_line(line: usize, kind: RecordErrorKind) -> RecordError {
+        RecordError {
+            path: None,
+            line: Some(line),
+            kind,
+        }
+    }
+
     /// What is wrong.
     pub fn kind(&self) -> &RecordErrorKind {
         &self.kind

@@ -2,7 +2,7 @@
 
 use std::{io::BufRead, path::Path};
 
-use crate::lines::{CappedLines, LineFault};
+use crate::lines::CappedLines;
 
 use super::{Record, RecordError, RecordErrorKind, parse_line, time::is_rfc3339};
 
@@ -17,11 +17,7 @@ pub fn read_records(mut reader: impl BufRead) -> Result<Vec<Record>, RecordError
     loop {
         buf.clear();
         line_no += 1;
-        let at_line = |kind| RecordError {
-            path: None,
-            line: Some(line_no),
-            kind,
-        };
+        let at_line = |kind| RecordError::at_line(line_no, kind);
         match reader.read_until(b'\n', &mut buf) {
             Ok(0) => break,
             Ok(_) => {}
@@ -63,14 +59,15 @@ pub fn read_records_capped(
     let mut lines = CappedLines::new(reader, max_line_bytes, Some(max_total_bytes));
     while let Some((line_no, line)) = lines
         .next_line()
-        .map_err(|(line_no, fault)| at_line(line_no, fault_kind(fault)))?
+        .map_err(|(line_no, fault)| RecordError::at_line(line_no, fault.into()))?
     {
-        let record = parse_line(line).map_err(|kind| at_line(line_no, kind))?;
+        let at_line = |kind| RecordError::at_line(line_no, kind);
+        let record = parse_line(line).map_err(at_line)?;
         if !is_digest(&record.id) {
-            return Err(at_line(line_no, RecordErrorKind::BadId));
+            return Err(at_line(RecordErrorKind::BadId));
         }
         if !is_rfc3339(&record.ts) {
-            return Err(at_line(line_no, RecordErrorKind::BadTimestamp));
+            return Err(at_line(RecordErrorKind::BadTimestamp));
         }
         records.push(record);
     }
@@ -97,25 +94,6 @@ pub fn read_file_capped(
         e.path = Some(path.to_owned());
         e
     })
-}
-
-/// The error of line `line_no`.
-fn at_line(line_no: usize, kind: RecordErrorKind) -> RecordError {
-    RecordError {
-        path: None,
-        line: Some(line_no),
-        kind,
-    }
-}
-
-/// What a fault of the line reader means for a `.jevl` stream.
-fn fault_kind(fault: LineFault) -> RecordErrorKind {
-    match fault {
-        LineFault::Io(e) => RecordErrorKind::Io(e),
-        LineFault::TooLong { cap } => RecordErrorKind::LineTooLong { cap },
-        LineFault::TooLarge { cap } => RecordErrorKind::FileTooLarge { cap },
-        LineFault::NotUtf8 => RecordErrorKind::NotUtf8,
-    }
 }
 
 /// `sha256:` followed by 64 lowercase hex digits.
