@@ -1,13 +1,8 @@
 //! Cases: labelled inputs for a batch run, read from JSON Lines (cli-and-formats.md §2.2).
 
-use std::{
-    collections::HashSet,
-    fmt,
-    io::BufRead,
-    path::{Path, PathBuf},
-};
+use std::{collections::HashSet, fmt, io::BufRead, path::Path};
 
-use jevjudge_wire::lines::{CappedLines, LineFault};
+use jevjudge_wire::lines::{CappedLines, InputError, LineFault, read_file};
 use serde_json::{Map, Value};
 
 /// What the evaluator reviews: the seeds' (question, evidence, answer), or any state.
@@ -102,15 +97,7 @@ pub struct Case {
 }
 
 /// A cases file that could not be read. `Display` names the file, the line and the field.
-#[derive(Debug)]
-pub struct CasesError {
-    /// The file.
-    pub path: Option<PathBuf>,
-    /// The 1-based line, when the problem is on one line.
-    pub line: Option<usize>,
-    /// What is wrong.
-    pub kind: CasesErrorKind,
-}
+pub type CasesError = InputError<CasesErrorKind>;
 
 /// What is wrong with a cases file.
 #[derive(Debug)]
@@ -153,15 +140,9 @@ pub enum CasesErrorKind {
     Empty,
 }
 
-impl fmt::Display for CasesError {
+impl fmt::Display for CasesErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.path, self.line) {
-            (Some(path), Some(line)) => write!(f, "{}:{line}: ", path.display())?,
-            (Some(path), None) => write!(f, "{}: ", path.display())?,
-            (None, Some(line)) => write!(f, "line {line}: ")?,
-            (None, None) => {}
-        }
-        match &self.kind {
+        match self {
             CasesErrorKind::Io(error) => write!(f, "cannot read the cases: {error}"),
             CasesErrorKind::NotJson(message) => write!(f, "not a JSON object: {message}"),
             CasesErrorKind::Field { field, problem } => write!(f, "field `{field}`: {problem}"),
@@ -191,8 +172,6 @@ impl fmt::Display for CasesError {
         }
     }
 }
-
-impl std::error::Error for CasesError {}
 
 fn field_error(field: &str, problem: impl Into<String>) -> CasesErrorKind {
     CasesErrorKind::Field {
@@ -388,11 +367,11 @@ pub fn for_each_case_capped(
     let mut lines = CappedLines::new(reader, max_line_bytes, max_total_bytes);
     while let Some((number, line)) = lines
         .next_line()
-        .map_err(|(number, fault)| at_line(number, fault_kind(fault)))?
+        .map_err(|(number, fault)| CasesError::at_line(number, fault_kind(fault)))?
     {
-        let case = parse_case(line).map_err(|kind| at_line(number, kind))?;
+        let case = parse_case(line).map_err(|kind| CasesError::at_line(number, kind))?;
         if let Some(first_line) = seen.get(&case.id) {
-            return Err(at_line(
+            return Err(CasesError::at_line(
                 number,
                 CasesErrorKind::DuplicateId {
                     id: case.id,
@@ -402,7 +381,10 @@ pub fn for_each_case_capped(
         }
         count += 1;
         if count > limit {
-            return Err(at_line(number, CasesErrorKind::TooMany { limit }));
+            return Err(CasesError::at_line(
+                number,
+                CasesErrorKind::TooMany { limit },
+            ));
         }
         seen.insert(case.id.clone(), number);
         visit(case);
@@ -415,15 +397,6 @@ pub fn for_each_case_capped(
         });
     }
     Ok(count)
-}
-
-/// The error of line `number`.
-fn at_line(number: usize, kind: CasesErrorKind) -> CasesError {
-    CasesError {
-        path: None,
-        line: Some(number),
-        kind,
-    }
 }
 
 /// What a fault of the line reader means for a cases source.
@@ -441,7 +414,7 @@ fn fault_kind(fault: LineFault) -> CasesErrorKind {
 
 /// Reads a cases file; errors name the file and the line.
 pub fn read_cases_file(path: &Path, limit: usize) -> Result<Vec<Case>, CasesError> {
-    in_file(path, |reader| read_cases(reader, limit))
+    read_file(path, CasesErrorKind::Io, |reader| read_cases(reader, limit))
 }
 
 /// Streams a cases file; errors name the file and the line.
@@ -450,7 +423,9 @@ pub fn for_each_case_in_file(
     limit: usize,
     visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
-    in_file(path, |reader| for_each_case(reader, limit, visit))
+    read_file(path, CasesErrorKind::Io, |reader| {
+        for_each_case(reader, limit, visit)
+    })
 }
 
 /// [`for_each_case_capped`] on a file; errors name the file and the line.
@@ -461,25 +436,8 @@ pub fn for_each_case_in_file_capped(
     max_total_bytes: Option<u64>,
     visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
-    in_file(path, |reader| {
+    read_file(path, CasesErrorKind::Io, |reader| {
         for_each_case_capped(reader, limit, max_line_bytes, max_total_bytes, visit)
-    })
-}
-
-/// Runs `read` on the file at `path`; its errors, and the file's failing to open, name the
-/// file.
-fn in_file<T>(
-    path: &Path,
-    read: impl FnOnce(std::io::BufReader<std::fs::File>) -> Result<T, CasesError>,
-) -> Result<T, CasesError> {
-    let file = std::fs::File::open(path).map_err(|e| CasesError {
-        path: Some(path.to_owned()),
-        line: None,
-        kind: CasesErrorKind::Io(e),
-    })?;
-    read(std::io::BufReader::new(file)).map_err(|mut e| {
-        e.path = Some(path.to_owned());
-        e
     })
 }
 

@@ -3,7 +3,12 @@
 //! A line longer than the cap is refused after reading at most `cap` bytes of it, so a file of
 //! one endless line (`/dev/zero`) costs `cap` bytes of memory, never the whole input.
 
-use std::io::{self, BufRead};
+use std::{
+    fmt,
+    fs::File,
+    io::{self, BufRead, BufReader},
+    path::{Path, PathBuf},
+};
 
 /// The default cap on one line of a cases, rows or `.jevl` file: 16 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
@@ -157,6 +162,82 @@ impl<R: BufRead> CappedLines<R> {
         self.text = String::from_utf8(buf).map_err(|_| LineFault::NotUtf8)?;
         Ok(true)
     }
+}
+
+/// A bad line-oriented input (a cases file, a `.jevl` file): where (the file, the 1-based
+/// line) and what (`K`).
+///
+/// Displays as `records.jevl:3: what`, `records.jevl: what` (not on one line), `line 3: what`
+/// (read from a stream) or `what`.
+#[derive(Debug)]
+pub struct InputError<K> {
+    /// The file, when read from one.
+    pub path: Option<PathBuf>,
+    /// The 1-based line, when the problem is on one line.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub kind: K,
+}
+
+impl<K> InputError<K> {
+    /// The error of line `line` of a stream ([`read_file`] adds the file).
+    pub fn at_line(line: usize, kind: K) -> InputError<K> {
+        InputError {
+            path: None,
+            line: Some(line),
+            kind,
+        }
+    }
+
+    /// What is wrong.
+    pub fn kind(&self) -> &K {
+        &self.kind
+    }
+
+    /// The 1-based line number, or `None` when the problem is not on one line (the file could
+    /// not be opened, or holds nothing).
+    pub fn line(&self) -> Option<usize> {
+        self.line
+    }
+
+    /// The file, when read from one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+}
+
+impl<K: fmt::Display> fmt::Display for InputError<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.path, self.line) {
+            (Some(path), Some(line)) => write!(f, "{}:{line}: {}", path.display(), self.kind),
+            (Some(path), None) => write!(f, "{}: {}", path.display(), self.kind),
+            (None, Some(line)) => write!(f, "line {line}: {}", self.kind),
+            (None, None) => write!(f, "{}", self.kind),
+        }
+    }
+}
+
+impl<K: fmt::Display + fmt::Debug> std::error::Error for InputError<K> {}
+
+/// Runs `read` on the file at `path`, buffered. Its errors name the file, and so does the
+/// error of a file that cannot be opened, whose kind `unreadable` makes.
+pub fn read_file<T, K>(
+    path: &Path,
+    unreadable: impl FnOnce(io::Error) -> K,
+    read: impl FnOnce(BufReader<File>) -> Result<T, InputError<K>>,
+) -> Result<T, InputError<K>> {
+    let in_file = |mut error: InputError<K>| {
+        error.path = Some(path.to_owned());
+        error
+    };
+    let file = File::open(path).map_err(|e| {
+        in_file(InputError {
+            path: None,
+            line: None,
+            kind: unreadable(e),
+        })
+    })?;
+    read(BufReader::new(file)).map_err(in_file)
 }
 
 #[cfg(test)]

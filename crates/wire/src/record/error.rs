@@ -1,12 +1,7 @@
 //! What is wrong with a record line, and where.
 
-use std::{
-    fmt,
-    path::{Path, PathBuf},
-};
-
 use super::FORMAT_VERSION;
-use crate::lines::LineFault;
+use crate::lines::{InputError, LineFault};
 
 /// What is wrong with a record line. The text never includes the line's content.
 #[derive(Debug, thiserror::Error)]
@@ -90,48 +85,4 @@ impl From<LineFault> for RecordErrorKind {
 /// A bad `.jevl` line or file: where (file, 1-based line) and what ([`RecordErrorKind`]).
 ///
 /// Displays as `records.jevl:3: missing field `ts``, or `line 3: …` when read from a stream.
-#[derive(Debug)]
-pub struct RecordError {
-    pub(super) path: Option<PathBuf>,
-    pub(super) line: Option<usize>,
-    pub(super) kind: RecordErrorKind,
-}
-
-impl RecordError {
-    /// The error of line `line` of a stream (the path is added by the file readers).
-    pub(super) fn at_line(line: usize, kind: RecordErrorKind) -> RecordError {
-        RecordError {
-            path: None,
-            line: Some(line),
-            kind,
-        }
-    }
-
-    /// What is wrong.
-    pub fn kind(&self) -> &RecordErrorKind {
-        &self.kind
-    }
-
-    /// The 1-based line number, or `None` when the file could not be opened.
-    pub fn line(&self) -> Option<usize> {
-        self.line
-    }
-
-    /// The file, when read through [`read_file`](super::read_file).
-    pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
-    }
-}
-
-impl fmt::Display for RecordError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.path, self.line) {
-            (Some(path), Some(line)) => write!(f, "{}:{line}: {}", path.display(), self.kind),
-            (Some(path), None) => write!(f, "{}: {}", path.display(), self.kind),
-            (None, Some(line)) => write!(f, "line {line}: {}", self.kind),
-            (None, None) => write!(f, "{}", self.kind),
-        }
-    }
-}
-
-impl std::error::Error for RecordError {}
+pub type RecordError = InputError<RecordErrorKind>;

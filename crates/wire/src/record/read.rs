@@ -35,15 +35,7 @@ pub fn read_records(mut reader: impl BufRead) -> Result<Vec<Record>, RecordError
 /// Reads every record of the `.jevl` file at `path`; errors name the file
 /// (`records.jevl:3: missing field `ts``).
 pub fn read_file(path: &Path) -> Result<Vec<Record>, RecordError> {
-    let file = std::fs::File::open(path).map_err(|e| RecordError {
-        path: Some(path.to_owned()),
-        line: None,
-        kind: RecordErrorKind::Io(e),
-    })?;
-    read_records(std::io::BufReader::new(file)).map_err(|mut e| {
-        e.path = Some(path.to_owned());
-        e
-    })
+    crate::lines::read_file(path, RecordErrorKind::Io, read_records)
 }
 
 /// Reads every record of a `.jevl` stream like [`read_records`], with bounds and stricter
@@ -80,19 +72,8 @@ pub fn read_file_capped(
     max_line_bytes: usize,
     max_total_bytes: u64,
 ) -> Result<Vec<Record>, RecordError> {
-    let file = std::fs::File::open(path).map_err(|e| RecordError {
-        path: Some(path.to_owned()),
-        line: None,
-        kind: RecordErrorKind::Io(e),
-    })?;
-    read_records_capped(
-        std::io::BufReader::new(file),
-        max_line_bytes,
-        max_total_bytes,
-    )
-    .map_err(|mut e| {
-        e.path = Some(path.to_owned());
-        e
+    crate::lines::read_file(path, RecordErrorKind::Io, |reader| {
+        read_records_capped(reader, max_line_bytes, max_total_bytes)
     })
 }
 
