@@ -1,12 +1,8 @@
 //! Cases: labelled inputs for a batch run, read from JSON Lines (cli-and-formats.md §2.2).
 
-use std::{
-    collections::HashSet,
-    fmt,
-    io::BufRead,
-    path::{Path, PathBuf},
-};
+use std::{collections::HashSet, fmt, io::BufRead, path::Path};
 
+use jevjudge_wire::lines::{CappedLines, InputError, LineFault, read_file};
 use serde_json::{Map, Value};
 
 /// What the evaluator reviews: the seeds' (question, evidence, answer), or any state.
@@ -101,15 +97,7 @@ pub struct Case {
 }
 
 /// A cases file that could not be read. `Display` names the file, the line and the field.
-#[derive(Debug)]
-pub struct CasesError {
-    /// The file.
-    pub path: Option<PathBuf>,
-    /// The 1-based line, when the problem is on one line.
-    pub line: Option<usize>,
-    /// What is wrong.
-    pub kind: CasesErrorKind,
-}
+pub type CasesError = InputError<CasesErrorKind>;
 
 /// What is wrong with a cases file.
 #[derive(Debug)]
@@ -152,15 +140,9 @@ pub enum CasesErrorKind {
     Empty,
 }
 
-impl fmt::Display for CasesError {
+impl fmt::Display for CasesErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.path, self.line) {
-            (Some(path), Some(line)) => write!(f, "{}:{line}: ", path.display())?,
-            (Some(path), None) => write!(f, "{}: ", path.display())?,
-            (None, Some(line)) => write!(f, "line {line}: ")?,
-            (None, None) => {}
-        }
-        match &self.kind {
+        match self {
             CasesErrorKind::Io(error) => write!(f, "cannot read the cases: {error}"),
             CasesErrorKind::NotJson(message) => write!(f, "not a JSON object: {message}"),
             CasesErrorKind::Field { field, problem } => write!(f, "field `{field}`: {problem}"),
@@ -190,8 +172,6 @@ impl fmt::Display for CasesError {
         }
     }
 }
-
-impl std::error::Error for CasesError {}
 
 fn field_error(field: &str, problem: impl Into<String>) -> CasesErrorKind {
     CasesErrorKind::Field {
@@ -376,62 +356,35 @@ pub fn for_each_case(
 /// `max_total_bytes` in all, is an error naming the cap; memory stays within them. A source
 /// with no case at all is an error too.
 pub fn for_each_case_capped(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     limit: usize,
     max_line_bytes: usize,
     max_total_bytes: Option<u64>,
     mut visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
-    use jevjudge_wire::lines::{LineRead, read_line_bounded};
     let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut count = 0;
-    let mut total: u64 = 0;
-    let mut buf = Vec::new();
-    let mut number = 0;
-    loop {
-        number += 1;
-        let at = |kind| CasesError {
-            path: None,
-            line: Some(number),
-            kind,
-        };
-        let bytes = match read_line_bounded(&mut reader, &mut buf, max_line_bytes) {
-            Ok(LineRead::Eof) => break,
-            Ok(LineRead::TooLong) => {
-                return Err(at(CasesErrorKind::LineTooLong {
-                    cap: max_line_bytes,
-                }));
-            }
-            Ok(LineRead::Line { bytes, .. }) => bytes,
-            Err(e) => return Err(at(CasesErrorKind::Io(e))),
-        };
-        total += bytes as u64;
-        if let Some(cap) = max_total_bytes.filter(|cap| total > *cap) {
-            return Err(at(CasesErrorKind::TooLarge { cap }));
-        }
-        let line = std::str::from_utf8(&buf).map_err(|_| {
-            at(CasesErrorKind::Io(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "not valid UTF-8",
-            )))
-        })?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let case = parse_case(line).map_err(at)?;
+    let mut lines = CappedLines::new(reader, max_line_bytes, max_total_bytes);
+    while let Some((number, line)) = lines
+        .next_line()
+        .map_err(|(number, fault)| CasesError::at_line(number, fault_kind(fault)))?
+    {
+        let case = parse_case(line).map_err(|kind| CasesError::at_line(number, kind))?;
         if let Some(first_line) = seen.get(&case.id) {
-            return Err(at(CasesErrorKind::DuplicateId {
-                id: case.id,
-                first_line: *first_line,
-            }));
+            return Err(CasesError::at_line(
+                number,
+                CasesErrorKind::DuplicateId {
+                    id: case.id,
+                    first_line: *first_line,
+                },
+            ));
         }
         count += 1;
         if count > limit {
-            return Err(CasesError {
-                path: None,
-                line: Some(number),
-                kind: CasesErrorKind::TooMany { limit },
-            });
+            return Err(CasesError::at_line(
+                number,
+                CasesErrorKind::TooMany { limit },
+            ));
         }
         seen.insert(case.id.clone(), number);
         visit(case);
@@ -446,11 +399,22 @@ pub fn for_each_case_capped(
     Ok(count)
 }
 
+/// What a fault of the line reader means for a cases source.
+fn fault_kind(fault: LineFault) -> CasesErrorKind {
+    match fault {
+        LineFault::Io(e) => CasesErrorKind::Io(e),
+        LineFault::TooLong { cap } => CasesErrorKind::LineTooLong { cap },
+        LineFault::TooLarge { cap } => CasesErrorKind::TooLarge { cap },
+        LineFault::NotUtf8 => CasesErrorKind::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not valid UTF-8",
+        )),
+    }
+}
+
 /// Reads a cases file; errors name the file and the line.
 pub fn read_cases_file(path: &Path, limit: usize) -> Result<Vec<Case>, CasesError> {
-    let mut cases = Vec::new();
-    for_each_case_in_file(path, limit, |case| cases.push(case))?;
-    Ok(cases)
+    read_file(path, CasesErrorKind::Io, |reader| read_cases(reader, limit))
 }
 
 /// Streams a cases file; errors name the file and the line.
@@ -459,13 +423,9 @@ pub fn for_each_case_in_file(
     limit: usize,
     visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
-    for_each_case_in_file_capped(
-        path,
-        limit,
-        jevjudge_wire::lines::DEFAULT_MAX_LINE_BYTES,
-        None,
-        visit,
-    )
+    read_file(path, CasesErrorKind::Io, |reader| {
+        for_each_case(reader, limit, visit)
+    })
 }
 
 /// [`for_each_case_capped`] on a file; errors name the file and the line.
@@ -476,21 +436,8 @@ pub fn for_each_case_in_file_capped(
     max_total_bytes: Option<u64>,
     visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
-    let file = std::fs::File::open(path).map_err(|e| CasesError {
-        path: Some(path.to_owned()),
-        line: None,
-        kind: CasesErrorKind::Io(e),
-    })?;
-    for_each_case_capped(
-        std::io::BufReader::new(file),
-        limit,
-        max_line_bytes,
-        max_total_bytes,
-        visit,
-    )
-    .map_err(|mut e| {
-        e.path = Some(path.to_owned());
-        e
+    read_file(path, CasesErrorKind::Io, |reader| {
+        for_each_case_capped(reader, limit, max_line_bytes, max_total_bytes, visit)
     })
 }
 

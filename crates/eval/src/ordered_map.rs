@@ -1,45 +1,8 @@
 //! `Vec<(String, T)>` as a JSON object whose keys keep their order (D1).
 
-use std::{fmt, marker::PhantomData};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use serde::{
-    Deserialize, Deserializer, Serialize, Serializer,
-    de::{MapAccess, Visitor},
-    ser::SerializeMap,
-};
-
-/// Serializes pairs as an object, in order.
-pub fn serialize<S: Serializer, T: Serialize>(
-    entries: &[(String, T)],
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    let mut map = serializer.serialize_map(Some(entries.len()))?;
-    for (key, value) in entries {
-        map.serialize_entry(key, value)?;
-    }
-    map.end()
-}
-
-/// Reads an object into pairs, in order.
-pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    deserializer: D,
-) -> Result<Vec<(String, T)>, D::Error> {
-    struct Pairs<T>(PhantomData<T>);
-    impl<'de, T: Deserialize<'de>> Visitor<'de> for Pairs<T> {
-        type Value = Vec<(String, T)>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut entries = Vec::new();
-            while let Some(entry) = map.next_entry::<String, T>()? {
-                entries.push(entry);
-            }
-            Ok(entries)
-        }
-    }
-    deserializer.deserialize_map(Pairs(PhantomData))
-}
+pub use jevjudge_wire::ordered_map::{deserialize, serialize};
 
 /// The same for `Option<Vec<(String, T)>>`.
 pub mod option {

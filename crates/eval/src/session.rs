@@ -528,28 +528,18 @@ fn stream_cases(
     max_line_bytes: usize,
     digest: Arc<Mutex<CasesDigest>>,
 ) -> Result<impl Iterator<Item = Case>, SessionError> {
-    use jevjudge_wire::lines::{LineRead, read_line_bounded};
     let file = File::open(path).map_err(|e| {
         SessionError::Failed(format!("cannot read the cases {}: {e}", path.display()))
     })?;
-    let mut reader = BufReader::new(file);
-    let mut buf = Vec::new();
+    let mut lines =
+        jevjudge_wire::lines::CappedLines::new(BufReader::new(file), max_line_bytes, None);
     Ok(std::iter::from_fn(move || {
-        loop {
-            match read_line_bounded(&mut reader, &mut buf, max_line_bytes) {
-                Ok(LineRead::Line { .. }) => {}
-                _ => return None,
-            }
-            let line = std::str::from_utf8(&buf).ok()?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let case = parse_case(line).ok()?;
-            if let Ok(mut digest) = digest.lock() {
-                digest.add(&case);
-            }
-            return Some(case);
+        let (_, line) = lines.next_line().ok()??;
+        let case = parse_case(line).ok()?;
+        if let Ok(mut digest) = digest.lock() {
+            digest.add(&case);
         }
+        Some(case)
     }))
 }
 

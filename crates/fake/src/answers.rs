@@ -176,16 +176,12 @@ fn distribution<'a>(
 mod tests {
     use super::*;
 
+    /// The suites' mixed request, with its last score level written as an object: a level
+    /// may be text or `{"label": …}`, and the answers must read both.
     fn mixed() -> Value {
-        json!({"model": "jev-latest",
-            "state": {"ticket": "I was charged twice for order A-104.", "policy": "Duplicates are refunded."},
-            "questions": {
-                "refund": {"type": "noul", "instructions": "Is the customer asking for a refund?",
-                           "criteria": {"true": "Asks for money back", "false": "Does not"}},
-                "queue": {"type": "choice", "instructions": "Which queue?",
-                          "criteria": {"billing": "Charges", "technical": "Errors", "other": null}},
-                "anger": {"type": "score", "instructions": "How frustrated?",
-                          "criteria": ["Calm", "Frustrated", {"label": "Very angry"}]}}})
+        let mut request = jevjudge_test_support::mixed_request();
+        request["questions"]["frustration"]["criteria"][2] = json!({"label": "Very angry"});
+        request
     }
 
     fn ok(request: &Value) -> Value {
@@ -196,7 +192,7 @@ mod tests {
     fn every_type_has_the_documented_shape() {
         let body = ok(&mixed());
         assert_eq!(body["model"], "jev-1.13.0");
-        let noul = &body["answers"]["refund"];
+        let noul = &body["answers"]["refund_intent"];
         assert!(
             noul["noul"]
                 .as_f64()
@@ -218,7 +214,7 @@ mod tests {
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
         assert_eq!(best.map(|(k, _)| k.as_str()), choice["choice"].as_str());
-        let score = &body["answers"]["anger"];
+        let score = &body["answers"]["frustration"];
         assert_eq!(
             score["legend"],
             json!({"0": "Calm", "1": "Frustrated", "2": {"label": "Very angry"}})
@@ -248,7 +244,7 @@ mod tests {
             .collect();
         renamed["questions"] = Value::Object(reversed);
         let other = ok(&renamed);
-        for id in ["refund", "queue", "anger"] {
+        for id in ["refund_intent", "queue", "frustration"] {
             assert_eq!(
                 base["answers"][id],
                 other["answers"][format!("renamed {id}")]
@@ -301,7 +297,7 @@ mod tests {
         assert!(draws.iter().any(|d| d["answers"] != plain["answers"]));
         assert!(draws.windows(2).any(|pair| pair[0] != pair[1]));
         for draw in draws {
-            let p = draw["answers"]["refund"]["noul"]
+            let p = draw["answers"]["refund_intent"]["noul"]
                 .as_f64()
                 .unwrap_or(f64::NAN);
             assert!((0.0..=1.0).contains(&p));

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use jevjudge_fake::{Config, FakeServer};
-pub use jevjudge_test_support::{Reply, read};
+pub use jevjudge_test_support::{Reply, mixed_request, read};
 use serde_json::{Value, json};
 
 /// A fake on a free local port.
@@ -75,21 +75,6 @@ pub async fn call(server: &FakeServer, method: reqwest::Method, path: &str) -> R
 pub fn noul_request() -> Value {
     json!({"model": "jev-latest", "state": "I was charged twice; please refund the duplicate.",
            "questions": {"refund": {"type": "noul", "instructions": "Is the customer asking for a refund?"}}})
-}
-
-/// A noul, a choice and a score.
-pub fn mixed_request() -> Value {
-    json!({"model": "jev-latest",
-        "state": {"ticket": {"subject": "Duplicate charge", "messages": [{"from": "customer",
-                  "text": "I was charged twice for order A-104. Please refund the duplicate."}]},
-                  "refund_policy": "Duplicate charges are eligible for a refund."},
-        "questions": {
-            "refund_intent": {"type": "noul", "instructions": "Is the customer asking for a refund?",
-                              "criteria": {"true": "Asks to reverse or return a charge", "false": "Does not"}},
-            "queue": {"type": "choice", "instructions": "Which queue should handle this `ticket`?",
-                      "criteria": {"billing": "Charges, invoices, or refunds", "technical": "Product errors", "other": null}},
-            "frustration": {"type": "score", "instructions": "How frustrated is the customer?",
-                            "criteria": ["Calm", "Frustrated", "Very angry"]}}})
 }
 
 /// Whether `id` looks like `req_` plus 32 lowercase hex digits.

@@ -3,11 +3,7 @@
 use std::{fmt, time::Duration};
 
 use jevjudge_wire::{Detail, Usage};
-use serde::{
-    Deserialize, Deserializer, Serialize, Serializer,
-    de::{MapAccess, Visitor},
-    ser::SerializeMap,
-};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The outcome of a review or of one criterion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -144,31 +140,14 @@ impl Findings {
 
 impl Serialize for Findings {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (id, finding) in &self.0 {
-            map.serialize_entry(id, finding)?;
-        }
-        map.end()
+        jevjudge_wire::ordered_map::serialize(&self.0, serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for Findings {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Findings, D::Error> {
-        struct FindingsVisitor;
-        impl<'de> Visitor<'de> for FindingsVisitor {
-            type Value = Findings;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object of criterion id to finding")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Findings, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(entry) = map.next_entry::<String, Finding>()? {
-                    entries.push(entry);
-                }
-                Ok(Findings(entries))
-            }
-        }
-        deserializer.deserialize_map(FindingsVisitor)
+        jevjudge_wire::ordered_map::read(deserializer, "an object of criterion id to finding", None)
+            .map(Findings)
     }
 }
 
@@ -332,25 +311,35 @@ mod tests {
 
     #[test]
     fn every_detail_has_the_error_code_of_rule_28() {
-        use Detail::*;
-        for (detail, code) in [
-            (BudgetElapsed, ErrorCode::Timeout),
-            (RetryWaitExceedsBudget, ErrorCode::Timeout),
-            (NoResponse, ErrorCode::InvalidResponse),
-            (BodyUnreadable, ErrorCode::InvalidResponse),
-            (AnswerMissing, ErrorCode::InvalidResponse),
-            (ProbabilityOutOfRange, ErrorCode::InvalidResponse),
-            (ConfidenceInvalid, ErrorCode::InvalidResponse),
-            (HttpStatus(401), ErrorCode::Backend),
-            (TokenLimit, ErrorCode::Backend),
-            (Transport, ErrorCode::Backend),
-            (AttemptsExhausted, ErrorCode::Backend),
-            (RequestInvalid, ErrorCode::Backend),
-            (BackendError, ErrorCode::Backend),
-            (NotRecorded, ErrorCode::Backend),
-            (EvaluatorPanicked, ErrorCode::Evaluator),
+        // Rule 28's table, a row per error code: its details by their wire codes.
+        for (code, details) in [
+            (
+                ErrorCode::Timeout,
+                "budget_elapsed retry_wait_exceeds_budget",
+            ),
+            (
+                ErrorCode::InvalidResponse,
+                "no_response body_unreadable answer_missing answer_extra answer_wrong_type \
+                 probability_missing probability_not_finite probability_out_of_range \
+                 choice_unknown probabilities_keys probabilities_sum score_out_of_range \
+                 confidence_invalid",
+            ),
+            (
+                ErrorCode::Backend,
+                "http_status_401 http_status_429 http_status_529 token_limit transport \
+                 attempts_exhausted request_invalid backend_error not_recorded",
+            ),
+            (
+                ErrorCode::Evaluator,
+                "evaluator_failed evaluator_panicked evaluator_empty",
+            ),
         ] {
-            assert_eq!(ErrorCode::for_detail(detail), code, "{detail}");
+            for name in details.split_whitespace() {
+                let detail: Detail = name
+                    .parse()
+                    .unwrap_or_else(|_| panic!("`{name}` is not a detail code"));
+                assert_eq!(ErrorCode::for_detail(detail), code, "{detail}");
+            }
         }
     }
 }

@@ -14,7 +14,7 @@
 //! - [`post`], [`get`]: one raw HTTP/1.1 exchange; [`listening_on`]: the address a server
 //!   announces; [`sigterm`]: ask a child to stop.
 //! - [`Reply`], [`read`]: a reqwest response read whole, for the fake's and
-//!   the service's tests.
+//!   the service's tests; [`mixed_request`]: a System One request of every question type.
 //! - [`expect`]: assertions on a finished program (`exit_code`, `contains`) whose failures
 //!   show what it said; [`connections`]: raw connections held open against a server.
 //! - `databases` (feature `databases`): fresh SQLite and PostgreSQL databases, and a macro
@@ -43,8 +43,10 @@ pub mod connections;
 pub mod databases;
 pub mod expect;
 mod http;
+mod requests;
 
 pub use http::{Reply, read};
+pub use requests::mixed_request;
 
 /// How long [`run`] and [`run_blocking`] wait for a program: 120 s.
 pub const RUN_LIMIT: Duration = Duration::from_secs(120);

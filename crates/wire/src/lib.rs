@@ -42,6 +42,7 @@ mod content;
 mod detail;
 pub mod lines;
 mod models;
+pub mod ordered_map;
 mod question;
 pub mod record;
 mod request;

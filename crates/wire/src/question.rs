@@ -2,11 +2,7 @@
 
 use std::{fmt, sync::Arc};
 
-use serde::{
-    Deserialize, Deserializer, Serialize, Serializer,
-    de::{MapAccess, Visitor},
-    ser::SerializeMap,
-};
+use serde::{Deserialize, Deserializer, Serialize, Serializer, ser::SerializeMap};
 use serde_json::Value;
 
 use crate::Content;
@@ -205,11 +201,11 @@ struct ChoiceCriteria<'a>(&'a [ChoiceOption]);
 
 impl Serialize for ChoiceCriteria<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for option in self.0 {
-            map.serialize_entry(&option.label, &option.description)?;
-        }
-        map.end()
+        serializer.collect_map(
+            self.0
+                .iter()
+                .map(|option| (&option.label, &option.description)),
+        )
     }
 }
 
@@ -383,36 +379,18 @@ impl<S: Into<String>, Q: Into<Question>> FromIterator<(S, Q)> for Questions {
 
 impl Serialize for Questions {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
-        for (id, question) in self.entries.iter() {
-            map.serialize_entry(id, question)?;
-        }
-        map.end()
+        crate::ordered_map::serialize(&self.entries, serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for Questions {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Questions, D::Error> {
-        struct QuestionsVisitor;
-        impl<'de> Visitor<'de> for QuestionsVisitor {
-            type Value = Questions;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object of question id to question")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Questions, A::Error> {
-                let mut entries: Vec<(String, Question)> = Vec::new();
-                while let Some((id, question)) = access.next_entry::<String, Question>()? {
-                    if entries.iter().any(|(seen, _)| *seen == id) {
-                        return Err(serde::de::Error::custom(format_args!(
-                            "duplicate question id `{id}`"
-                        )));
-                    }
-                    entries.push((id, question));
-                }
-                Ok(Questions::new(entries))
-            }
-        }
-        deserializer.deserialize_map(QuestionsVisitor)
+        crate::ordered_map::read(
+            deserializer,
+            "an object of question id to question",
+            Some("question id"),
+        )
+        .map(Questions::new)
     }
 }
 

@@ -1,11 +1,7 @@
 //! What is wrong with a record line, and where.
 
-use std::{
-    fmt,
-    path::{Path, PathBuf},
-};
-
 use super::FORMAT_VERSION;
+use crate::lines::{InputError, LineFault};
 
 /// What is wrong with a record line. The text never includes the line's content.
 #[derive(Debug, thiserror::Error)]
@@ -74,42 +70,19 @@ pub enum RecordErrorKind {
     Io(std::io::Error),
 }
 
-/// A bad `.jevl` line or file: where (file, 1-based line) and what ([`RecordErrorKind`]).
-///
-/// Displays as `records.jevl:3: missing field `ts``, or `line 3: …` when read from a stream.
-#[derive(Debug)]
-pub struct RecordError {
-    pub(super) path: Option<PathBuf>,
-    pub(super) line: Option<usize>,
-    pub(super) kind: RecordErrorKind,
-}
-
-impl RecordError {
-    /// What is wrong.
-    pub fn kind(&self) -> &RecordErrorKind {
-        &self.kind
-    }
-
-    /// The 1-based line number, or `None` when the file could not be opened.
-    pub fn line(&self) -> Option<usize> {
-        self.line
-    }
-
-    /// The file, when read through [`read_file`](super::read_file).
-    pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
-    }
-}
-
-impl fmt::Display for RecordError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.path, self.line) {
-            (Some(path), Some(line)) => write!(f, "{}:{line}: {}", path.display(), self.kind),
-            (Some(path), None) => write!(f, "{}: {}", path.display(), self.kind),
-            (None, Some(line)) => write!(f, "line {line}: {}", self.kind),
-            (None, None) => write!(f, "{}", self.kind),
+/// What a fault of the line reader means for a `.jevl` stream.
+impl From<LineFault> for RecordErrorKind {
+    fn from(fault: LineFault) -> RecordErrorKind {
+        match fault {
+            LineFault::Io(e) => RecordErrorKind::Io(e),
+            LineFault::TooLong { cap } => RecordErrorKind::LineTooLong { cap },
+            LineFault::TooLarge { cap } => RecordErrorKind::FileTooLarge { cap },
+            LineFault::NotUtf8 => RecordErrorKind::NotUtf8,
         }
     }
 }
 
-impl std::error::Error for RecordError {}
+/// A bad `.jevl` line or file: where (file, 1-based line) and what ([`RecordErrorKind`]).
+///
+/// Displays as `records.jevl:3: missing field `ts``, or `line 3: …` when read from a stream.
+pub type RecordError = InputError<RecordErrorKind>;

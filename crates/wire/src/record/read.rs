@@ -2,6 +2,8 @@
 
 use std::{io::BufRead, path::Path};
 
+use crate::lines::CappedLines;
+
 use super::{Record, RecordError, RecordErrorKind, parse_line, time::is_rfc3339};
 
 /// Reads every record of a `.jevl` stream, in file order; see the [module docs](super).
@@ -15,11 +17,7 @@ pub fn read_records(mut reader: impl BufRead) -> Result<Vec<Record>, RecordError
     loop {
         buf.clear();
         line_no += 1;
-        let at_line = |kind| RecordError {
-            path: None,
-            line: Some(line_no),
-            kind,
-        };
+        let at_line = |kind| RecordError::at_line(line_no, kind);
         match reader.read_until(b'\n', &mut buf) {
             Ok(0) => break,
             Ok(_) => {}
@@ -37,15 +35,7 @@ pub fn read_records(mut reader: impl BufRead) -> Result<Vec<Record>, RecordError
 /// Reads every record of the `.jevl` file at `path`; errors name the file
 /// (`records.jevl:3: missing field `ts``).
 pub fn read_file(path: &Path) -> Result<Vec<Record>, RecordError> {
-    let file = std::fs::File::open(path).map_err(|e| RecordError {
-        path: Some(path.to_owned()),
-        line: None,
-        kind: RecordErrorKind::Io(e),
-    })?;
-    read_records(std::io::BufReader::new(file)).map_err(|mut e| {
-        e.path = Some(path.to_owned());
-        e
-    })
+    crate::lines::read_file(path, RecordErrorKind::Io, read_records)
 }
 
 /// Reads every record of a `.jevl` stream like [`read_records`], with bounds and stricter
@@ -53,42 +43,17 @@ pub fn read_file(path: &Path) -> Result<Vec<Record>, RecordError> {
 /// `max_total_bytes` is an error (memory stays within the caps, even for `/dev/zero`), and so
 /// is a record whose `id` is not a `sha256:` digest or whose `ts` is not an RFC 3339 time.
 pub fn read_records_capped(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     max_line_bytes: usize,
     max_total_bytes: u64,
 ) -> Result<Vec<Record>, RecordError> {
-    use crate::lines::{LineRead, read_line_bounded};
     let mut records = Vec::new();
-    let mut buf = Vec::new();
-    let mut line_no = 0;
-    let mut total: u64 = 0;
-    loop {
-        line_no += 1;
-        let at_line = |kind| RecordError {
-            path: None,
-            line: Some(line_no),
-            kind,
-        };
-        let bytes = match read_line_bounded(&mut reader, &mut buf, max_line_bytes) {
-            Ok(LineRead::Eof) => break,
-            Ok(LineRead::TooLong) => {
-                return Err(at_line(RecordErrorKind::LineTooLong {
-                    cap: max_line_bytes,
-                }));
-            }
-            Ok(LineRead::Line { bytes, .. }) => bytes,
-            Err(e) => return Err(at_line(RecordErrorKind::Io(e))),
-        };
-        total += bytes as u64;
-        if total > max_total_bytes {
-            return Err(at_line(RecordErrorKind::FileTooLarge {
-                cap: max_total_bytes,
-            }));
-        }
-        let line = std::str::from_utf8(&buf).map_err(|_| at_line(RecordErrorKind::NotUtf8))?;
-        if line.trim().is_empty() {
-            continue;
-        }
+    let mut lines = CappedLines::new(reader, max_line_bytes, Some(max_total_bytes));
+    while let Some((line_no, line)) = lines
+        .next_line()
+        .map_err(|(line_no, fault)| RecordError::at_line(line_no, fault.into()))?
+    {
+        let at_line = |kind| RecordError::at_line(line_no, kind);
         let record = parse_line(line).map_err(at_line)?;
         if !is_digest(&record.id) {
             return Err(at_line(RecordErrorKind::BadId));
@@ -107,19 +72,8 @@ pub fn read_file_capped(
     max_line_bytes: usize,
     max_total_bytes: u64,
 ) -> Result<Vec<Record>, RecordError> {
-    let file = std::fs::File::open(path).map_err(|e| RecordError {
-        path: Some(path.to_owned()),
-        line: None,
-        kind: RecordErrorKind::Io(e),
-    })?;
-    read_records_capped(
-        std::io::BufReader::new(file),
-        max_line_bytes,
-        max_total_bytes,
-    )
-    .map_err(|mut e| {
-        e.path = Some(path.to_owned());
-        e
+    crate::lines::read_file(path, RecordErrorKind::Io, |reader| {
+        read_records_capped(reader, max_line_bytes, max_total_bytes)
     })
 }
 
