@@ -6,9 +6,13 @@
 //! or idle timeout and no connection cap, and its graceful shutdown waits for every open
 //! connection — one that sent half a request head held a shutdown until the client gave up.
 
-use std::{future::Future, io, sync::Arc, time::Duration};
+use std::{future::Future, io, net::SocketAddr, sync::Arc, time::Duration};
 
-use axum::{Router, body::Body, extract::Request};
+use axum::{
+    Router,
+    body::Body,
+    extract::{ConnectInfo, Request},
+};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::{
@@ -74,8 +78,8 @@ where
             () = &mut shutdown => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _peer)) => stream,
+                let (stream, peer) = match accepted {
+                    Ok(accepted) => accepted,
                     Err(error) => {
                         accept_failed(error).await;
                         continue;
@@ -87,7 +91,7 @@ where
                     continue;
                 };
                 connections.spawn(connection(
-                    stream,
+                    (stream, peer),
                     router.clone(),
                     limits,
                     metrics.clone(),
@@ -125,7 +129,7 @@ fn refuse(stream: TcpStream) {
 }
 
 async fn connection(
-    stream: TcpStream,
+    (stream, peer): (TcpStream, SocketAddr),
     router: Router,
     limits: Limits,
     metrics: Metrics,
@@ -143,7 +147,10 @@ async fn connection(
             let guard = activity.begin_request();
             let router = router.clone();
             async move {
-                let response = match router.oneshot(request.map(Body::new)).await {
+                let mut request = request.map(Body::new);
+                // The client's address, for what is limited per address (sign-in attempts).
+                request.extensions_mut().insert(ConnectInfo(peer));
+                let response = match router.oneshot(request).await {
                     Ok(response) => response,
                     Err(never) => match never {},
                 };

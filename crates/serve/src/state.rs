@@ -17,6 +17,7 @@ use crate::{
     metrics::Gauges,
     queue_policy::{QueuePolicy, QueuePolicyError},
     reviewers::Reviewer,
+    ui::SignInThrottle,
 };
 
 /// The state of a review service; cheap to clone (clones share everything).
@@ -37,6 +38,8 @@ struct Inner {
     decision_log: OnceLock<Arc<DecisionLog>>,
     review_queue: OnceLock<Arc<QueuePolicy>>,
     limiter: Option<Arc<Limiter>>,
+    /// Sign-in attempts per client address (`/ui/sign-in`).
+    sign_ins: SignInThrottle,
 }
 
 impl ServeState {
@@ -84,6 +87,7 @@ impl ServeState {
                 decision_log: OnceLock::new(),
                 review_queue: OnceLock::new(),
                 limiter,
+                sign_ins: SignInThrottle::new(),
             }),
         })
     }
@@ -195,6 +199,11 @@ impl ServeState {
     pub fn lease(&self) -> Duration {
         self.queue_policy()
             .map_or(crate::queue_policy::DEFAULT_LEASE, |policy| policy.lease)
+    }
+
+    /// The limiter of sign-in attempts per client address.
+    pub(crate) fn sign_ins(&self) -> &SignInThrottle {
+        &self.inner.sign_ins
     }
 
     /// The reviewer whose token this is (compared in constant time against every reviewer

@@ -451,3 +451,45 @@ async fn the_cookie_is_secure_when_the_host_is_not_loopback() {
     assert!(cookie.ends_with("; Secure"), "{cookie}");
     service.stop().await.expect("a clean stop");
 }
+
+// Token guessing through the sign-in form: ten attempts per address, then 429 with
+// Retry-After — and from then on not even the right token is checked, so a refusal says
+// nothing about the token (docs/review-ui.md, "Sign-in attempts").
+#[tokio::test]
+async fn sign_in_attempts_past_ten_per_address_get_429_without_checking_the_token() {
+    let (service, _fake) = service().await;
+    for n in 0..10 {
+        let (refused, session) = sign_in(&service, &format!("guess-{n}")).await;
+        assert_eq!(refused.status, 401, "guess {n}");
+        assert_eq!(session, None);
+    }
+    let (limited, session) = sign_in(&service, "tok-ada-1").await;
+    assert_eq!(limited.status, 429, "{}", limited.text());
+    assert_eq!(
+        session, None,
+        "the right token is not checked while limited"
+    );
+    let wait: u64 = limited.headers["retry-after"]
+        .to_str()
+        .expect("ASCII")
+        .parse()
+        .expect("whole seconds");
+    assert!((1..=6).contains(&wait), "{wait}");
+    contains(
+        &limited.text(),
+        "Too many sign-in attempts from this address",
+    );
+    // The page still carries a fresh form, and the API's bearer tokens are not affected.
+    assert!(!csrf(&limited.text()).is_empty());
+    let stats = read(
+        browser()
+            .get(format!("{}/v1/queue/stats", service.url))
+            .bearer_auth("tok-ada-1")
+            .send()
+            .await
+            .expect("a response"),
+    )
+    .await;
+    assert_eq!(stats.status, 200);
+    service.stop().await.expect("a clean stop");
+}

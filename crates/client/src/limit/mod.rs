@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use tokio::{sync::Notify, time::Instant};
 
 pub use aimd::{Aimd, AimdConfig};
-pub use pacer::Rate;
+pub use pacer::{Rate, TokioClock};
 
 use crate::{AttemptOutcome, retry::MAX_SERVER_WAIT};
 use pacer::Pacer;

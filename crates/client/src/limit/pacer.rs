@@ -70,7 +70,7 @@ impl FromStr for Rate {
 
 /// governor's clock, read from tokio's (paused in tests).
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct TokioClock;
+pub struct TokioClock;
 
 impl Clock for TokioClock {
     type Instant = std::time::Instant;

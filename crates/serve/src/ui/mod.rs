@@ -20,17 +20,23 @@
 mod item;
 mod pages;
 mod session;
+mod throttle;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+pub(crate) use throttle::SignInThrottle;
+
+use std::{
+    net::SocketAddr,
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
 
 use axum::{
-    Form, Router,
-    extract::{FromRequestParts, Query, Request},
+    Extension, Form, Router,
+    extract::{ConnectInfo, FromRequestParts, Query, Request},
     http::{
         HeaderMap, HeaderValue, Method, StatusCode,
         header::{
             CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, COOKIE, HOST, LOCATION, ORIGIN,
-            REFERRER_POLICY, SET_COOKIE, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+            REFERRER_POLICY, RETRY_AFTER, SET_COOKIE, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
         },
         request::Parts,
     },
@@ -336,7 +342,17 @@ fn fresh_sign_in(ui: &Ui, status: StatusCode, error: Option<&str>) -> Response {
     response
 }
 
-async fn sign_in(ui: Ui, headers: HeaderMap, Form(form): Form<Vec<(String, String)>>) -> Response {
+async fn sign_in(
+    ui: Ui,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+    Form(form): Form<Vec<(String, String)>>,
+) -> Response {
+    // Before anything is checked: a refused attempt tells nothing about the token.
+    let address = peer.map(|Extension(ConnectInfo(peer))| peer.ip());
+    if let Err(wait) = ui.state.sign_ins().attempt(address) {
+        return too_many_attempts(&ui, wait);
+    }
     let now = SystemTime::now();
     let pre = cookie_header(&headers)
         .and_then(|header| session::cookie(header, PRE_COOKIE))
@@ -376,6 +392,18 @@ async fn sign_in(ui: Ui, headers: HeaderMap, Form(form): Form<Vec<(String, Strin
             response.headers_mut().append(SET_COOKIE, value);
         }
     }
+    response
+}
+
+/// 429 with `Retry-After` (whole seconds, rounded up) and the sign-in form.
+fn too_many_attempts(ui: &Ui, wait: Duration) -> Response {
+    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    tracing::warn!(target: "jevjudge_serve::ui", retry_after = seconds, "review page: sign-in attempts over the limit");
+    let message = format!("Too many sign-in attempts from this address: try again in {seconds} s.");
+    let mut response = fresh_sign_in(ui, StatusCode::TOO_MANY_REQUESTS, Some(&message));
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(seconds));
     response
 }
 
