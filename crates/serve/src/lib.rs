@@ -122,6 +122,7 @@ mod reviewers;
 mod reviews_api;
 mod router;
 mod server;
+mod sign_in_throttle;
 mod state;
 mod ui;
 

@@ -17,7 +17,7 @@ use crate::{
     metrics::Gauges,
     queue_policy::{QueuePolicy, QueuePolicyError},
     reviewers::Reviewer,
-    ui::SignInThrottle,
+    sign_in_throttle::SignInThrottle,
 };
 
 /// The state of a review service; cheap to clone (clones share everything).

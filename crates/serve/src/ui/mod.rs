@@ -20,9 +20,6 @@
 mod item;
 mod pages;
 mod session;
-mod throttle;
-
-pub(crate) use throttle::SignInThrottle;
 
 use std::{
     net::SocketAddr,

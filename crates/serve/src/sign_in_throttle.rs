@@ -1,6 +1,7 @@
-//! Sign-in attempts per client address. A token typed into `/ui/sign-in` is checked only while
-//! its address has attempts left: [`BURST`] at once, then one every [`EVERY`] (ten a minute),
-//! a GCRA from `governor` on tokio's clock. A reviewer signs in once per session (8 h), so the
+//! Sign-in attempts per client address, held by [`crate::ServeState`] for the pages in
+//! `crate::ui`. A token typed into `/ui/sign-in` is checked only while its address has
+//! attempts left: [`BURST`] at once, then one every [`EVERY`] (ten a minute), a GCRA from
+//! `governor` on tokio's clock. A reviewer signs in once per session (8 h), so the
 //! limit never meets a person; a script guessing tokens gets ten guesses a minute per address.
 //!
 //! Addresses are keyed as the service sees them: an IPv4 address, or an IPv6 address's /64
