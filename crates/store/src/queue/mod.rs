@@ -23,7 +23,6 @@ use jevjudge_wire::record::Record;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use sqlx::{Connection as _, Row as _, any::AnyRow};
-use uuid::Uuid;
 
 use crate::{
     MAX_PAGE, NewReview, Review, ReviewId, Store, StoreError, StoreKind,
@@ -54,21 +53,22 @@ pub const SECOND_REVIEW: &str = "second_review";
 /// A reviewer's findings: criterion id → whether its condition holds (`None`: can't tell).
 pub type Findings = BTreeMap<String, Option<bool>>;
 
-/// A queue item's id: a UUIDv7 (hyphenated), so ids sort by the time the item was queued.
+/// A queue item's id: a UUIDv7 (hyphenated), so ids sort by the time the item was queued. It
+/// has a [`ReviewId`]'s form, and wraps one for making, parsing and printing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct QueueItemId(Uuid);
+pub struct QueueItemId(ReviewId);
 
 impl QueueItemId {
     /// A fresh id.
     #[allow(clippy::new_without_default)]
     pub fn new() -> QueueItemId {
-        QueueItemId(Uuid::now_v7())
+        QueueItemId(ReviewId::new())
     }
 }
 
 impl fmt::Display for QueueItemId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0.hyphenated(), f)
+        fmt::Display::fmt(&self.0, f)
     }
 }
 
@@ -81,10 +81,7 @@ impl FromStr for QueueItemId {
     type Err = QueueItemIdError;
 
     fn from_str(text: &str) -> Result<QueueItemId, QueueItemIdError> {
-        let id: ReviewId = text.parse().map_err(|_| QueueItemIdError)?;
-        Ok(QueueItemId(
-            Uuid::try_parse(&id.to_string()).map_err(|_| QueueItemIdError)?,
-        ))
+        text.parse().map(QueueItemId).map_err(|_| QueueItemIdError)
     }
 }
 
