@@ -242,7 +242,7 @@ async fn sign_in_sets_an_http_only_same_site_strict_cookie_on_path_ui() {
     for attribute in ["HttpOnly", "SameSite=Strict", "Path=/ui", "Max-Age=28800"] {
         contains(cookie, &format!("; {attribute}"));
     }
-    // On a loopback host the cookie may travel over plain HTTP (docs/review-ui.md).
+    // On a loopback host the cookie may travel over plain HTTP (docs/how-to/review-queue-team.md).
     assert!(!cookie.contains("Secure"), "{cookie}");
     assert!(
         !cookie.contains("tok-ada-1"),
@@ -454,7 +454,7 @@ async fn the_cookie_is_secure_when_the_host_is_not_loopback() {
 
 // Token guessing through the sign-in form: ten attempts per address, then 429 with
 // Retry-After — and from then on not even the right token is checked, so a refusal says
-// nothing about the token (docs/review-ui.md, "Sign-in attempts").
+// nothing about the token (docs/how-to/review-queue-team.md, "Security of the pages").
 #[tokio::test]
 async fn sign_in_attempts_past_ten_per_address_get_429_without_checking_the_token() {
     let (service, _fake) = service().await;

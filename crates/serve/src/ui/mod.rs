@@ -3,7 +3,7 @@
 //! after saving. Server-rendered with maud (every value escaped), one stylesheet and one
 //! small script for the keyboard shortcuts, both embedded and served from `/ui/static/`.
 //!
-//! Protection (`docs/review-ui.md`):
+//! Protection (`docs/how-to/review-queue-team.md`):
 //! - the session is an HMAC-signed cookie ([`session`]), `HttpOnly; SameSite=Strict;
 //!   Path=/ui`, `Secure` unless the page was asked for on a loopback host;
 //! - every form carries a CSRF token derived from the session by HMAC, checked on every POST,
