@@ -312,13 +312,26 @@ async fn migrations_are_idempotent_and_a_newer_schema_is_refused(url: StoreUrl) 
     let again = store.migrate().await.unwrap();
     assert_eq!((again.from, again.to), (SCHEMA_VERSION, SCHEMA_VERSION));
     store.check_schema().await.unwrap();
-
-    // A newer jevjudge migrated this database: refused, untouched.
-    sqlx::query("INSERT INTO jevjudge_schema (version, name, applied_at) VALUES ($1, 'future', 0)")
-        .bind(SCHEMA_VERSION + 1)
-        .execute(&any_pool(&url).await)
+    // A jevjudge that still reads the hand-written migrator's table refuses the database
+    // (it holds a version above 2).
+    let pool = any_pool(&url).await;
+    let legacy: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM jevjudge_schema")
+        .fetch_one(&pool)
         .await
         .unwrap();
+    assert_eq!(legacy, Some(SCHEMA_VERSION));
+
+    // A newer jevjudge migrated this database (a migration this one does not know): refused,
+    // untouched.
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES ($1, 'future', TRUE, $2, 0)",
+    )
+    .bind(SCHEMA_VERSION + 1)
+    .bind(vec![0_u8; 48])
+    .execute(&pool)
+    .await
+    .unwrap();
     let error = Store::open(&url)
         .await
         .expect_err("a newer schema is refused");
@@ -330,6 +343,16 @@ async fn migrations_are_idempotent_and_a_newer_schema_is_refused(url: StoreUrl) 
         error.to_string().contains("newer than this jevjudge knows"),
         "{error}"
     );
+    assert!(matches!(
+        store.check_schema().await,
+        Err(StoreError::SchemaTooNew { .. })
+    ));
+    let recorded: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(recorded, SCHEMA_VERSION + 1, "nothing was added or removed");
+    pool.close().await;
     store.close().await;
 }
 
