@@ -2,8 +2,9 @@
 //!
 //! The PostgreSQL half needs `JEVJUDGE_TEST_PG_URL` (a superuser URL; each test creates its
 //! own database): `bash scripts/pg.sh -- cargo test -p jevjudge-store` starts a throwaway
-//! server and sets it. Without the variable the PostgreSQL tests say so on standard error and
-//! pass without running; `scripts/test.sh` always runs them.
+//! server and sets it. Without the variable each PostgreSQL test is skipped with a line
+//! `SKIPPED (no PostgreSQL): <test>` on standard error, and under CI (`CI` set) it fails;
+//! `scripts/test.sh` runs them with a server.
 
 use std::{
     path::PathBuf,
@@ -446,4 +447,52 @@ async fn a_dead_postgres_is_unavailable_quickly() {
         error.to_string().starts_with("the store is unavailable"),
         "{error}"
     );
+}
+
+/// Skips are never silent: without a server a PostgreSQL test says it was skipped on standard
+/// error, through the harness's output capture; under CI (`CI` set and not empty) it fails.
+#[test]
+fn a_postgres_test_without_a_server_says_skipped_and_fails_under_ci() {
+    const TEST: &str = "a_review_reads_back_as_written::postgres";
+    let run = |ci: Option<&str>| {
+        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+        command.args(["--exact", TEST]);
+        for variable in [
+            "JEVJUDGE_TEST_PG_URL",
+            "JEVJUDGE_TEST_PG_STOP",
+            "JEVJUDGE_TEST_PG_START",
+            "CI",
+        ] {
+            command.env_remove(variable);
+        }
+        if let Some(ci) = ci {
+            command.env("CI", ci);
+        }
+        let output = command.output().expect("the test binary runs");
+        let text = String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr);
+        assert!(text.contains("running 1 test"), "{text}");
+        (output.status.success(), text)
+    };
+
+    let (passed, text) = run(None);
+    assert!(passed, "{text}");
+    assert!(
+        text.contains(&format!("SKIPPED (no PostgreSQL): {TEST}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("bash scripts/pg.sh -- cargo test -p jevjudge-store runs them"),
+        "{text}"
+    );
+    let (passed, text) = run(Some(""));
+    assert!(passed, "an empty CI is not CI: {text}");
+
+    let (passed, text) = run(Some("true"));
+    assert!(!passed, "{text}");
+    assert!(
+        text.contains("CI is set, so this PostgreSQL test may not be skipped"),
+        "{text}"
+    );
+    assert!(!text.contains("SKIPPED"), "{text}");
 }
