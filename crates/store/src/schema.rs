@@ -109,7 +109,7 @@ pub(crate) async fn bridge(
     transaction
         .ensure_migrations_table()
         .await
-        .map_err(|e| StoreError::Migration(e.to_string()))?;
+        .map_err(crate::store::migrate_error)?;
     for migration in migrator.iter().filter(|m| m.version <= legacy) {
         sqlx::query(
             "INSERT INTO _sqlx_migrations \

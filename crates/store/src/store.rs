@@ -82,7 +82,7 @@ pub enum StoreError {
 
 /// A migrator error as a [`StoreError`]: an applied migration this binary does not know is a
 /// newer schema; one whose file changed or that was left half applied cannot be migrated.
-fn migrate_error(error: sqlx::migrate::MigrateError) -> StoreError {
+pub(crate) fn migrate_error(error: sqlx::migrate::MigrateError) -> StoreError {
     use sqlx::migrate::MigrateError;
     match error {
         MigrateError::VersionMissing(version) => StoreError::SchemaTooNew {

@@ -45,6 +45,8 @@ on_both_stores!(
     state_is_kept_only_when_asked_and_erased_by_retention,
     kept_state_exports_as_replayable_records,
     migrations_are_idempotent_and_a_newer_schema_is_refused,
+    a_migration_applied_from_other_sql_is_refused,
+    stores_opening_a_new_database_at_once_migrate_it_once,
     concurrent_writers_each_land_exactly_once,
 );
 
@@ -355,6 +357,48 @@ async fn migrations_are_idempotent_and_a_newer_schema_is_refused(url: StoreUrl) 
     assert_eq!(recorded, SCHEMA_VERSION + 1, "nothing was added or removed");
     pool.close().await;
     store.close().await;
+}
+
+async fn a_migration_applied_from_other_sql_is_refused(url: StoreUrl) {
+    Store::open(&url).await.unwrap().close().await;
+    let pool = any_pool(&url).await;
+    sqlx::query("UPDATE _sqlx_migrations SET checksum = $1 WHERE version = 1")
+        .bind(vec![0_u8; 48])
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let error = Store::open(&url)
+        .await
+        .expect_err("a changed migration is refused");
+    assert!(
+        matches!(&error, StoreError::Migration(m) if m.contains("migration 1 was applied from different SQL")),
+        "{error}"
+    );
+}
+
+async fn stores_opening_a_new_database_at_once_migrate_it_once(url: StoreUrl) {
+    // Six stores (as six replicas) open one new database at once.
+    let mut opening = tokio::task::JoinSet::new();
+    for _ in 0..6 {
+        let url = url.clone();
+        opening.spawn(async move { Store::open(&url).await });
+    }
+    while let Some(opened) = opening.join_next().await {
+        opened
+            .expect("the task ends")
+            .expect("every store opens")
+            .close()
+            .await;
+    }
+    let pool = any_pool(&url).await;
+    let recorded: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(recorded, (1..=SCHEMA_VERSION).collect::<Vec<_>>());
+    pool.close().await;
 }
 
 async fn any_pool(url: &StoreUrl) -> sqlx::AnyPool {
