@@ -213,10 +213,12 @@ impl Store {
     }
 
     /// Applies every migration the database lacks with sqlx's migrator, each in its own
-    /// transaction, under the migration lock (PostgreSQL: sqlx's advisory lock, so replicas
-    /// starting together migrate once). A database of the hand-written migrator is first
-    /// carried over ([`schema::bridge`]). A database with a migration this binary does not
-    /// know (made by a newer jevjudge) is refused and left untouched.
+    /// transaction (a failed one leaves the ones before it applied and itself undone).
+    /// PostgreSQL: under sqlx's advisory lock, so replicas starting together migrate once;
+    /// SQLite: a migration another connection applied first is skipped on a second pass. A
+    /// database of the hand-written migrator is first carried over: its versions in
+    /// `jevjudge_schema` are recorded in `_sqlx_migrations`, once. A database with a
+    /// migration this binary does not know (made by a newer jevjudge) is refused untouched.
     pub async fn migrate(&self) -> Result<Migrated, StoreError> {
         let mut connection = self.pool.acquire().await?;
         connection.lock().await.map_err(migrate_error)?;
