@@ -8,7 +8,7 @@
 #      PostgreSQL, and a PostgreSQL test that cannot run fails instead of being skipped
 #   4. the third-party System One conformance suite jevcompat against our fake server
 #   5. our client against jevcompat's reference mock with injected faults
-#   6. `jevjudge serve` against its own /openapi.json with schemathesis (scripts/api-conformance.sh)
+#   6. `jevjudge serve` against its own /openapi.json with schemathesis (scripts/schemathesis.sh)
 #   7. a short coverage-guided fuzzing run of every parser (scripts/fuzz.sh, FUZZ_SECONDS=20 each)
 #   8. the HTML report in headless Chromium at 1280 and 800 px (scripts/html-check.sh); Debian's
 #      chromium is installed with apt-get when missing (ensure_chromium in scripts/lib.sh; CI
@@ -48,13 +48,13 @@ step "cargo test, the store suites also on a throwaway PostgreSQL (scripts/pg.sh
 CI=1 bash scripts/pg.sh -- cargo test --workspace --quiet
 
 step "jevcompat test against jevjudge fake-server"
-bash scripts/conformance.sh
+bash scripts/jevcompat.sh
 
 step "jevjudge client against jevcompat mock faults"
 bash scripts/peer-mock.sh
 
 step "serve against its OpenAPI document (schemathesis)"
-bash scripts/api-conformance.sh
+bash scripts/schemathesis.sh
 
 step "fuzzing: ${FUZZ_SECONDS:-20} s per target"
 bash scripts/fuzz.sh
