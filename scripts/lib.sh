@@ -215,3 +215,12 @@ ensure_chromium() {
         export CHROMEDRIVER
     fi
 }
+
+# build_percentiles: builds the stats crate's `percentiles` example (nearest-rank percentiles of
+# numbers on stdin, by jevjudge_stats) and exports JEVJUDGE_PERCENTILES, its path, for
+# scripts/percentiles.py.
+build_percentiles() {
+    timeout 600 cargo build --quiet -p jevjudge-stats --example percentiles
+    JEVJUDGE_PERCENTILES="${CARGO_TARGET_DIR:-$PWD/target}/debug/examples/percentiles"
+    export JEVJUDGE_PERCENTILES
+}
