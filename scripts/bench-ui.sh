@@ -52,9 +52,9 @@ codes, ms = set(), []
 for line in sys.stdin:
     code, seconds = line.split()
     codes.add(code); ms.append(float(seconds) * 1000)
-f = nearest_rank(ms, 50, 99)
+n, p50, p99, top = (nearest_rank(ms, 50, 99)[key] for key in ("n", "p50", "p99", "max"))
 status = ",".join(sorted(codes))
-print(f"{sys.argv[1]:<32} n={f["n"]} status {status}  p50 {f["p50"]:6.1f} ms  p99 {f["p99"]:6.1f} ms  max {f["max"]:6.1f} ms")
+print(f"{sys.argv[1]:<32} n={n} status {status}  p50 {p50:6.1f} ms  p99 {p99:6.1f} ms  max {top:6.1f} ms")
 ' "$label"
 }
 
