@@ -213,7 +213,7 @@ mod tests {
             )
             .unwrap())
         });
-        let state = ServeState::new(
+        let state = ServeState::for_tests(
             backend,
             crate::Definitions::new([definition]).unwrap(),
             crate::Config::default(),

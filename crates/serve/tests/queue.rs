@@ -3,11 +3,11 @@
 //! errors are JSON with reason codes; on SQLite and a real PostgreSQL (`JEVJUDGE_TEST_PG_URL`).
 //! Also: a reload during in-flight reviews drops none of them.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use jevjudge_judge::{Status, SystemOneBackend};
 use jevjudge_serve::{
-    Config, DecisionLog, Metrics, QueuePolicy, ReloadOutcome, ReviewerTokens, ServeState,
+    Config, DecisionLogConfig, Metrics, QueuePolicy, ReloadOutcome, ReviewerTokens,
     reload_definitions,
 };
 use jevjudge_store::{Store, StoreUrl};
@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 use crate::{
     store::{pg_url, sqlite_url},
     util::{
-        Reply, Service, caller, client, data, definitions, fake_answering, fake_with_latency, read,
-        refund_state,
+        Built, Reply, Service, caller, client, data, definitions, fake_answering,
+        fake_with_latency, read, refund_state,
     },
 };
 
@@ -46,22 +46,23 @@ async fn queued_service_leasing(
     let fake = fake_answering(&[("supported", p), ("no_promises", 0.05)]).await;
     let metrics = Metrics::new();
     let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
-    let state = ServeState::new(backend, definitions(), Config::default(), metrics)
-        .expect("a valid configuration");
     let store = Store::open(url).await.expect("the store opens");
-    let log = DecisionLog::open(store.clone(), &state.definitions(), true, "jev-latest")
-        .await
-        .expect("the definitions are kept");
     let reviewers = ReviewerTokens::parse(&format!("ana:{ANA},bob:{BOB}")).unwrap();
     let mut policy = QueuePolicy::new([Status::Inconclusive], reviewers);
     policy.second_review = second_review;
     policy.lease = lease;
-    let state = state
-        .with_decision_log(Arc::new(log))
-        .expect("one decision log")
-        .with_review_queue(policy)
-        .expect("a queue");
-    (Service::start_state(state).await, store, fake)
+    let built = Built::builder(backend, definitions())
+        .metrics(metrics)
+        .decision_log(
+            DecisionLogConfig::store(store.clone())
+                .keep_state(true)
+                .requested_model("jev-latest"),
+        )
+        .review_queue(policy)
+        .build()
+        .await
+        .expect("the definitions are kept");
+    (Service::start_built(built).await, store, fake)
 }
 
 async fn queue(
