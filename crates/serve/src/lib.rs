@@ -147,6 +147,7 @@ mod router;
 mod run;
 mod server;
 mod service;
+mod session;
 mod sign_in_throttle;
 mod state;
 mod ui;

@@ -17,6 +17,7 @@ use crate::{
     metrics::Gauges,
     queue_policy::QueuePolicy,
     reviewers::Reviewer,
+    session::SessionKey,
     sign_in_throttle::SignInThrottle,
 };
 
@@ -38,6 +39,8 @@ struct Inner {
     decision_log: Option<Arc<DecisionLog>>,
     review_queue: Option<Arc<QueuePolicy>>,
     limiter: Option<Arc<Limiter>>,
+    /// The key of the reviewer pages' sessions, derived once from the reviewer tokens.
+    session_key: Option<SessionKey>,
     /// Sign-in attempts per client address (`/ui/sign-in`).
     sign_ins: SignInThrottle,
 }
@@ -86,6 +89,9 @@ impl ServeState {
                 metrics,
                 openapi: OnceLock::new(),
                 decision_log,
+                session_key: review_queue
+                    .as_ref()
+                    .map(|policy| SessionKey::derive(policy.reviewers.pairs())),
                 review_queue,
                 limiter,
                 sign_ins: SignInThrottle::new(),
@@ -196,6 +202,11 @@ impl ServeState {
     pub fn lease(&self) -> Duration {
         self.queue_policy()
             .map_or(crate::queue_policy::DEFAULT_LEASE, |policy| policy.lease)
+    }
+
+    /// The key of the reviewer pages' sessions, when reviews are queued.
+    pub(crate) fn session_key(&self) -> Option<&SessionKey> {
+        self.inner.session_key.as_ref()
     }
 
     /// The limiter of sign-in attempts per client address.

@@ -448,7 +448,7 @@ async fn the_cookie_is_secure_when_the_host_is_not_loopback() {
     .await;
     assert_eq!(reply.status, 200);
     let cookie = set_cookies(&reply, "jevjudge_ui_pre")[0];
-    assert!(cookie.ends_with("; Secure"), "{cookie}");
+    assert!(cookie.split("; ").any(|a| a == "Secure"), "{cookie}");
     service.stop().await.expect("a clean stop");
 }
 

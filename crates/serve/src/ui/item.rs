@@ -5,12 +5,12 @@ use axum::{Form, extract::Path, http::StatusCode, response::Response};
 use jevjudge_store::{Decision, MAX_NOTE_CHARS, QueueError, QueueItemId, QueueItemView};
 use serde_json::Value;
 
+use crate::session::Session;
+
 use super::{
     Ui, field, page,
     pages::{self, Answer, CriterionView, ItemView, ResultRow, ResultView},
-    refused, see_other,
-    session::Session,
-    store_failed,
+    refused, see_other, store_failed,
 };
 
 fn item_id(text: &str) -> Result<QueueItemId, Response> {

@@ -19,7 +19,6 @@
 
 mod item;
 mod pages;
-mod session;
 
 use std::{
     net::SocketAddr,
@@ -46,9 +45,9 @@ use maud::Markup;
 use serde::Deserialize;
 
 use crate::ServeState;
+use crate::session::{self, PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey};
 use item::{decide, item_page, release};
 use pages::{QueueRow, QueueView, Who};
-use session::{PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey};
 
 /// The Content-Security-Policy of every `/ui` response: nothing but this site's own
 /// stylesheet, script and forms; no inline script or style, no frames, no base URL.
@@ -167,7 +166,7 @@ impl FromRequestParts<ServeState> for Ui {
         let now = SystemTime::now();
         let session = cookie_header(&parts.headers)
             .and_then(|header| session::cookie(header, SESSION_COOKIE))
-            .and_then(|value| key.verify(value, now));
+            .and_then(|value| key.verify(&value, now));
         Ok(Ui {
             state: state.clone(),
             key,
@@ -207,12 +206,10 @@ impl Ui {
     }
 }
 
-/// The session key: derived from the reviewer token set, so every replica started with the
-/// same set signs and checks sessions alike.
+/// The session key: derived once from the reviewer token set when the service was built, so
+/// every replica started with the same set signs and checks sessions alike.
 fn session_key(state: &ServeState) -> Option<SessionKey> {
-    state
-        .queue_policy()
-        .map(|policy| SessionKey::derive(policy.reviewers.pairs()))
+    state.session_key().cloned()
 }
 
 fn cookie_header(headers: &HeaderMap) -> Option<&str> {
@@ -353,10 +350,10 @@ async fn sign_in(
     let now = SystemTime::now();
     let pre = cookie_header(&headers)
         .and_then(|header| session::cookie(header, PRE_COOKIE))
-        .unwrap_or("");
+        .unwrap_or_default();
     if !ui
         .key
-        .check_pre_csrf(pre, field(&form, "csrf").unwrap_or(""), now)
+        .check_pre_csrf(&pre, field(&form, "csrf").unwrap_or(""), now)
     {
         return fresh_sign_in(
             &ui,
