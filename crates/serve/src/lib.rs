@@ -129,6 +129,7 @@
 mod admission;
 mod auth;
 mod auth_tokens;
+mod body;
 mod config;
 mod connection;
 mod decision_log;

@@ -386,3 +386,39 @@ async fn a_reload_drops_no_request_in_flight() {
     assert_eq!(service.state.definitions().len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn strict_bodies_a_decision_with_a_repeated_key_is_refused_422() {
+    let (service, _store, _fake) = queued_service(&sqlite_url(), 0.5, 0.0).await;
+    assert_eq!(
+        service.review_refund().await.json()["status"],
+        "INCONCLUSIVE"
+    );
+    let item = claim(&service, ANA).await.json()["item"]
+        .as_str()
+        .expect("an item")
+        .to_owned();
+    for body in [
+        r#"{"findings": {"supported": false}, "findings": {"supported": true}}"#,
+        r#"{"findings": {"supported": false, "supported": true}}"#,
+        r#"{"findings": {"supported": true}, "note": "a", "note": "b"}"#,
+    ] {
+        let reply = read(
+            caller()
+                .post(format!("{}/v1/queue/{item}/decision", service.url))
+                .header("authorization", format!("Bearer {ANA}"))
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .expect("a response"),
+        )
+        .await;
+        assert_eq!(reply.status, 422, "{body}: {}", reply.text());
+        assert_eq!(reply.error_code(), "invalid_body");
+        assert!(reply.text().contains("appears twice"), "{}", reply.text());
+    }
+    // Nothing was decided: the same item takes a proper decision.
+    let decided = decide(&service, ANA, &item, supported()).await;
+    assert_eq!(decided.status, 200, "{}", decided.text());
+}
