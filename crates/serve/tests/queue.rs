@@ -352,8 +352,8 @@ async fn a_reload_drops_no_request_in_flight() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(running, "{}", service.metrics_text());
-    let dir = std::env::temp_dir().join(format!("jevjudge-reload-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let temp = tempfile::TempDir::new().expect("a temp dir");
+    let dir = temp.path();
     std::fs::copy(
         data("definitions/support-draft.json"),
         dir.join("support-draft.json"),
@@ -384,7 +384,6 @@ async fn a_reload_drops_no_request_in_flight() {
         "{outcome:?}"
     );
     assert_eq!(service.state.definitions().len(), 1);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

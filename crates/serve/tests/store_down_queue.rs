@@ -149,14 +149,8 @@ async fn a_stopped_postgres_is_503_on_every_queue_route_then_recovers() {
 
 #[tokio::test]
 async fn a_locked_sqlite_store_is_503_on_the_queue_writes_then_recovers() {
-    let path = std::env::temp_dir().join(format!(
-        "jevjudge_queue_down_{}_{}.db",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
+    let temp = tempfile::TempDir::new().expect("a temp dir");
+    let path = temp.path().join("queue_down.db");
     let url = StoreUrl::Sqlite(path.clone());
     let (service, store, _fake, item) = service_with_a_claim(&url).await;
 
@@ -178,7 +172,4 @@ async fn a_locked_sqlite_store_is_503_on_the_queue_writes_then_recovers() {
     recovered(&service, &item).await;
     service.stop().await.unwrap();
     store.close().await;
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
 }

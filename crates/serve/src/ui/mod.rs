@@ -61,39 +61,24 @@ const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("keys.js");
 const ICON: &str = include_str!("icon.svg");
 
-/// The `/ui` route templates: log lines and metrics label `/ui` requests with these (never
-/// the raw path). Not in [`crate::ROUTES`]: pages are not part of the JSON API's OpenAPI.
-pub(crate) const ROUTES: [&str; 12] = [
-    "/ui",
-    "/ui/",
-    "/ui/sign-in",
-    "/ui/sign-out",
-    "/ui/claim",
-    "/ui/items/{item}",
-    "/ui/items/{item}/decision",
-    "/ui/items/{item}/release",
-    "/ui/static/style.css",
-    "/ui/static/keys.js",
-    "/ui/static/icon.svg",
-    "/ui/{*rest}",
-];
-
 /// The `/ui` routes (merged into the service's router: `nest("/ui", …)` would serve the queue
-/// at `/ui` but not at `/ui/`).
+/// at `/ui` but not at `/ui/`). Log lines and metrics label `/ui` requests with these
+/// templates (never the raw path); they are not in [`crate::ROUTES`]: pages are not part of
+/// the JSON API's OpenAPI.
 pub(crate) fn router() -> Router<ServeState> {
     Router::new()
-        .route(ROUTES[0], get(|| async { see_other("/ui/") }))
-        .route(ROUTES[1], get(queue_page))
-        .route(ROUTES[2], get(sign_in_page).post(sign_in))
-        .route(ROUTES[3], post(sign_out))
-        .route(ROUTES[4], post(claim))
-        .route(ROUTES[5], get(item_page))
-        .route(ROUTES[6], post(decide))
-        .route(ROUTES[7], post(release))
-        .route(ROUTES[8], get(style))
-        .route(ROUTES[9], get(script))
-        .route(ROUTES[10], get(icon))
-        .route(ROUTES[11], any(not_found))
+        .route("/ui", get(|| async { see_other("/ui/") }))
+        .route("/ui/", get(queue_page))
+        .route("/ui/sign-in", get(sign_in_page).post(sign_in))
+        .route("/ui/sign-out", post(sign_out))
+        .route("/ui/claim", post(claim))
+        .route("/ui/items/{item}", get(item_page))
+        .route("/ui/items/{item}/decision", post(decide))
+        .route("/ui/items/{item}/release", post(release))
+        .route("/ui/static/style.css", get(style))
+        .route("/ui/static/keys.js", get(script))
+        .route("/ui/static/icon.svg", get(icon))
+        .route("/ui/{*rest}", any(not_found))
         .layer(middleware::from_fn(same_origin_posts))
         .layer(middleware::from_fn(security_headers))
 }
