@@ -359,7 +359,7 @@ async fn a_reload_drops_no_request_in_flight() {
         dir.join("support-draft.json"),
     )
     .unwrap();
-    let outcome = reload_definitions(&service.state, &dir).await;
+    let outcome = reload_definitions(&service.state, dir).await;
     assert_eq!(
         outcome,
         ReloadOutcome::Reloaded {
@@ -378,7 +378,7 @@ async fn a_reload_drops_no_request_in_flight() {
     assert_eq!(listed["definitions"][0]["version"], "support-draft-v1");
     // A bad set is refused and the current one kept.
     std::fs::write(dir.join("bad.toml"), "version = \"\"\n").unwrap();
-    let outcome = reload_definitions(&service.state, &dir).await;
+    let outcome = reload_definitions(&service.state, dir).await;
     assert!(
         matches!(&outcome, ReloadOutcome::Refused { reason } if reason.contains("bad.toml")),
         "{outcome:?}"
