@@ -1,18 +1,18 @@
-//! Running a [`Service`]: listening, OS signals (SIGHUP reloads the definitions; SIGTERM and
+//! Running a [`Service`](crate::Service): listening, OS signals (SIGHUP reloads the definitions; SIGTERM and
 //! SIGINT stop), the retention sweep, and a drain bounded in time.
 
-use std::{io, net::SocketAddr, time::Duration};
+use std::{io, net::SocketAddr, path::PathBuf, time::Duration};
 
 use tokio::{net::TcpListener, sync::oneshot, task::JoinHandle};
 
-use crate::{ServeState, Service, reload::reload_definitions};
+use crate::{ServeState, reload::reload_definitions};
 
 /// How long a drain may take beyond twice the maximum budget, by default. A review ends
 /// within its budget from its arrival (slot wait included); the second budget is slack for a
 /// body still arriving (it may take up to the maximum budget) and for writing responses.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
-/// How a [`Service`] runs: which OS signals it handles and how long its drain may take.
+/// How a [`Service`](crate::Service) runs: which OS signals it handles and how long its drain may take.
 #[derive(Debug, Default)]
 #[must_use]
 pub struct RunOptions {
@@ -36,8 +36,9 @@ impl RunOptions {
     }
 
     /// Handle SIGHUP (reload the definitions directory, when one was given), SIGTERM and
-    /// SIGINT (stop and drain); the handlers are installed by [`Service::bind`] or
-    /// [`Service::listen`] before the socket is bound or taken.
+    /// SIGINT (stop and drain); the handlers are installed by
+    /// [`Service::bind`](crate::Service::bind) or [`Service::listen`](crate::Service::listen)
+    /// before the socket is bound or taken.
     pub fn handle_os_signals(mut self) -> RunOptions {
         self.signals = Signals::Install;
         self
@@ -129,7 +130,9 @@ impl OsSignals {
 /// [`Listening::run`].
 #[derive(Debug)]
 pub struct Listening {
-    service: Service,
+    state: ServeState,
+    retain_state: Option<Duration>,
+    definitions_dir: Option<PathBuf>,
     listener: TcpListener,
     local_addr: SocketAddr,
     signals: Option<OsSignals>,
@@ -138,14 +141,13 @@ pub struct Listening {
 
 impl Listening {
     pub(crate) fn new(
-        service: Service,
+        (state, retain_state, definitions_dir): (ServeState, Option<Duration>, Option<PathBuf>),
         listener: TcpListener,
         options: RunOptions,
     ) -> Result<Listening, RunError> {
         let local_addr = listener.local_addr().map_err(RunError::Address)?;
         let drain_limit = options.drain_limit.unwrap_or_else(|| {
-            service
-                .state()
+            state
                 .config()
                 .max_budget
                 .saturating_mul(2)
@@ -156,7 +158,9 @@ impl Listening {
             Signals::None | Signals::Install => None,
         };
         Ok(Listening {
-            service,
+            state,
+            retain_state,
+            definitions_dir,
             listener,
             local_addr,
             signals,
@@ -171,7 +175,7 @@ impl Listening {
 
     /// The state every handler shares.
     pub fn state(&self) -> &ServeState {
-        self.service.state()
+        &self.state
     }
 
     /// Serves until `shutdown` resolves or, with OS signals handled, SIGTERM or SIGINT
@@ -184,15 +188,15 @@ impl Listening {
         F: Future<Output = ()> + Send + 'static,
     {
         let Listening {
-            service,
+            state,
+            retain_state,
+            definitions_dir,
             listener,
             signals,
             drain_limit,
             ..
         } = self;
-        let state = service.state().clone();
-        let retention: Option<JoinHandle<()>> = match (service.retain_state(), state.decision_log())
-        {
+        let retention: Option<JoinHandle<()>> = match (retain_state, state.decision_log()) {
             (Some(retain), Some(log)) => Some(tokio::spawn(log.clone().run_retention(retain))),
             _ => None,
         };
@@ -213,7 +217,7 @@ impl Listening {
                 () = &mut shutdown => break StopCause::Shutdown,
                 asked = next_signal => match asked {
                     Asked::Stop => break StopCause::Signal,
-                    Asked::Reload => match service.definitions_dir() {
+                    Asked::Reload => match &definitions_dir {
                         Some(dir) => {
                             tracing::info!(dir = %dir.display(), "SIGHUP: reloading the definitions");
                             let _ = reload_definitions(&state, dir).await;

@@ -64,13 +64,17 @@ impl Service {
         self.retain_state
     }
 
+    fn into_parts(self) -> (ServeState, Option<Duration>, Option<PathBuf>) {
+        (self.state, self.retain_state, self.definitions_dir)
+    }
+
     /// Installs the OS signal handlers the options ask for, then binds `addr`.
     pub async fn bind(self, addr: SocketAddr, options: RunOptions) -> Result<Listening, RunError> {
         let options = options.installed()?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| RunError::Bind { addr, source })?;
-        Listening::new(self, listener, options)
+        Listening::new(self.into_parts(), listener, options)
     }
 
     /// Installs the OS signal handlers the options ask for and takes a bound `listener`.
@@ -80,7 +84,7 @@ impl Service {
         options: RunOptions,
     ) -> Result<Listening, RunError> {
         let options = options.installed()?;
-        Listening::new(self, listener, options)
+        Listening::new(self.into_parts(), listener, options)
     }
 
     /// [`Service::bind`], then [`Listening::run`] until `shutdown` resolves (or a signal).
