@@ -32,7 +32,8 @@ mod url;
 pub use queue::{
     Agreement, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Labelled,
     MAX_NOTE_CHARS, QueueCursor, QueueEntry, QueueError, QueueItemId, QueueItemIdError,
-    QueueItemView, QueuePage, QueueReason, QueueStats, SECOND_REVIEW, Subject, statements,
+    QueueItemView, QueuePage, QueueReason, QueueStats, SECOND_REVIEW, Subject, check_note,
+    statements,
 };
 pub use review::{
     Cursor, CursorError, Filter, KeptState, MAX_REFERENCE_CHARS, NewReview, Page, Review, ReviewId,
