@@ -9,7 +9,7 @@ use jevjudge_judge::{
     Backend, BackendKind, FakeBackend, RecordWriter, Recording, ReplayBackend, SystemOneBackend,
 };
 
-use crate::InputError;
+use crate::exit::Failure;
 
 /// Which System One answers a run: the live API (default), recorded exchanges, or the fake.
 #[derive(Debug, Clone, clap::Args)]
@@ -139,12 +139,12 @@ impl BackendArgs {
                 self.max_line_bytes,
                 self.max_input_bytes,
             )
-            .map_err(|e| InputError(format!("--replay: {e}{}", limit_hint(e.kind()))))?;
+            .map_err(|e| Failure::Input(format!("--replay: {e}{}", limit_hint(e.kind()))))?;
             match jevjudge_wire::record::find_conflict(&records) {
                 Ok(None) => {}
                 Ok(Some(_)) if self.repeated_records => {}
                 Ok(Some((first, second))) => {
-                    return Err(InputError(format!(
+                    return Err(Failure::Input(format!(
                         "--replay: {}: records {} and {} answer the same request (model, state and \
                          questions) differently; replay cannot tell which one to use: keep one",
                         path.display(),
@@ -155,16 +155,18 @@ impl BackendArgs {
                 }
                 Err(e) => {
                     return Err(
-                        InputError(format!("--replay: cannot index the records: {e}")).into(),
+                        Failure::Input(format!("--replay: cannot index the records: {e}")).into(),
                     );
                 }
             }
             let replay = ReplayBackend::new(records, model.clone())
-                .map_err(|e| InputError(format!("--replay: {e}")))?;
+                .map_err(|e| Failure::Input(format!("--replay: {e}")))?;
             if replay.is_empty() {
-                return Err(
-                    InputError(format!("--replay: {} holds no records", path.display())).into(),
-                );
+                return Err(Failure::Input(format!(
+                    "--replay: {} holds no records",
+                    path.display()
+                ))
+                .into());
             }
             let held = || {
                 replay
@@ -176,7 +178,7 @@ impl BackendArgs {
             };
             match &self.model {
                 Some(asked) if !replay.models().contains(&asked.as_str()) => {
-                    return Err(InputError(format!(
+                    return Err(Failure::Input(format!(
                         "--model `{asked}`: {} holds no exchange for it; it holds {} \
                          (pass one of them with --model, or leave --model out when it holds one)",
                         path.display(),
@@ -188,7 +190,7 @@ impl BackendArgs {
                 None => match replay.default_model(jevjudge_wire::DEFAULT_MODEL) {
                     Some(chosen) => model = chosen,
                     None => {
-                        return Err(InputError(format!(
+                        return Err(Failure::Input(format!(
                             "--replay: {} holds several models ({}); choose one with --model",
                             path.display(),
                             held()
@@ -232,10 +234,9 @@ impl BackendArgs {
                 records_per_request,
             });
         };
-        let writer =
-            Arc::new(RecordWriter::append(path).map_err(|e| {
-                InputError(format!("--record: cannot open {}: {e}", path.display()))
-            })?);
+        let writer = Arc::new(RecordWriter::append(path).map_err(|e| {
+            Failure::Input(format!("--record: cannot open {}: {e}", path.display()))
+        })?);
         let recording = Recording::new(backend, writer.clone(), model.clone());
         Ok(ResolvedBackend {
             backend: Arc::new(recording),
@@ -274,7 +275,7 @@ impl BackendArgs {
         let key = match &self.api_key_env {
             Some(name) => ApiKey::from_env_var(name)
                 .map_err(|e| {
-                    InputError(match e {
+                    Failure::Input(match e {
                         ConfigError::InvalidKeyInEnv { .. } => format!(
                             "{} does not hold a valid API key (printable ASCII without whitespace)",
                             shown_var(name)
@@ -287,7 +288,7 @@ impl BackendArgs {
                 })?
                 .or_else(ApiKey::from_env),
             None => ApiKey::resolve(|name| std::env::var(name).ok())
-                .map_err(|e| InputError(e.to_string()))?,
+                .map_err(|e| Failure::Input(e.to_string()))?,
         };
         let Some(key) = key else {
             let named = self
@@ -295,7 +296,7 @@ impl BackendArgs {
                 .as_deref()
                 .map(|v| format!("{}, ", shown_var(v)))
                 .unwrap_or_default();
-            return Err(InputError(format!(
+            return Err(Failure::Input(format!(
                 "no System One API key: set {named}TYPESAFE_API_KEY or JEV_API_KEY (or name another \
                  variable with --api-key-env), or run offline with --replay FILE.jevl (recorded \
                  answers) or --fake (a deterministic fake)"
@@ -340,7 +341,7 @@ impl BackendArgs {
                     ConfigError::ZeroTimeout { .. } => format!("--timeout: {e}"),
                     other => other.to_string(),
                 };
-                InputError(message).into()
+                Failure::Input(message).into()
             })
     }
 }
@@ -401,15 +402,16 @@ pub fn read_to_string(
                 .read_to_end(&mut bytes)
         })
         .with_context(|| format!("cannot read the {what} {}", path.display()))
-        .map_err(|e| InputError(format!("{e:#}")))?;
+        .map_err(|e| Failure::Input(format!("{e:#}")))?;
     if bytes.len() as u64 > max_bytes {
-        return Err(InputError(format!(
+        return Err(Failure::Input(format!(
             "the {what} {} is larger than the cap of {max_bytes} bytes (raise it with \
              --max-input-bytes)",
             path.display()
         ))
         .into());
     }
-    String::from_utf8(bytes)
-        .map_err(|_| InputError(format!("the {what} {} is not valid UTF-8", path.display())).into())
+    String::from_utf8(bytes).map_err(|_| {
+        Failure::Input(format!("the {what} {} is not valid UTF-8", path.display())).into()
+    })
 }

@@ -15,7 +15,8 @@ use jevjudge_judge::{Definition, DefinitionFormat};
 use jevjudge_stats::Targets;
 
 use crate::{
-    InputError, exit, output,
+    exit::{self, Failure},
+    output,
     report_cmd::{definition_for, read_report},
 };
 
@@ -112,20 +113,20 @@ pub struct Plan {
 }
 
 /// The calibration settings of the flags, each target within 0..=1 and at least one resample.
-pub fn settings(args: &Args) -> Result<CalibrationSettings, InputError> {
+pub fn settings(args: &Args) -> Result<CalibrationSettings, Failure> {
     for (flag, value) in [
         ("--min-pass-precision", args.min_pass_precision),
         ("--min-fail-precision", args.min_fail_precision),
         ("--max-abstain", args.max_abstain),
     ] {
         if !(0.0..=1.0).contains(&value) {
-            return Err(InputError(format!(
+            return Err(Failure::Input(format!(
                 "{flag} must be within 0..=1, not {value}"
             )));
         }
     }
     if args.resamples == 0 {
-        return Err(InputError("--resamples must be at least 1".into()));
+        return Err(Failure::Input("--resamples must be at least 1".into()));
     }
     Ok(CalibrationSettings {
         targets: Targets {
@@ -147,7 +148,7 @@ impl Plan {
         let settings = settings(&args)?;
         let report = read_report(&args.report)?;
         if report.rows.is_empty() && report.overall.total > 0 {
-            return Err(InputError(format!(
+            return Err(Failure::Input(format!(
                 "{} holds no rows (a streaming run keeps them in its rows file): calibrate needs the rows",
                 args.report.display()
             ))
@@ -168,7 +169,7 @@ impl Plan {
             Some(definition) => CriterionSpec::from_definition(definition),
             None => {
                 let specs = infer_criteria(&report)
-                    .map_err(|e| InputError(format!("{}: {e}", args.report.display())))?;
+                    .map_err(|e| Failure::Input(format!("{}: {e}", args.report.display())))?;
                 let read: Vec<String> = specs
                     .iter()
                     .map(|spec| {
@@ -222,11 +223,11 @@ impl Plan {
         };
         let calibrated = calibration
             .apply(definition, &version)
-            .map_err(|e| InputError(format!("--new-version: {e}")))?;
+            .map_err(|e| Failure::Input(format!("--new-version: {e}")))?;
         let text = match DefinitionFormat::from_path(out) {
             Some(DefinitionFormat::Toml) => {
                 let body = calibrated.to_toml_string().map_err(|_| {
-                    InputError(format!(
+                    Failure::Input(format!(
                         "--write-definition {}: the definition holds a JSON null in its \
                          question content, which TOML cannot carry: write a .json file instead",
                         out.display()
@@ -244,7 +245,7 @@ impl Plan {
                 serde_json::to_string_pretty(&calibrated.to_json_value())? + "\n"
             }
             None => {
-                return Err(InputError(format!(
+                return Err(Failure::Input(format!(
                     "--write-definition {}: a definition file must end in .toml or .json",
                     out.display()
                 ))

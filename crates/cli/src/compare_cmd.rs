@@ -7,7 +7,10 @@ use jevjudge_eval::{
     terminal,
 };
 
-use crate::{InputError, exit, report_cmd::read_report};
+use crate::{
+    exit::{self, Failure},
+    report_cmd::read_report,
+};
 
 /// Options of `jevjudge compare`.
 #[derive(Debug, clap::Args)]
@@ -54,7 +57,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         },
     )
     .map_err(|e| {
-        InputError(format!(
+        Failure::Input(format!(
             "cannot compare {} with {}: {e}",
             args.base.display(),
             args.candidate.display()

@@ -13,15 +13,14 @@ use jevjudge_eval::{
     html::case_texts,
     junit::to_junit,
     markdown::to_markdown,
-    session::{Session, SessionError, SessionPlan, rows_path_for},
+    session::{Session, SessionPlan, rows_path_for},
     terminal,
 };
 use jevjudge_judge::{Backend, BackendKind, Definition, Judge};
 
 use crate::{
-    InputError,
     backend::{BackendArgs, ResolvedBackend, parse_positive_duration, report_recording},
-    exit,
+    exit::{self, Failure},
     limits::{self, LimitArgs},
     output,
 };
@@ -171,13 +170,6 @@ pub struct Outputs {
     pub include_text: bool,
 }
 
-fn input(error: SessionError) -> anyhow::Error {
-    match error {
-        SessionError::Input(message) => InputError(message).into(),
-        SessionError::Failed(message) => anyhow::anyhow!(message),
-    }
-}
-
 impl Plan {
     /// Resolves the flags, in the order their errors are reported: the definition, the
     /// runner's numbers, the gates, a streaming run's cases file, then every output.
@@ -196,7 +188,7 @@ impl Plan {
             retry_errors: args.retry_errors,
             ..SessionPlan::new(PathBuf::new(), args.max_cases)
         };
-        let runner = session.runner(args.concurrency).map_err(input)?;
+        let runner = session.runner(args.concurrency)?;
         let gates = Gates {
             min_accuracy: args.min_accuracy,
             max_errors: args.max_errors,
@@ -204,8 +196,8 @@ impl Plan {
             max_false_pass: args.max_false_pass,
             min_coverage: args.min_coverage,
         };
-        gates.check().map_err(|e| InputError(e.to_string()))?;
-        session.check_cases_file().map_err(input)?;
+        gates.check()?;
+        session.check_cases_file()?;
         let outputs = Outputs {
             report: args.report,
             junit: args.junit,
@@ -296,8 +288,7 @@ impl Reviewer {
                 );
             }
         }
-        let judge = Judge::new(resolved.backend.clone(), plan.budget)
-            .map_err(|e| InputError(e.to_string()))?;
+        let judge = Judge::new(resolved.backend.clone(), plan.budget)?;
         let evaluator = JevEvaluator::new(judge, plan.definition.clone());
         Ok(Reviewer {
             limiter,
@@ -334,10 +325,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let plan = Plan::resolve(args)?;
     // Pass 1: every line checked before anything is sent.
     let held = crate::inputs::wait_for_writer("--cases", &plan.session.cases)?.0;
-    let cases = plan
-        .session
-        .read_cases(&plan.definition, held)
-        .map_err(input)?;
+    let cases = plan.session.read_cases(&plan.definition, held)?;
     let texts = plan.outputs.include_text.then(|| case_texts(cases.cases()));
     let reviewer = Reviewer::resolve(&plan)?;
     let kind = reviewer.resolved.kind.to_string();
@@ -347,8 +335,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         cases,
         &kind,
         &reviewer.resolved.model,
-    )
-    .map_err(input)?;
+    )?;
     if let (true, Some(path)) = (session.torn_tail(), &plan.session.rows) {
         eprintln!(
             "jevjudge: note: the last line of {} was cut short by the interruption; it \
@@ -363,6 +350,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 
     let progress = output::progress_bar(session.to_run() as u64);
     let watcher = limits::watch(&progress, reviewer.limiter.clone());
+    // From here on reviews are sent: what fails is no longer invalid input (exit 8).
     let ran = session
         .run(
             &reviewer.runner,
@@ -371,18 +359,20 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             output::interrupted(),
         )
         .await
-        .map_err(input)?;
+        .map_err(Failure::after_sending)?;
     watcher.abort();
     progress.finish_and_clear();
-    if let Some(error) = session.close_rows_file() {
+    let rows_failed = session.close_rows_file();
+    if let Some(error) = &rows_failed {
         eprintln!("jevjudge: error: rows could not all be written to the rows file: {error}");
     }
-    let outcome = session.finish(ran).map_err(input)?;
+    let outcome = session.finish(ran).map_err(Failure::after_sending)?;
     let (reviews_this_run, cases) = (outcome.reviews_this_run, outcome.cases);
     let report = reviewer.report(outcome, &plan.definition);
 
     let gates = plan.gates.evaluate(&report);
-    plan.write_outputs(&report, &gates, texts.as_ref())?;
+    plan.write_outputs(&report, &gates, texts.as_ref())
+        .map_err(Failure::after_sending)?;
     let rows_path = plan.session.rows.as_deref();
     output::print_stdout(&terminal::summary(
         &report,
@@ -403,8 +393,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     report_recording(
         reviewer.resolved.recorder.as_deref(),
         plan.backend.record.as_deref(),
-    )?;
-    Ok(exit_status(&report, &gates, cases, rows_path))
+    )
+    .map_err(Failure::after_sending)?;
+    let status = exit_status(&report, &gates, cases, rows_path);
+    // Rows that did not reach the rows file cannot be resumed from: that outranks the rest.
+    Ok(if rows_failed.is_some() {
+        exit::FAILED_AFTER_SENDING
+    } else {
+        status
+    })
 }
 
 /// The exit status of a finished run, with the line that explains a non-zero one: stopped by

@@ -10,9 +10,8 @@ use jevjudge_judge::{Judge, Status};
 use serde_json::Value;
 
 use crate::{
-    InputError,
     backend::{BackendArgs, parse_positive_duration, read_to_string, report_recording},
-    exit,
+    exit::{self, Failure},
 };
 
 /// Options of `jevjudge judge`.
@@ -42,10 +41,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let definition = crate::inputs::definition(&args.definition, args.backend.max_input_bytes)?;
     let state = read_state(args.state.as_deref(), args.backend.max_input_bytes)?;
     let resolved = args.backend.resolve()?;
-    let judge = Judge::new(resolved.backend, args.budget).map_err(|e| InputError(e.to_string()))?;
+    let judge = Judge::new(resolved.backend, args.budget)?;
     let verdict = judge.review(state, &definition).await;
     // The Result JSON of §4.1, plus where the answers came from (`fake`/`fixture` must show).
-    let mut output = serde_json::to_value(&verdict)?;
+    let mut output = serde_json::to_value(&verdict).map_err(Failure::after_sending)?;
     if let Some(map) = output.as_object_mut() {
         map.insert(
             "backend".into(),
@@ -55,7 +54,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         );
     }
     crate::output::print_stdout(&format!("{output}\n"));
-    report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
+    report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())
+        .map_err(Failure::after_sending)?;
     Ok(match verdict.status {
         Status::Pass => exit::SUCCESS,
         Status::Fail => exit::FAILED,
@@ -77,7 +77,7 @@ fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<
             let stdin = std::io::stdin();
             if stdin.is_terminal() {
                 if path.is_none() {
-                    return Err(InputError(
+                    return Err(Failure::Input(
                         "no state: give --state FILE.json, or pipe the state JSON into standard \
                          input (`--state -` reads it from the terminal, ended by Ctrl-D)"
                             .to_owned(),
@@ -94,25 +94,25 @@ fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<
                 .take(max_bytes.saturating_add(1))
                 .read_to_end(&mut bytes)
                 .map_err(|e| {
-                    InputError(format!("cannot read the state from standard input: {e}"))
+                    Failure::Input(format!("cannot read the state from standard input: {e}"))
                 })?;
             if bytes.len() as u64 > max_bytes {
-                return Err(InputError(format!(
+                return Err(Failure::Input(format!(
                     "standard input: the state is larger than the cap of {max_bytes} bytes \
                      (raise it with --max-input-bytes)"
                 ))
                 .into());
             }
             let text = String::from_utf8(bytes).map_err(|_| {
-                InputError("standard input: the state is not valid UTF-8".to_owned())
+                Failure::Input("standard input: the state is not valid UTF-8".to_owned())
             })?;
             (text, "standard input".to_owned())
         }
     };
     let state: Value = serde_json::from_str(&text)
-        .map_err(|e| InputError(format!("{source}: the state is not JSON: {e}")))?;
+        .map_err(|e| Failure::Input(format!("{source}: the state is not JSON: {e}")))?;
     if !matches!(state, Value::String(_) | Value::Object(_) | Value::Array(_)) {
-        return Err(InputError(format!(
+        return Err(Failure::Input(format!(
             "{source}: the state must be a JSON string, object or array, not {}",
             jevjudge_wire::json_kind(&state)
         ))

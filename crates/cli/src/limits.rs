@@ -8,7 +8,7 @@ use jevjudge_eval::Case;
 use jevjudge_judge::Definition;
 use jevjudge_wire::Request;
 
-use crate::{InputError, exit};
+use crate::exit::{self, Failure};
 
 /// How a run stays under the API's limits and the user's budget.
 #[derive(Debug, Clone, clap::Args)]
@@ -51,21 +51,17 @@ fn parse_token_rate(text: &str) -> Result<NonZeroU32, String> {
 
 impl LimitArgs {
     /// The limiter's configuration; `price` is --price-per-million-input.
-    pub fn config(
-        &self,
-        concurrency: usize,
-        price: Option<f64>,
-    ) -> Result<LimitConfig, InputError> {
+    pub fn config(&self, concurrency: usize, price: Option<f64>) -> Result<LimitConfig, Failure> {
         let mut cap = self.max_input_tokens;
         if let Some(amount) = self.max_cost {
             if !(amount.is_finite() && amount >= 0.0) {
-                return Err(InputError(format!(
+                return Err(Failure::Input(format!(
                     "--max-cost must be a non-negative amount, not {amount}"
                 )));
             }
             let price = price.unwrap_or(0.0);
             if !(price.is_finite() && price > 0.0) {
-                return Err(InputError(format!(
+                return Err(Failure::Input(format!(
                     "--max-cost needs a positive --price-per-million-input, not {price}"
                 )));
             }

@@ -6,7 +6,7 @@ use std::{path::PathBuf, time::Duration};
 use jevjudge_judge::Status;
 use jevjudge_serve::{QueuePolicy, ReviewerTokens, ServeState};
 
-use crate::InputError;
+use crate::exit::Failure;
 
 /// The review-queue options of `jevjudge serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -79,7 +79,7 @@ impl QueueArgs {
     pub fn policy(
         &self,
         store: &crate::store_cmd::ServeStoreArgs,
-    ) -> Result<Option<QueuePolicy>, InputError> {
+    ) -> Result<Option<QueuePolicy>, Failure> {
         if !self.any() {
             return Ok(None);
         }
@@ -91,7 +91,7 @@ impl QueueArgs {
         .filter_map(|(flag, missing)| missing.then_some(flag))
         .collect();
         if !missing.is_empty() {
-            return Err(InputError(format!(
+            return Err(Failure::Input(format!(
                 "the review queue (--queue-statuses, --sample-pass, --second-review, \
                  --reviewer-tokens-env, --lease) needs {}: reviews and their state text are \
                  queued in the store",
@@ -99,14 +99,14 @@ impl QueueArgs {
             )));
         }
         if self.queue_statuses.is_empty() && self.sample_pass.unwrap_or(0.0) == 0.0 {
-            return Err(InputError(
+            return Err(Failure::Input(
                 "the review queue needs --queue-statuses INCONCLUSIVE[,FAIL] or a positive \
                  --sample-pass RATE: nothing would be queued"
                     .to_owned(),
             ));
         }
         let Some(name) = &self.reviewer_tokens_env else {
-            return Err(InputError(
+            return Err(Failure::Input(
                 "the review queue needs --reviewer-tokens-env VAR (name:token pairs): nobody \
                  could claim an item"
                     .to_owned(),
@@ -114,7 +114,7 @@ impl QueueArgs {
         };
         let value = crate::inputs::env_var("--reviewer-tokens-env", name)?;
         let reviewers = ReviewerTokens::parse(&value)
-            .map_err(|e| InputError(format!("--reviewer-tokens-env: {name}: {e}")))?;
+            .map_err(|e| Failure::Input(format!("--reviewer-tokens-env: {name}: {e}")))?;
         let mut policy = QueuePolicy::new(self.queue_statuses.iter().copied(), reviewers);
         policy.sample_pass = self.sample_pass.unwrap_or(0.0);
         policy.second_review = self.second_review.unwrap_or(0.0);
@@ -124,7 +124,7 @@ impl QueueArgs {
         }
         policy
             .validate()
-            .map_err(|e| InputError(format!("review queue: {e}")))?;
+            .map_err(|e| Failure::Input(format!("review queue: {e}")))?;
         Ok(Some(policy))
     }
 }
@@ -147,7 +147,7 @@ pub fn attach(state: ServeState, policy: Option<QueuePolicy>) -> anyhow::Result<
     );
     state
         .with_review_queue(policy)
-        .map_err(|e| InputError(format!("review queue: {e}")).into())
+        .map_err(|e| Failure::Input(format!("review queue: {e}")).into())
 }
 
 /// Reloads the definitions from `dir` on every SIGHUP, for as long as the service runs

@@ -10,7 +10,11 @@ use jevjudge_eval::{
 };
 use jevjudge_judge::Definition;
 
-use crate::{InputError, backend::read_to_string, exit, output};
+use crate::{
+    backend::read_to_string,
+    exit::{self, Failure},
+    output,
+};
 
 /// Options of `jevjudge report`.
 #[derive(Debug, clap::Args)]
@@ -50,8 +54,9 @@ pub struct Args {
 /// Reads a JSON report, naming the file in every error.
 pub fn read_report(path: &Path) -> anyhow::Result<Report> {
     let text = read_to_string(path, "report", jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES)?;
-    Report::from_json(&text)
-        .map_err(|e| InputError(format!("{}: not a jevjudge report: {e}", path.display())).into())
+    Report::from_json(&text).map_err(|e| {
+        Failure::Input(format!("{}: not a jevjudge report: {e}", path.display())).into()
+    })
 }
 
 /// Loads a definition and checks that the report's findings belong to it.
@@ -60,9 +65,9 @@ pub fn definition_for(
     report: &Report,
     report_path: &Path,
 ) -> anyhow::Result<Definition> {
-    let definition = Definition::from_path(path).map_err(|e| InputError(e.to_string()))?;
+    let definition = Definition::from_path(path).map_err(|e| Failure::Input(e.to_string()))?;
     check_criteria(report, &CriterionSpec::from_definition(&definition)).map_err(|e| {
-        InputError(format!(
+        Failure::Input(format!(
             "{} does not fit {}: {e}",
             report_path.display(),
             path.display()
@@ -110,7 +115,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let texts = match (&args.cases, args.include_text) {
         (Some(path), true) => {
             let cases = read_cases_file(path, MAX_CASES.max(report.rows.len()))
-                .map_err(|e| InputError(e.to_string()))?;
+                .map_err(|e| Failure::Input(e.to_string()))?;
             let texts = case_texts(&cases);
             let missing = report
                 .rows

@@ -15,9 +15,9 @@ use tokio::sync::oneshot;
 use tracing_subscriber::EnvFilter;
 
 use crate::{
-    InputError,
     backend::{BackendArgs, parse_positive_duration, report_recording},
-    exit, output,
+    exit::{self, Failure},
+    output,
 };
 
 /// How long shutdown may take beyond twice the maximum budget. A review ends within its budget
@@ -148,7 +148,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let config = config(&args)?;
     let queue_policy = args.review_queue.policy(&args.store)?;
     let definitions = Definitions::load_dir(&args.definitions)
-        .map_err(|e| InputError(format!("--definitions: {e}")))?;
+        .map_err(|e| Failure::Input(format!("--definitions: {e}")))?;
     let metrics = Metrics::new();
     // One adaptive limiter for every review of the service (issue 11), within --max-concurrent.
     let limiter = jevjudge_client::limit::Limiter::new(jevjudge_client::limit::LimitConfig::new(
@@ -166,7 +166,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         metrics,
         Some(limiter),
     )
-    .map_err(|e| InputError(e.to_string()))?;
+    .map_err(|e| Failure::Input(e.to_string()))?;
     let state = args.store.attach(state, &model).await?;
     let state = crate::queue_cmd::attach(state, queue_policy)?;
     let listener = tokio::net::TcpListener::bind(args.addr)
@@ -256,7 +256,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         Some(name) => {
             let value = crate::inputs::env_var("--auth-token-env", name)?;
             AuthTokens::parse(&value)
-                .map_err(|e| InputError(format!("--auth-token-env: {name}: {e}")))?
+                .map_err(|e| Failure::Input(format!("--auth-token-env: {name}: {e}")))?
         }
     };
     let config = Config {
@@ -272,7 +272,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         ..Config::default()
     };
     config.validate().map_err(|e| {
-        InputError(match e {
+        Failure::Input(match e {
             jevjudge_serve::ConfigError::DefaultAboveMax => {
                 "--budget must not exceed --max-budget".to_owned()
             }

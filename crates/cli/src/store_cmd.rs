@@ -6,7 +6,10 @@ use std::{sync::Arc, time::Duration};
 use jevjudge_serve::{DecisionLog, ServeState};
 use jevjudge_store::{Store, StoreUrl};
 
-use crate::{InputError, backend::parse_positive_duration, exit};
+use crate::{
+    backend::parse_positive_duration,
+    exit::{self, Failure},
+};
 
 /// Parses a store URL for clap.
 pub fn parse_store_url(text: &str) -> Result<StoreUrl, String> {
@@ -51,7 +54,7 @@ impl ServeStoreArgs {
         };
         let store = Store::open(url)
             .await
-            .map_err(|e| InputError(format!("--store {url}: {e}")))?;
+            .map_err(|e| Failure::Input(format!("--store {url}: {e}")))?;
         let log = DecisionLog::open(
             store,
             &state.definitions(),
@@ -59,7 +62,7 @@ impl ServeStoreArgs {
             requested_model,
         )
         .await
-        .map_err(|e| InputError(format!("--store {url}: {e}")))?;
+        .map_err(|e| Failure::Input(format!("--store {url}: {e}")))?;
         let log = Arc::new(log);
         if let Some(retain) = self.retain_state {
             tokio::spawn(log.clone().run_retention(retain));
@@ -104,11 +107,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         StoreCommand::Migrate(args) => {
             let store = Store::connect(&args.store)
                 .await
-                .map_err(|e| InputError(format!("--store {}: {e}", args.store)))?;
+                .map_err(|e| Failure::Input(format!("--store {}: {e}", args.store)))?;
             let migrated = store
                 .migrate()
                 .await
-                .map_err(|e| InputError(format!("--store {}: {e}", args.store)))?;
+                .map_err(|e| Failure::Input(format!("--store {}: {e}", args.store)))?;
             if migrated.from == migrated.to {
                 crate::output::print_stdout(
                     &(format!(

@@ -70,6 +70,24 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
     server.shutdown().await;
 }
 
+// Exit 2 says nothing was sent. A report that cannot be written once the reviews ran is exit
+// 8: the rows file still holds what the run paid for.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_report_that_cannot_be_written_after_a_full_run_exits_8() {
+    let server = slow_fake().await;
+    let (dir, cases) = cases_in("harden-exit-8", 3);
+    let rows = dir.join("rows.jsonl");
+    // /dev/full opens for writing (checked before the run) and refuses every write.
+    let mut command = eval_live(&server, &cases, Path::new("/dev/full"));
+    command.arg("--rows").arg(&rows);
+    let output = exits(&mut command, 8).await;
+    contains(&stderr(&output), "cannot write /dev/full");
+    assert_eq!(server.request_count(), 3, "every review was sent");
+    let kept = std::fs::read_to_string(&rows).unwrap();
+    assert_eq!(kept.lines().count(), 4, "the header and three rows: {kept}");
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn markdown_escapes_scenario_names() {
     let dir = temp_dir("harden-md");
