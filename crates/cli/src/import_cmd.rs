@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use jevjudge_eval::import::import_jevassert;
 
 use crate::{
-    backend::read_to_string,
     exit::{self, Failure},
+    inputs::read_to_string,
     output::write_atomic,
 };
 use jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES;

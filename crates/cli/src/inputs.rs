@@ -36,6 +36,14 @@ pub fn read_capped(
         .map_err(|_| Failure::Input(format!("the {what} {} is not valid UTF-8", path.display())))
 }
 
+/// Reads a whole file of at most `max_bytes` bytes (reading stops there), naming it in the
+/// error.
+pub fn read_to_string(path: &Path, what: &str, max_bytes: u64) -> Result<String, Failure> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| Failure::Input(format!("cannot read the {what} {}: {e}", path.display())))?;
+    read_capped(file, what, path, max_bytes)
+}
+
 /// The value of the environment variable `name`, which the option `flag` (like
 /// `--auth-token-env`) names; an unset or non-Unicode variable is an input error naming both.
 pub fn env_var(flag: &str, name: &str) -> Result<String, Failure> {

@@ -10,7 +10,7 @@ use jevjudge_judge::{Judge, Status};
 use serde_json::Value;
 
 use crate::{
-    backend::{BackendArgs, parse_positive_duration, read_to_string, report_recording},
+    backend::{BackendArgs, parse_positive_duration, report_recording},
     exit::{self, Failure},
 };
 
@@ -69,7 +69,7 @@ fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<
         Some(path) if path.as_os_str() != "-" => {
             let text = match crate::inputs::wait_for_writer("--state", path)?.0 {
                 Some(file) => crate::inputs::read_capped(file, "state", path, max_bytes)?,
-                None => read_to_string(path, "state", max_bytes)?,
+                None => crate::inputs::read_to_string(path, "state", max_bytes)?,
             };
             (text, path.display().to_string())
         }

@@ -11,8 +11,8 @@ use jevjudge_eval::{
 use jevjudge_judge::Definition;
 
 use crate::{
-    backend::read_to_string,
     exit::{self, Failure},
+    inputs::read_to_string,
     output,
 };
 
