@@ -219,8 +219,7 @@ impl BackendArgs {
                     })
                 })?
                 .or_else(ApiKey::from_env),
-            None => ApiKey::resolve(|name| std::env::var(name).ok())
-                .map_err(|e| Failure::Input(e.to_string()))?,
+            None => ApiKey::resolve(|name| std::env::var(name).ok())?,
         };
         let Some(key) = key else {
             let named = self

@@ -278,7 +278,7 @@ impl Reviewer {
         let resolved = plan.backend.resolve_limited(None, Some(limiter.clone()))?;
         let runner = plan.runner.clone().limiter(
             limiter.clone(),
-            limits::estimator(&plan.definition, &resolved.model),
+            jevjudge_eval::input_token_estimate(&plan.definition, &resolved.model),
         );
         if let Some(records) = resolved.records_per_request.filter(|_| session.repeat > 1) {
             if records < session.repeat {

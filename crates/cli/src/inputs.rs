@@ -59,11 +59,14 @@ pub fn env_var(flag: &str, name: &str) -> Result<String, Failure> {
 
 /// Loads a definition file (or FIFO) of at most `max_bytes` bytes.
 pub fn definition(path: &Path, max_bytes: u64) -> Result<jevjudge_judge::Definition, Failure> {
-    use jevjudge_judge::{Definition, DefinitionFormat};
+    use jevjudge_judge::{Definition, DefinitionFormat, LoadErrorKind};
     match wait_for_writer("--definition", path)?.0 {
-        None => {
-            Definition::from_path_capped(path, max_bytes).map_err(|e| Failure::Input(e.to_string()))
-        }
+        None => Definition::from_path_capped(path, max_bytes).map_err(|e| match e.kind() {
+            LoadErrorKind::TooLarge { .. } => {
+                Failure::Input(format!("{e} (raise it with --max-input-bytes)"))
+            }
+            _ => Failure::Input(e.to_string()),
+        }),
         Some(file) => {
             let format = DefinitionFormat::from_path(path).ok_or_else(|| {
                 Failure::Input(format!(

@@ -3,10 +3,7 @@
 
 use std::{num::NonZeroU32, sync::Arc, time::Duration};
 
-use jevjudge_client::limit::{LimitConfig, Limiter, Rate, Snapshot, Stop, estimate_tokens};
-use jevjudge_eval::Case;
-use jevjudge_judge::Definition;
-use jevjudge_wire::Request;
+use jevjudge_client::limit::{LimitConfig, Limiter, Rate, Snapshot, Stop};
 
 use crate::exit::{self, Failure};
 
@@ -75,21 +72,6 @@ impl LimitArgs {
             max_input_tokens: cap,
             ..LimitConfig::new(concurrency)
         })
-    }
-}
-
-/// Estimates a case's input tokens as its request body's bytes ÷ 4.
-pub fn estimator(
-    definition: &Definition,
-    model: &str,
-) -> impl Fn(&Case) -> u64 + Send + Sync + use<> {
-    let questions = definition.questions().clone();
-    let model = model.to_owned();
-    move |case: &Case| {
-        let request = Request::new(case.input.to_state(), questions.clone());
-        request
-            .to_body(&model)
-            .map_or(0, |body| estimate_tokens(body.len()))
     }
 }
 

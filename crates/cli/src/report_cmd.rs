@@ -65,7 +65,7 @@ pub fn definition_for(
     report: &Report,
     report_path: &Path,
 ) -> anyhow::Result<Definition> {
-    let definition = Definition::from_path(path).map_err(|e| Failure::Input(e.to_string()))?;
+    let definition = Definition::from_path(path)?;
     check_criteria(report, &CriterionSpec::from_definition(&definition)).map_err(|e| {
         Failure::Input(format!(
             "{} does not fit {}: {e}",
@@ -114,8 +114,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     };
     let texts = match (&args.cases, args.include_text) {
         (Some(path), true) => {
-            let cases = read_cases_file(path, MAX_CASES.max(report.rows.len()))
-                .map_err(|e| Failure::Input(e.to_string()))?;
+            let cases = read_cases_file(path, MAX_CASES.max(report.rows.len()))?;
             let texts = case_texts(&cases);
             let missing = report
                 .rows
