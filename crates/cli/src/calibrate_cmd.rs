@@ -7,7 +7,7 @@ use jevjudge_eval::{
     Report,
     calibration::{
         Calibration, CalibrationSettings, CriterionSpec, RESAMPLES, SEED, Z, calibrate,
-        calibrated_version, infer_criteria,
+        calibrated_definition_text, calibrated_version, infer_criteria,
     },
     terminal,
 };
@@ -224,34 +224,14 @@ impl Plan {
         let calibrated = calibration
             .apply(definition, &version)
             .map_err(|e| Failure::Input(format!("--new-version: {e}")))?;
-        let text = match DefinitionFormat::from_path(out) {
-            Some(DefinitionFormat::Toml) => {
-                let body = calibrated.to_toml_string().map_err(|_| {
-                    Failure::Input(format!(
-                        "--write-definition {}: the definition holds a JSON null in its \
-                         question content, which TOML cannot carry: write a .json file instead",
-                        out.display()
-                    ))
-                })?;
-                format!(
-                    "# Calibrated by `jevjudge calibrate` from {} ({} rows of {}).\n{body}{}",
-                    self.report_path.display(),
-                    self.report.rows.len(),
-                    self.report.definition_version,
-                    if body.ends_with('\n') { "" } else { "\n" }
-                )
-            }
-            Some(DefinitionFormat::Json) => {
-                serde_json::to_string_pretty(&calibrated.to_json_value())? + "\n"
-            }
-            None => {
-                return Err(Failure::Input(format!(
-                    "--write-definition {}: a definition file must end in .toml or .json",
-                    out.display()
-                ))
-                .into());
-            }
-        };
+        let text = calibrated_definition_text(
+            &calibrated,
+            DefinitionFormat::from_path(out),
+            &self.report_path.display().to_string(),
+            self.report.rows.len(),
+            &self.report.definition_version,
+        )
+        .map_err(|e| Failure::Input(format!("--write-definition {}: {e}", out.display())))?;
         output::write_atomic(out, &text)?;
         Ok(Some((out.clone(), version)))
     }
