@@ -8,12 +8,12 @@ use std::{collections::HashMap, path::Path, path::PathBuf, sync::Arc, time::Dura
 
 use jevjudge_client::limit::Limiter;
 use jevjudge_eval::{
-    JevEvaluator, Report, Row, RunObserver, Runner,
+    JevEvaluator, MAX_CASES, Report, Row, RunObserver, Runner,
     gates::{self, Gate, Gates},
     html::case_texts,
     junit::to_junit,
     markdown::to_markdown,
-    session::{Session, SessionPlan, rows_path_for},
+    session::{Session, SessionError, SessionPlan, rows_path_for},
     terminal,
 };
 use jevjudge_judge::{Backend, BackendKind, Definition, Judge};
@@ -170,6 +170,29 @@ pub struct Outputs {
     pub include_text: bool,
 }
 
+/// A session error with the flag that fixes it.
+fn flagged(error: SessionError) -> anyhow::Error {
+    let message = match &error {
+        SessionError::Concurrency(e) => format!("--concurrency: {e}"),
+        SessionError::Repeat(e) => format!("--repeat: {e}"),
+        SessionError::Price(price) => {
+            format!("--price-per-million-input must be a finite, non-negative number, not {price}")
+        }
+        SessionError::NotAFile(path) => format!(
+            "--cases {}: a streaming run (--max-cases above {MAX_CASES}) reads the cases twice, \
+             so they must be a regular file, not a pipe, standard input or a process \
+             substitution: save them to a file first",
+            path.display()
+        ),
+        SessionError::ResumeWithoutRows => {
+            "--resume needs the rows file: give --rows FILE or --report OUT.json".to_owned()
+        }
+        SessionError::CannotResume(_) => format!("--resume: {error}"),
+        SessionError::Input(_) | SessionError::Failed(_) => return error.into(),
+    };
+    Failure::Input(message).into()
+}
+
 impl Plan {
     /// Resolves the flags, in the order their errors are reported: the definition, the
     /// runner's numbers, the gates, a streaming run's cases file, then every output.
@@ -188,7 +211,7 @@ impl Plan {
             retry_errors: args.retry_errors,
             ..SessionPlan::new(PathBuf::new(), args.max_cases)
         };
-        let runner = session.runner(args.concurrency)?;
+        let runner = session.runner(args.concurrency).map_err(flagged)?;
         let gates = Gates {
             min_accuracy: args.min_accuracy,
             max_errors: args.max_errors,
@@ -197,7 +220,7 @@ impl Plan {
             min_coverage: args.min_coverage,
         };
         gates.check()?;
-        session.check_cases_file()?;
+        session.check_cases_file().map_err(flagged)?;
         let outputs = Outputs {
             report: args.report,
             junit: args.junit,
@@ -335,7 +358,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         cases,
         &kind,
         &reviewer.resolved.model,
-    )?;
+    )
+    .map_err(flagged)?;
     if let (true, Some(path)) = (session.torn_tail(), &plan.session.rows) {
         eprintln!(
             "jevjudge: note: the last line of {} was cut short by the interruption; it \
