@@ -8,7 +8,7 @@ use std::{collections::HashMap, path::Path, path::PathBuf, sync::Arc, time::Dura
 
 use jevjudge_client::limit::Limiter;
 use jevjudge_eval::{
-    JevEvaluator, MAX_CASES, Report, Row, RunObserver, Runner,
+    CasesErrorKind, JevEvaluator, MAX_CASES, Report, Row, RunObserver, Runner,
     gates::{self, Gate, Gates},
     html::case_texts,
     junit::to_junit,
@@ -188,6 +188,14 @@ fn flagged(error: SessionError) -> anyhow::Error {
             "--resume needs the rows file: give --rows FILE or --report OUT.json".to_owned()
         }
         SessionError::CannotResume(_) => format!("--resume: {error}"),
+        SessionError::Cases(e) => match e.kind() {
+            CasesErrorKind::LineTooLong { .. } => format!("{e} (raise it with --max-line-bytes)"),
+            CasesErrorKind::TooLarge { .. } => format!(
+                "{e} (raise it with --max-input-bytes, or stream them with --max-cases above \
+                 {MAX_CASES})"
+            ),
+            _ => return error.into(),
+        },
         SessionError::Input(_) | SessionError::Failed(_) => return error.into(),
     };
     Failure::Input(message).into()
@@ -348,7 +356,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let plan = Plan::resolve(args)?;
     // Pass 1: every line checked before anything is sent.
     let held = crate::inputs::wait_for_writer("--cases", &plan.session.cases)?.0;
-    let cases = plan.session.read_cases(&plan.definition, held)?;
+    let cases = plan
+        .session
+        .read_cases(&plan.definition, held)
+        .map_err(flagged)?;
     let texts = plan.outputs.include_text.then(|| case_texts(cases.cases()));
     let reviewer = Reviewer::resolve(&plan)?;
     let kind = reviewer.resolved.kind.to_string();

@@ -39,6 +39,9 @@ pub enum SessionError {
     /// The concurrency is out of range.
     #[error("{0}")]
     Concurrency(RunnerError),
+    /// A case, or the cases file, breaks a rule or a cap.
+    #[error("{0}")]
+    Cases(crate::CasesError),
     /// The number of repeats is out of range.
     #[error("{0}")]
     Repeat(RunnerError),
@@ -196,7 +199,7 @@ impl SessionPlan {
                 e
             }),
         }
-        .map_err(|e| SessionError::Input(e.to_string()))?;
+        .map_err(SessionError::Cases)?;
         match label_error {
             Some(message) => Err(SessionError::Input(message)),
             None => Ok(set),
