@@ -60,8 +60,13 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Commands that send reviews: what they print is the result of requests already made.
-    let sends = matches!(cli.command, Command::Judge(_) | Command::Eval(_));
+    // Commands that send reviews or export the store: what they print follows work already
+    // done, so output that cannot be written is a failure after sending.
+    let sends = match &cli.command {
+        Command::Judge(_) | Command::Eval(_) => true,
+        Command::Reviews(args) => args.exports(),
+        _ => false,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -96,6 +96,14 @@ struct ExportArgs {
     definition: Vec<PathBuf>,
 }
 
+impl Args {
+    /// Whether the command writes an export (what it prints then reports files already
+    /// written).
+    pub fn exports(&self) -> bool {
+        matches!(self.command, ReviewsCommand::Export(_))
+    }
+}
+
 fn parse_status(text: &str) -> Result<String, String> {
     let status = text.to_ascii_uppercase();
     if jevjudge_store::STATUSES.contains(&status.as_str()) {

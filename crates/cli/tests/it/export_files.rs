@@ -185,3 +185,33 @@ async fn exports_never_write_through_a_planted_symlink_and_are_private() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_export_whose_summary_cannot_be_printed_exits_8_with_its_files_written() {
+    let dir = temp_dir("export-stdout-full");
+    let store = store_with_one_decided_review(&dir).await;
+    let out = dir.join("out");
+    let mut command = jevjudge();
+    command
+        .args(["reviews", "export", "--store", &store, "--out"])
+        .arg(&out)
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .stderr(std::process::Stdio::piped());
+    // `output()` would capture standard output: spawn, so /dev/full stays standard output.
+    let output = command.spawn().unwrap().wait_with_output().await.unwrap();
+    expect::exit_code(&output, 8);
+    expect::contains(&stderr(&output), "cannot write to standard output");
+    assert_eq!(
+        std::fs::read_to_string(out.join("recordings.jevl"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
