@@ -14,8 +14,6 @@ use jevjudge_judge::{
     choice::{self, Choice, ChoiceError, Chosen, Source},
 };
 
-use crate::exit::Failure;
-
 /// Which System One answers a run: the live API (default), recorded exchanges, or the fake.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BackendArgs {
@@ -126,7 +124,7 @@ impl BackendArgs {
                     self.max_line_bytes,
                     self.max_input_bytes,
                 )
-                .map_err(|e| Failure::Input(format!("--replay: {e}{}", limit_hint(e.kind()))))?;
+                .map_err(|e| anyhow::anyhow!("--replay: {e}{}", limit_hint(e.kind())))?;
                 Source::Replay(records)
             }
             None if self.fake => Source::Fake,
@@ -159,9 +157,9 @@ impl BackendArgs {
     }
 
     /// A refused choice, naming the flags that fix it.
-    fn refusal(&self, error: ChoiceError) -> Failure {
+    fn refusal(&self, error: ChoiceError) -> anyhow::Error {
         let replay = self.replay.as_deref().unwrap_or(Path::new("")).display();
-        Failure::Input(match &error {
+        anyhow::Error::msg(match &error {
             ChoiceError::Conflict { .. } => format!("--replay: {replay}: {error}"),
             ChoiceError::Index(_) | ChoiceError::Replay(_) => format!("--replay: {error}"),
             ChoiceError::Empty => format!("--replay: {replay} holds no records"),
@@ -207,7 +205,7 @@ impl BackendArgs {
         let key = match &self.api_key_env {
             Some(name) => ApiKey::from_env_var(name)
                 .map_err(|e| {
-                    Failure::Input(match e {
+                    anyhow::Error::msg(match e {
                         ConfigError::InvalidKeyInEnv { .. } => format!(
                             "{} does not hold a valid API key (printable ASCII without whitespace)",
                             shown_var(name)
@@ -227,12 +225,11 @@ impl BackendArgs {
                 .as_deref()
                 .map(|v| format!("{}, ", shown_var(v)))
                 .unwrap_or_default();
-            return Err(Failure::Input(format!(
+            anyhow::bail!(
                 "no System One API key: set {named}TYPESAFE_API_KEY or JEV_API_KEY (or name another \
                  variable with --api-key-env), or run offline with --replay FILE.jevl (recorded \
                  answers) or --fake (a deterministic fake)"
-            ))
-            .into());
+            );
         };
         let mut builder = Client::builder()
             .api_key(key)
@@ -272,7 +269,7 @@ impl BackendArgs {
                     ConfigError::ZeroTimeout { .. } => format!("--timeout: {e}"),
                     other => other.to_string(),
                 };
-                Failure::Input(message).into()
+                anyhow::Error::msg(message)
             })
     }
 }

@@ -15,8 +15,7 @@ use jevjudge_judge::{Definition, DefinitionFormat};
 use jevjudge_stats::Targets;
 
 use crate::{
-    exit::{self, Failure},
-    output,
+    exit, output,
     report_cmd::{definition_for, read_report},
 };
 
@@ -113,20 +112,18 @@ pub struct Plan {
 }
 
 /// The calibration settings of the flags, each target within 0..=1 and at least one resample.
-pub fn settings(args: &Args) -> Result<CalibrationSettings, Failure> {
+pub fn settings(args: &Args) -> anyhow::Result<CalibrationSettings> {
     for (flag, value) in [
         ("--min-pass-precision", args.min_pass_precision),
         ("--min-fail-precision", args.min_fail_precision),
         ("--max-abstain", args.max_abstain),
     ] {
         if !(0.0..=1.0).contains(&value) {
-            return Err(Failure::Input(format!(
-                "{flag} must be within 0..=1, not {value}"
-            )));
+            anyhow::bail!("{flag} must be within 0..=1, not {value}");
         }
     }
     if args.resamples == 0 {
-        return Err(Failure::Input("--resamples must be at least 1".into()));
+        anyhow::bail!("--resamples must be at least 1");
     }
     Ok(CalibrationSettings {
         targets: Targets {
@@ -148,11 +145,10 @@ impl Plan {
         let settings = settings(&args)?;
         let report = read_report(&args.report)?;
         if report.rows.is_empty() && report.overall.total > 0 {
-            return Err(Failure::Input(format!(
+            anyhow::bail!(
                 "{} holds no rows (a streaming run keeps them in its rows file): calibrate needs the rows",
                 args.report.display()
-            ))
-            .into());
+            );
         }
         if !report.complete {
             eprintln!(
@@ -169,7 +165,7 @@ impl Plan {
             Some(definition) => CriterionSpec::from_definition(definition),
             None => {
                 let specs = infer_criteria(&report)
-                    .map_err(|e| Failure::Input(format!("{}: {e}", args.report.display())))?;
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", args.report.display()))?;
                 let read: Vec<String> = specs
                     .iter()
                     .map(|spec| {
@@ -223,7 +219,7 @@ impl Plan {
         };
         let calibrated = calibration
             .apply(definition, &version)
-            .map_err(|e| Failure::Input(format!("--new-version: {e}")))?;
+            .map_err(|e| anyhow::anyhow!("--new-version: {e}"))?;
         let text = calibrated_definition_text(
             &calibrated,
             DefinitionFormat::from_path(out),
@@ -231,7 +227,7 @@ impl Plan {
             self.report.rows.len(),
             &self.report.definition_version,
         )
-        .map_err(|e| Failure::Input(format!("--write-definition {}: {e}", out.display())))?;
+        .map_err(|e| anyhow::anyhow!("--write-definition {}: {e}", out.display()))?;
         output::write_atomic(out, &text)?;
         Ok(Some((out.clone(), version)))
     }

@@ -198,7 +198,7 @@ fn flagged(error: SessionError) -> anyhow::Error {
         },
         SessionError::Input(_) | SessionError::Failed(_) => return error.into(),
     };
-    Failure::Input(message).into()
+    anyhow::Error::msg(message)
 }
 
 impl Plan {

@@ -77,12 +77,10 @@ fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<
             let stdin = std::io::stdin();
             if stdin.is_terminal() {
                 if path.is_none() {
-                    return Err(Failure::Input(
+                    anyhow::bail!(
                         "no state: give --state FILE.json, or pipe the state JSON into standard \
                          input (`--state -` reads it from the terminal, ended by Ctrl-D)"
-                            .to_owned(),
-                    )
-                    .into());
+                    );
                 }
                 eprintln!(
                     "jevjudge: reading the state JSON from standard input (end it with Ctrl-D)"
@@ -93,30 +91,25 @@ fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<
                 .lock()
                 .take(max_bytes.saturating_add(1))
                 .read_to_end(&mut bytes)
-                .map_err(|e| {
-                    Failure::Input(format!("cannot read the state from standard input: {e}"))
-                })?;
+                .map_err(|e| anyhow::anyhow!("cannot read the state from standard input: {e}"))?;
             if bytes.len() as u64 > max_bytes {
-                return Err(Failure::Input(format!(
+                anyhow::bail!(
                     "standard input: the state is larger than the cap of {max_bytes} bytes \
                      (raise it with --max-input-bytes)"
-                ))
-                .into());
+                );
             }
-            let text = String::from_utf8(bytes).map_err(|_| {
-                Failure::Input("standard input: the state is not valid UTF-8".to_owned())
-            })?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("standard input: the state is not valid UTF-8"))?;
             (text, "standard input".to_owned())
         }
     };
     let state: Value = serde_json::from_str(&text)
-        .map_err(|e| Failure::Input(format!("{source}: the state is not JSON: {e}")))?;
+        .map_err(|e| anyhow::anyhow!("{source}: the state is not JSON: {e}"))?;
     if !matches!(state, Value::String(_) | Value::Object(_) | Value::Array(_)) {
-        return Err(Failure::Input(format!(
+        anyhow::bail!(
             "{source}: the state must be a JSON string, object or array, not {}",
             jevjudge_wire::json_kind(&state)
-        ))
-        .into());
+        );
     }
     Ok(state)
 }

@@ -5,7 +5,7 @@ use std::{num::NonZeroU32, sync::Arc, time::Duration};
 
 use jevjudge_client::limit::{LimitConfig, Limiter, Rate, Snapshot, Stop};
 
-use crate::exit::{self, Failure};
+use crate::exit;
 
 /// How a run stays under the API's limits and the user's budget.
 #[derive(Debug, Clone, clap::Args)]
@@ -48,19 +48,15 @@ fn parse_token_rate(text: &str) -> Result<NonZeroU32, String> {
 
 impl LimitArgs {
     /// The limiter's configuration; `price` is --price-per-million-input.
-    pub fn config(&self, concurrency: usize, price: Option<f64>) -> Result<LimitConfig, Failure> {
+    pub fn config(&self, concurrency: usize, price: Option<f64>) -> anyhow::Result<LimitConfig> {
         let mut cap = self.max_input_tokens;
         if let Some(amount) = self.max_cost {
             if !(amount.is_finite() && amount >= 0.0) {
-                return Err(Failure::Input(format!(
-                    "--max-cost must be a non-negative amount, not {amount}"
-                )));
+                anyhow::bail!("--max-cost must be a non-negative amount, not {amount}");
             }
             let price = price.unwrap_or(0.0);
             if !(price.is_finite() && price > 0.0) {
-                return Err(Failure::Input(format!(
-                    "--max-cost needs a positive --price-per-million-input, not {price}"
-                )));
+                anyhow::bail!("--max-cost needs a positive --price-per-million-input, not {price}");
             }
             let tokens = (amount / price * 1e6).floor().min(u64::MAX as f64) as u64;
             cap = Some(cap.map_or(tokens, |cap| cap.min(tokens)));

@@ -207,9 +207,8 @@ fn write_through(path: &Path, contents: &str) -> anyhow::Result<bool> {
 /// Checks, before anything is sent, that `path` can be written when the run ends: its
 /// directory exists and takes a new file, or the file (or what a symlink points to) opens for
 /// writing. `flag` names the option in the error.
-pub fn check_writable(flag: &str, path: &Path) -> Result<(), crate::exit::Failure> {
-    let fail =
-        |why: String| crate::exit::Failure::Input(format!("{flag} {}: {why}", path.display()));
+pub fn check_writable(flag: &str, path: &Path) -> anyhow::Result<()> {
+    let fail = |why: String| anyhow::anyhow!("{flag} {}: {why}", path.display());
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => return Err(fail("is a directory".to_owned())),
         Ok(meta) if !meta.is_file() => {

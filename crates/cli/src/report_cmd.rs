@@ -10,11 +10,7 @@ use jevjudge_eval::{
 };
 use jevjudge_judge::Definition;
 
-use crate::{
-    exit::{self, Failure},
-    inputs::read_to_string,
-    output,
-};
+use crate::{exit, inputs::read_to_string, output};
 
 /// Options of `jevjudge report`.
 #[derive(Debug, clap::Args)]
@@ -54,9 +50,8 @@ pub struct Args {
 /// Reads a JSON report, naming the file in every error.
 pub fn read_report(path: &Path) -> anyhow::Result<Report> {
     let text = read_to_string(path, "report", jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES)?;
-    Report::from_json(&text).map_err(|e| {
-        Failure::Input(format!("{}: not a jevjudge report: {e}", path.display())).into()
-    })
+    Report::from_json(&text)
+        .map_err(|e| anyhow::anyhow!("{}: not a jevjudge report: {e}", path.display()))
 }
 
 /// Loads a definition and checks that the report's findings belong to it.
@@ -67,11 +62,11 @@ pub fn definition_for(
 ) -> anyhow::Result<Definition> {
     let definition = Definition::from_path(path)?;
     check_criteria(report, &CriterionSpec::from_definition(&definition)).map_err(|e| {
-        Failure::Input(format!(
+        anyhow::anyhow!(
             "{} does not fit {}: {e}",
             report_path.display(),
             path.display()
-        ))
+        )
     })?;
     if definition.version() != report.definition_version {
         eprintln!(

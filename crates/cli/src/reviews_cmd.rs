@@ -117,16 +117,16 @@ async fn open(url: &StoreUrl) -> anyhow::Result<Store> {
     // Reading never creates a database.
     if let StoreUrl::Sqlite(path) = url {
         if !path.is_file() {
-            return Err(Failure::Input(format!("--store {url}: no such file")).into());
+            anyhow::bail!("--store {url}: no such file");
         }
     }
     let store = Store::connect(url)
         .await
-        .map_err(|e| Failure::Input(format!("--store {url}: {e}")))?;
+        .map_err(|e| anyhow::anyhow!("--store {url}: {e}"))?;
     store
         .check_schema()
         .await
-        .map_err(|e| Failure::Input(format!("--store {url}: {e}")))?;
+        .map_err(|e| anyhow::anyhow!("--store {url}: {e}"))?;
     Ok(store)
 }
 
@@ -142,14 +142,14 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 async fn list(args: ListArgs) -> anyhow::Result<u8> {
     if let Some(reference) = &args.reference {
         jevjudge_store::check_reference(reference)
-            .map_err(|e| Failure::Input(format!("--reference: {e}")))?;
+            .map_err(|e| anyhow::anyhow!("--reference: {e}"))?;
     }
     let cursor: Option<Cursor> = args
         .cursor
         .as_deref()
         .map(str::parse)
         .transpose()
-        .map_err(|e: jevjudge_store::CursorError| Failure::Input(format!("--cursor: {e}")))?;
+        .map_err(|e: jevjudge_store::CursorError| anyhow::anyhow!("--cursor: {e}"))?;
     let store = open(&args.store.store).await?;
     let filter = Filter {
         reference: args.reference,
@@ -197,8 +197,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
 
 /// Creates `--out DIR` and starts its file `name`, private (0600, never through a link).
 fn start_private(dir: &Path, name: &str) -> anyhow::Result<AtomicFile> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Failure::Input(format!("--out {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--out {}: {e}", dir.display()))?;
     AtomicFile::create(&dir.join(name), Policy::Private)
 }
 
@@ -279,20 +278,19 @@ fn definition_flags(paths: &[PathBuf]) -> anyhow::Result<HashMap<String, BTreeMa
             .insert(definition.version().to_owned(), flags)
             .is_some()
         {
-            return Err(Failure::Input(format!(
+            anyhow::bail!(
                 "--definition {}: version {} is given twice",
                 path.display(),
                 definition.version()
-            ))
-            .into());
+            );
         }
     }
     Ok(by_version)
 }
 
 /// A refusal of the export rules, with the flag that fixes it.
-fn refusal(error: ExportError) -> Failure {
-    Failure::Input(match error {
+fn refusal(error: ExportError) -> anyhow::Error {
+    anyhow::Error::msg(match error {
         ExportError::NoExpectedFlags { .. } => {
             format!("{error}: pass its definition with --definition FILE")
         }
