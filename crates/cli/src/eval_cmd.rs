@@ -33,7 +33,8 @@ use crate::{
     result, whatever the gates); 5 interrupted (Ctrl-C), after writing what finished; 6 the API \
     key was refused (401/403): no new review started, the rest are not run, --resume continues \
     once the key is fixed; 7 a spending cap (--max-input-tokens, --max-cost) stopped the run, \
-    --resume continues."
+    --resume continues; 8 the reviews ran but the report, another output, the rows file or \
+    standard output could not be written."
 )]
 pub struct Args {
     /// The definition file (.toml or .json).

@@ -42,7 +42,9 @@ pub fn code(value: u8) -> ExitCode {
 
 /// Why a command failed. Commands return `anyhow::Result`; the first `Failure` in an error's
 /// chain decides the exit status, and an error that carries none is invalid input (exit 2):
-/// every command checks its input before it sends anything, and marks what fails after.
+/// every command checks its input before it sends anything, and marks what fails after with
+/// [`Failure::after_sending`]. Helpers whose callers need a typed error return
+/// [`Failure::Input`].
 #[derive(Debug)]
 pub enum Failure {
     /// Invalid input or configuration, found before anything was sent (exit 2).

@@ -17,7 +17,8 @@ use crate::{
 /// Options of `jevjudge judge`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 4 ERROR, \
-    2 invalid input or configuration (nothing was sent).")]
+    2 invalid input or configuration (nothing was sent), 8 the review ran but its result could \
+    not be written.")]
 pub struct Args {
     /// The definition file (.toml or .json).
     #[arg(long, value_name = "DEF")]

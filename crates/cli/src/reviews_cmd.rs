@@ -37,6 +37,13 @@ enum ReviewsCommand {
     /// Write DIR/recordings.jevl: replayable records of the reviews whose state was kept
     /// (`serve --store-state`), for `jevjudge judge|eval --replay`. With --labelled: the
     /// review queue's decided reviews as DIR/cases.jsonl (people's labels) and their records.
+    /// The files hold state text: they are created readable by their owner only (0600) and
+    /// replace what is at their names (a symlink there is replaced, never written through).
+    #[command(
+        after_help = "Exit status: 0 written; 1 nothing to export (earlier files are left \
+        alone); 2 invalid input (a bad --store, --out or --definition); 8 the export was read \
+        but its files or summary could not be written."
+    )]
     Export(ExportArgs),
 }
 
