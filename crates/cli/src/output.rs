@@ -118,6 +118,8 @@ impl AtomicFile {
             };
             builder.permissions(std::fs::Permissions::from_mode(mode));
         }
+        #[cfg(not(unix))]
+        let _ = policy;
         let file = builder
             .tempfile_in(directory)
             .with_context(|| format!("cannot write {}", path.display()))?;
