@@ -211,30 +211,23 @@ fn write_through(path: &Path, contents: &str) -> anyhow::Result<bool> {
 /// writing. `flag` names the option in the error.
 pub fn check_writable(flag: &str, path: &Path) -> anyhow::Result<()> {
     let fail = |why: String| anyhow::anyhow!("{flag} {}: {why}", path.display());
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => return Err(fail("is a directory".to_owned())),
-        Ok(meta) if !meta.is_file() => {
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::FileTypeExt;
-                if meta.file_type().is_fifo() {
-                    // Opening a FIFO for writing would wait for a reader: it is written at the end.
-                    return Ok(());
-                }
-            }
-            return std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map(drop)
-                .map_err(|e| fail(format!("cannot be written: {e}")));
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_dir() {
+            return Err(fail("is a directory".to_owned()));
         }
-        Ok(_) => {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| fail(format!("cannot be written: {e}")))?;
+        #[cfg(unix)]
+        if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
+            // Opening a FIFO for writing would wait for a reader: it is written at the end.
+            return Ok(());
         }
-        Err(_) => {}
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| fail(format!("cannot be written: {e}")))?;
+        if !meta.is_file() {
+            // A device is written through, never replaced.
+            return Ok(());
+        }
     }
     // The file is replaced through a temporary sibling: its directory must take a new file.
     let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
