@@ -4,14 +4,15 @@
 #
 #   bash scripts/bench-queue.sh
 #
-# For each store: `jevjudge serve --store URL --store-state --queue-statuses INCONCLUSIVE`
-# (release build, `--fake` backend: no review is posted during the measure) starts on a fresh
-# store, which applies the migrations and keeps the definition; then PENDING reviews with one
-# queue item each are seeded in one SQL statement per table (sqlite3 / psql, generated rows:
-# seconds, not minutes), with the definition's digest so claims carry its questions, and
-# ANALYZE runs. A Python client on one keep-alive connection then sends OPS claims (8 reviewers
-# in turn) and OPS decisions of the claimed items, one at a time, and prints p50 / p99 / max in
-# milliseconds (nearest rank) measured at the client: HTTP, JSON, auth and the store together.
+# For each store: a fresh store is seeded by the store's queue_bench example (`--seed-only`,
+# the one maker of this fixture: 20,000 reviews decided earlier, then PENDING queued reviews,
+# one in ten queued twice, a fifth of them of a second version bench-v2, their definitions
+# kept so claims carry their questions; then ANALYZE), and `jevjudge serve --store URL
+# --store-state --queue-statuses INCONCLUSIVE` (release build, `--fake` backend: no review is
+# posted during the measure) starts on it. A Python client on one keep-alive connection then
+# sends OPS claims (8 reviewers in turn) and OPS decisions of the claimed items, one at a time,
+# and prints p50 / p99 / max in milliseconds (nearest rank by jevjudge_stats, through
+# scripts/percentiles.py) measured at the client: HTTP, JSON, auth and the store together.
 # Target (issue 13): p99 under 20 ms on both.
 #
 # Settings (environment): PENDING (100000), OPS (2000), STORES (sqlite,postgres), KEEP (1 keeps
@@ -22,6 +23,10 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 settings PENDING=100000 OPS=2000 STORES=sqlite,postgres KEEP=0
 release_on_pg bench-queue "$0" "$@"
+# (A separate build: with --example, cargo builds only the examples of every -p it is given.)
+timeout 1800 cargo build --release --quiet -p jevjudge-store --example queue_bench
+BENCH="${CARGO_TARGET_DIR:-$PWD/target}/release/examples/queue_bench"
+build_percentiles
 on_exit() {
     # KEEP=1 keeps the work directory (serve's logs: RUST_LOG=info has each request's time).
     if [[ "$KEEP" == 1 ]]; then echo "work directory kept: $WORK"; WORK=""; fi
@@ -32,59 +37,18 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 export JEVJUDGE_BENCH_REVIEWERS=$reviewers
 
-# The seeding SQL for one database: SQL DIALECT DIGEST.
-seed_sql() {
-    local dialect=$1 digest=$2 series review_id item_id
-    if [[ $dialect == sqlite ]]; then
-        series="WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < $PENDING)"
-        review_id="printf('01900000-%04x-7000-8000-%012x', n / 65536, n)"
-        item_id="printf('01900001-%04x-7000-8000-%012x', n / 65536, n)"
-    else
-        series="WITH s(n) AS (SELECT generate_series(1, $PENDING))"
-        review_id="'01900000-' || lpad(to_hex(n / 65536), 4, '0') || '-7000-8000-' || lpad(to_hex(n), 12, '0')"
-        item_id="'01900001-' || lpad(to_hex(n / 65536), 4, '0') || '-7000-8000-' || lpad(to_hex(n), 12, '0')"
-    fi
-    cat <<SQL
-BEGIN;
-$series
-INSERT INTO reviews (id, received_at, definition_version, definition_digest, state_digest,
-    reference, status, error, detail, findings, model, input_tokens, output_tokens,
-    elapsed_micros, request_id, backend, state, answers, requested_model)
-SELECT $review_id, 1767225600000 + n, 'refund-answer-v1', '$digest', 'sha256:bench',
-    'bench-' || n, 'INCONCLUSIVE', 'NONE', NULL,
-    '{"supported":{"status":"INCONCLUSIVE","yes_probability":0.5,"expected_probability":0.5}}',
-    'jev-1.13.0', 300, 20, 1000, 'bench-' || n, 'fake',
-    '{"user_question":"Has my refund gone through?","supporting_context":["no refund executed"],"assistant_answer":"Draft ' || n || '"}',
-    '{"supported":{"type":"noul","noul":0.5}}', 'jev-1.13.0'
-FROM s;
-$series
-INSERT INTO queue_items (id, review_id, definition_version, reason, slot, copies, queued_at)
-SELECT $item_id, $review_id, 'refund-answer-v1', 'status', 1, 1, 1767225600000 + n FROM s;
-COMMIT;
-ANALYZE;
-SQL
-}
-
 run_store() {
     local name=$1 url=$2
     echo "== $name: $url"
+    "$BENCH" --seed-only "$url" "$PENDING"
     spawn_listening "$WORK/$name.out" "$JEVJUDGE" serve --definitions "$WORK/definitions" \
         --addr 127.0.0.1:0 --fake --store "$url" --store-state --queue-statuses INCONCLUSIVE \
         --reviewer-tokens-env JEVJUDGE_BENCH_REVIEWERS
     local serve_pid=$LISTEN_PID serve_url=$LISTEN_URL
-    local digest started
-    if [[ $name == sqlite ]]; then
-        digest=$(sqlite3 "${url#sqlite:}" "SELECT digest FROM definitions WHERE version = 'refund-answer-v1'")
-        started=$(date +%s.%N)
-        seed_sql sqlite "$digest" | sqlite3 "${url#sqlite:}" >/dev/null
-    else
-        digest=$(psql "$url" -tA -c "SELECT digest FROM definitions WHERE version = 'refund-answer-v1'")
-        started=$(date +%s.%N)
-        seed_sql postgres "$digest" | psql -q -v ON_ERROR_STOP=1 "$url" >/dev/null
-    fi
-    echo "seeded $PENDING pending items in $(python3 -c "import time; print(f'{time.time() - $started:.1f}')") s"
     python3 - "$serve_url" "$OPS" <<'PY'
 import http.client, json, os, sys, time, urllib.parse
+sys.path.insert(0, "scripts")
+from percentiles import nearest_rank
 url, ops = sys.argv[1], int(sys.argv[2])
 tokens = [pair.split(":", 1) for pair in os.environ["JEVJUDGE_BENCH_REVIEWERS"].split(",")]
 parsed = urllib.parse.urlsplit(url)
@@ -100,10 +64,9 @@ def post(path, body, token):
     return (time.perf_counter() - start) * 1e3, response.status, data
 
 def summary(name, ms):
-    ms = sorted(ms)
-    rank = lambda q: ms[max(0, -(-len(ms) * q // 100) - 1)]
-    print(f"{name:9} n {len(ms):5}  p50 {rank(50):6.2f} ms  p99 {rank(99):6.2f} ms  max {ms[-1]:7.2f} ms")
-    return rank(99)
+    f = nearest_rank(ms, 50, 99)
+    print(f"{name:9} n {f['n']:5}  p50 {f['p50']:6.2f} ms  p99 {f['p99']:6.2f} ms  max {f['max']:7.2f} ms")
+    return f["p99"]
 
 claims, held = [], []
 for i in range(ops):

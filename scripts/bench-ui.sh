@@ -12,7 +12,8 @@
 #      `jevjudge serve --fake` on that store with a reviewer token, and signs in with curl;
 #   3. times N (200) requests of each: the queue page, the queue page of one version, a page
 #      deep in the queue (cursor after half the items), claim (303), and an item page; prints
-#      p50 / p99 / max in ms (nearest rank; curl's time_total, connection set-up included).
+#      p50 / p99 / max in ms (nearest rank by jevjudge_stats, scripts/percentiles.py; curl's
+#      time_total, connection set-up included).
 # Run: scripts/bench-ui.sh [PENDING] [N]
 # Settings (environment): STORES (sqlite,postgres), JEVJUDGE (a built binary; default: the
 # release build of this tree, built first).
@@ -32,6 +33,7 @@ if [[ -z "${JEVJUDGE:-}" ]]; then
 fi
 # (A separate build: with --example, cargo builds only the examples of every -p it is given.)
 timeout 1800 cargo build --release --quiet -p jevjudge-store --example queue_bench
+build_percentiles
 make_work bench-ui
 token="bench-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
 export JEVJUDGE_BENCH_REVIEWERS="ada:$token"
@@ -43,15 +45,16 @@ times() { # label, then curl arguments: n timed requests after 5 warm-up ones
     for _ in $(seq "$n"); do
         curl -s -o /dev/null -b "$jar" -w '%{http_code} %{time_total}\n' "$@"
     done | python3 -c '
-import math, sys
+import sys
+sys.path.insert(0, "scripts")
+from percentiles import nearest_rank
 codes, ms = set(), []
 for line in sys.stdin:
     code, seconds = line.split()
     codes.add(code); ms.append(float(seconds) * 1000)
-ms.sort()
-rank = lambda p: ms[max(0, math.ceil(p * len(ms)) - 1)]
+n, p50, p99, top = (nearest_rank(ms, 50, 99)[key] for key in ("n", "p50", "p99", "max"))
 status = ",".join(sorted(codes))
-print(f"{sys.argv[1]:<32} n={len(ms)} status {status}  p50 {rank(.5):6.1f} ms  p99 {rank(.99):6.1f} ms  max {ms[-1]:6.1f} ms")
+print(f"{sys.argv[1]:<32} n={n} status {status}  p50 {p50:6.1f} ms  p99 {p99:6.1f} ms  max {top:6.1f} ms")
 ' "$label"
 }
 

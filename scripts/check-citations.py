@@ -4,9 +4,19 @@
 Finds, in the repository's source, scripts and docs, the citations "rule N" / "rules N, M–K",
 "§N" / "§N.M" / "§3a" (of the document named earlier on the same line, else of any of the three),
 "§13 item N", "F1".."F6" and "D1".."D12", and checks that each has an `<a id="…">` anchor in
-docs/reference/{judge-contract,systemone-wire,cli-and-formats}.md. Exit 1 listing every citation
-that does not resolve. Usage: scripts/check-citations.py [ROOT]
+docs/reference/{judge-contract,systemone-wire,cli-and-formats}.md.
+
+Also checks that every file path the README and the pages under docs/ mention exists: relative
+markdown link targets, and paths under the repository's top-level folders (`scripts/…`,
+`crates/…`, `docs/…`, `examples/…`, `deploy/…`, `fuzz/…`, `.ci/…`) wherever they appear, with
+`{a,b}` alternatives expanded and `*` matched as a glob. Paths holding a placeholder in capitals
+(`fuzz/corpus/TARGET/`) or `…` are not files and are skipped; `target/` is build output.
+PENDING lists paths that other changes add and are allowed before they land.
+
+Exit 1 listing every citation that does not resolve and every path that does not exist.
+Usage: scripts/check-citations.py [ROOT]
 """
+import glob
 import os
 import re
 import sys
@@ -91,9 +101,78 @@ for dirpath, dirnames, filenames in os.walk(root):
                     if not has("judge-contract", f"{letter.lower()}{n}"):
                         problems.append(f"{where}: no judge-contract {letter}{n}")
 
-if problems:
-    print(f"{len(problems)} citation(s) without an anchor in docs/reference/:")
-    for p in problems:
-        print("  " + p)
+# Paths added by changes that land together with these pages.
+PENDING = {
+    "scripts/jevcompat.sh",
+    "scripts/schemathesis.sh",
+    "scripts/deploy-check.sh",
+    "crates/store/migrations",
+    "crates/serve/examples/embed.rs",
+}
+TOP = r"(?:scripts|crates|docs|examples|deploy|fuzz|\.ci)"
+path_token = re.compile(r"(?<![\w./~$-])(" + TOP + r"/[\w.{},*@+-]*(?:/[\w.{},*@+-]*)*)")
+link = re.compile(r"\]\(([^)\s]+)\)")
+placeholder = re.compile(r"(?:^|/)[A-Z][A-Z0-9_]*(?:/|$|\.)|…")
+path_problems = []
+path_count = 0
+
+
+def expand(token):
+    m = re.search(r"\{([^{}]*)\}", token)
+    if not m:
+        return [token]
+    out = []
+    for alt in m.group(1).split(","):
+        out.extend(expand(token[: m.start()] + alt + token[m.end() :]))
+    return out
+
+
+def exists(rel):
+    rel = rel.rstrip("/")
+    if rel in PENDING:
+        return True
+    full = os.path.join(root, rel)
+    if "*" in rel:
+        return bool(glob.glob(full))
+    return os.path.exists(full)
+
+
+def check_path(rel, where):
+    global path_count
+    path_count += 1
+    if not exists(rel):
+        path_problems.append(f"{where}: no such file or directory: {rel}")
+
+
+md_files = [os.path.join(root, "README.md")]
+for dirpath, _, filenames in os.walk(os.path.join(root, "docs")):
+    md_files += [os.path.join(dirpath, n) for n in filenames if n.endswith(".md")]
+for path in sorted(md_files):
+    rel_file = os.path.relpath(path, root)
+    base = os.path.dirname(rel_file)
+    for lineno, line in enumerate(open(path, encoding="utf-8").read().splitlines(), 1):
+        for m in link.finditer(line):
+            target = m.group(1).split("#", 1)[0]
+            if not target or re.match(r"[a-z]+:", target):
+                continue
+            check_path(os.path.normpath(os.path.join(base, target)), f"{rel_file}:{lineno}")
+        for m in path_token.finditer(line):
+            token = m.group(1).rstrip(".,:;")
+            if placeholder.search(token):
+                continue
+            for rel in expand(token):
+                check_path(rel, f"{rel_file}:{lineno}")
+
+if problems or path_problems:
+    if problems:
+        print(f"{len(problems)} citation(s) without an anchor in docs/reference/:")
+        for p in problems:
+            print("  " + p)
+    if path_problems:
+        print(f"{len(path_problems)} path(s) in the README or docs/ that do not exist:")
+        for p in path_problems:
+            print("  " + p)
+    print(f"checked: {count} citations, {path_count} paths")
     sys.exit(1)
 print(f"citations: {count} checked, all resolve to docs/reference/")
+print(f"paths: {path_count} checked in README.md and docs/, all exist")

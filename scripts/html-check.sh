@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders the HTML report of the shipped sms-spam example in headless Chromium and checks it:
 #   1. builds jevjudge and replays examples/sms-spam (offline) with --html;
-#   2. installs Debian's `chromium` with apt-get when it is missing (needs root or sudo);
+#   2. installs Debian's `chromium` with apt-get when it is missing (needs root or sudo;
+#      ensure_chromium in scripts/lib.sh);
 #   3. dumps the rendered DOM and checks the charts are there (<svg> per chart kind, the
 #      thresholds drawn, no external resource);
 #   4. checks the browser logged no console error;
@@ -12,6 +13,7 @@
 # Part of scripts/test.sh. Run: scripts/html-check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 out=target/html-check
 mkdir -p "$out"
@@ -29,23 +31,12 @@ step "jevjudge eval --replay examples/sms-spam --html $page"
   --cases examples/sms-spam/cases.jsonl --replay examples/sms-spam/recordings.jevl \
   --model jev-1.13.0 --report "$out/sms-spam.json" --html "$page" >/dev/null
 
-browser=""
-for candidate in chromium chromium-browser; do
-  if command -v "$candidate" >/dev/null 2>&1; then browser=$(command -v "$candidate"); break; fi
-done
-if [ -z "$browser" ] && [ -x /usr/bin/chromium ]; then browser=/usr/bin/chromium; fi
-if [ -z "$browser" ]; then
-  step "installing Debian's chromium (apt-get)"
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
-  browser=$(command -v chromium)
-fi
+ensure_chromium
+browser=$CHROMIUM
 step "browser: $("$browser" --version 2>/dev/null || echo "$browser")"
 
 profile=$(mktemp -d)
-trap 'rm -rf "$profile"' EXIT
+on_exit() { rm -rf "$profile"; }
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
   --disable-background-networking --disable-component-update --disable-sync
   --disable-dev-shm-usage --hide-scrollbars --user-data-dir="$profile")

@@ -187,3 +187,40 @@ each_store() {
         run_store postgres "${JEVJUDGE_TEST_PG_URL%/*}/$2"
     fi
 }
+
+# ensure_chromium [driver]: finds Chromium (`chromium` or `chromium-browser` on PATH, else
+# /usr/bin/chromium) and, given `driver`, chromedriver; installs what is missing with apt-get
+# (Debian's `chromium`, `chromium-driver`; as root, or through sudo). Exports CHROMIUM (the
+# browser's path) and, given `driver`, CHROMEDRIVER. The one place the scripts install a browser.
+ensure_chromium() {
+    local packages=() sudo="" candidate
+    CHROMIUM=""
+    for candidate in chromium chromium-browser /usr/bin/chromium; do
+        if command -v "$candidate" >/dev/null 2>&1; then CHROMIUM=$(command -v "$candidate"); break; fi
+    done
+    [[ -n "$CHROMIUM" ]] || packages+=(chromium)
+    if [[ "${1:-}" == driver ]] && ! command -v chromedriver >/dev/null 2>&1; then
+        packages+=(chromium-driver)
+    fi
+    if [[ ${#packages[@]} -gt 0 ]]; then
+        echo "installing Debian's ${packages[*]} (apt-get)"
+        [[ "$(id -u)" -eq 0 ]] || sudo=sudo
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${packages[@]}" >/dev/null
+        [[ -n "$CHROMIUM" ]] || CHROMIUM=/usr/bin/chromium
+    fi
+    export CHROMIUM
+    if [[ "${1:-}" == driver ]]; then
+        CHROMEDRIVER=$(command -v chromedriver)
+        export CHROMEDRIVER
+    fi
+}
+
+# build_percentiles: builds the stats crate's `percentiles` example (nearest-rank percentiles of
+# numbers on stdin, by jevjudge_stats) and exports JEVJUDGE_PERCENTILES, its path, for
+# scripts/percentiles.py.
+build_percentiles() {
+    timeout 600 cargo build --quiet -p jevjudge-stats --example percentiles
+    JEVJUDGE_PERCENTILES="${CARGO_TARGET_DIR:-$PWD/target}/debug/examples/percentiles"
+    export JEVJUDGE_PERCENTILES
+}

@@ -4,7 +4,7 @@
 # "PASS <case> → <outcome>" line each). Exits non-zero on any mismatch or panic.
 #
 # Needs python3 (>= 3.10) and access to PyPI the first time (to install jevcompat into
-# .venv-jevcompat, the same venv scripts/conformance.sh uses). Extra arguments go to the
+# .venv-jevcompat, the same venv scripts/jevcompat.sh uses). Extra arguments go to the
 # example, e.g. `scripts/peer-mock.sh --only noul-range`.
 set -euo pipefail
 

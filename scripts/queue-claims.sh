@@ -21,6 +21,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 settings ITEMS=800 CLAIMS=1000 CALLERS=100
 release_on_pg queue-claims "$0" "$@"
+build_percentiles
 
 reviewers=""
 for i in 1 2 3 4 5 6 7 8; do
@@ -45,6 +46,7 @@ import collections, json, os, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, "scripts")
 from http_json import call
+from percentiles import nearest_rank
 
 out, items, claims, callers, urls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
 tokens = [pair.split(":", 1) for pair in os.environ["JEVJUDGE_CLAIMS_REVIEWERS"].split(",")]
@@ -83,10 +85,10 @@ json.dump(results, open(out, "w"))
 statuses = collections.Counter(r["status"] for r in results)
 handed = [r["item"] for r in results if r["status"] == 200]
 twice = [item for item, n in collections.Counter(handed).items() if n > 1]
-ms = sorted(r["ms"] for r in results)
+latency = nearest_rank([r["ms"] for r in results], 50, 99)
 print(f"claims: {claims} from {len(tokens)} reviewers over {len(urls)} replicas, {callers} at once, "
       f"in {wall:.2f} s; answers: " + ", ".join(f"{s}: {n}" for s, n in sorted(statuses.items())))
-print(f"claim latency p50 {ms[len(ms) // 2]:.1f} ms, p99 {ms[int(len(ms) * 0.99) - 1]:.1f} ms")
+print(f"claim latency p50 {latency['p50']:.1f} ms, p99 {latency['p99']:.1f} ms")
 print(f"items handed out: {len(handed)}, distinct: {len(set(handed))}, handed out twice (responses): {len(twice)}")
 ok = (not twice and statuses[200] == min(claims, items)
       and statuses[200] + statuses[204] == claims)

@@ -8,6 +8,7 @@ Usage: ui-check.py SERVICE_URL DRIVER_URL TOKEN OUT_DIR
 """
 import base64
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -42,7 +43,7 @@ def wd(method, path, body=None):
 capabilities = {
     "browserName": "chrome",
     "goog:chromeOptions": {
-        "binary": "/usr/bin/chromium",
+        "binary": os.environ.get("CHROMIUM", "/usr/bin/chromium"),
         "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--no-first-run", "--disable-background-networking", "--disable-sync",
                  "--disable-component-update", "--window-size=1280,900", "--hide-scrollbars"],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The reviewer pages (/ui/) in a real browser (issue 13 item 5):
 #   1. builds jevjudge; installs Debian's `chromium` and `chromium-driver` with apt-get when
-#      missing (needs root or sudo);
+#      missing (needs root or sudo; ensure_chromium in scripts/lib.sh);
 #   2. starts `jevjudge serve` on the FAKE backend (every answer is made up by a hash: this
 #      checks the pages, never a verdict) with a SQLite store, the state kept, every verdict
 #      queued (INCONCLUSIVE and FAIL, and PASS sampled at rate 1) and two reviewer tokens;
@@ -14,6 +14,7 @@
 # Part of scripts/test.sh. Run: scripts/ui-check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 out=target/ui-check
 mkdir -p "$out"
@@ -24,24 +25,17 @@ step "cargo build --bin jevjudge"
 cargo build --quiet --bin jevjudge
 jevjudge=target/debug/jevjudge
 
-if [ ! -x /usr/bin/chromium ] || ! command -v chromedriver >/dev/null 2>&1; then
-  step "installing Debian's chromium and chromium-driver (apt-get)"
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
-fi
-step "browser: $(/usr/bin/chromium --version 2>/dev/null) · $(chromedriver --version | cut -d' ' -f1-2)"
+ensure_chromium driver
+step "browser: $("$CHROMIUM" --version 2>/dev/null) · $("$CHROMEDRIVER" --version | cut -d' ' -f1-2)"
 
 work=$(mktemp -d)
 serve_pid="" driver_pid=""
-cleanup() {
+on_exit() {
   [ -n "$driver_pid" ] && kill "$driver_pid" 2>/dev/null || true
   [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null || true
   wait 2>/dev/null || true
   rm -rf "$work"
 }
-trap cleanup EXIT
 
 token="ui-check-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
 export JEVJUDGE_UI_REVIEWERS="ada:$token,bob:$token-bob"
@@ -75,7 +69,7 @@ post refund-answer-v1 '{"state": {"user_question": "Has my refund gone through?"
 step "posted 4 reviews (1 with a script, an onerror image and a javascript: link)"
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-chromedriver --port="$port" --allowed-ips=127.0.0.1 >"$work/driver.log" 2>&1 &
+"$CHROMEDRIVER" --port="$port" --allowed-ips=127.0.0.1 >"$work/driver.log" 2>&1 &
 driver_pid=$!
 for _ in $(seq 100); do
   curl -sf "http://127.0.0.1:$port/status" >/dev/null 2>&1 && break

@@ -1,10 +1,10 @@
-//! The review queue on `jevjudge serve` (issue 13): which reviews go to people, the reviewers'
-//! tokens, the lease; and the SIGHUP reload of the definitions.
+//! The review queue on `jevjudge serve`: which reviews go to people, the reviewers' tokens,
+//! the lease.
 
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 use jevjudge_judge::Status;
-use jevjudge_serve::{QueuePolicy, ReviewerTokens, ServeState};
+use jevjudge_serve::{BuildError, QueuePolicy, QueuePolicyError, ReviewerTokens};
 
 use crate::exit::Failure;
 
@@ -73,48 +73,22 @@ impl QueueArgs {
             || self.lease.is_some()
     }
 
-    /// The policy, or `None` when no queue option was given. Errors (exit 2) name the flag:
-    /// a queue needs `--store` and `--store-state` (reviewers read the state), reviewers, and
-    /// something to queue.
-    pub fn policy(
-        &self,
-        store: &crate::store_cmd::ServeStoreArgs,
-    ) -> Result<Option<QueuePolicy>, Failure> {
+    /// The policy, or `None` when no queue option was given. The reviewers' variable is read
+    /// here (a missing or bad one is exit 2 naming it, never a token); whether the policy can
+    /// work with the store flags is checked by the service's builder ([`build_error`]).
+    pub fn policy(&self) -> Result<Option<QueuePolicy>, Failure> {
         if !self.any() {
             return Ok(None);
         }
-        let missing: Vec<&str> = [
-            ("--store URL", store.store.is_none()),
-            ("--store-state", !store.store_state),
-        ]
-        .into_iter()
-        .filter_map(|(flag, missing)| missing.then_some(flag))
-        .collect();
-        if !missing.is_empty() {
-            return Err(Failure::Input(format!(
-                "the review queue (--queue-statuses, --sample-pass, --second-review, \
-                 --reviewer-tokens-env, --lease) needs {}: reviews and their state text are \
-                 queued in the store",
-                missing.join(" and ")
-            )));
-        }
-        if self.queue_statuses.is_empty() && self.sample_pass.unwrap_or(0.0) == 0.0 {
-            return Err(Failure::Input(
-                "the review queue needs --queue-statuses INCONCLUSIVE[,FAIL] or a positive \
-                 --sample-pass RATE: nothing would be queued"
-                    .to_owned(),
-            ));
-        }
-        let Some(name) = &self.reviewer_tokens_env else {
-            return Err(Failure::Input(
-                "the review queue needs --reviewer-tokens-env VAR (name:token pairs): nobody \
-                 could claim an item"
-                    .to_owned(),
-            ));
+        let reviewers = match &self.reviewer_tokens_env {
+            // No reviewers: the builder refuses it, after the store flags are checked.
+            None => ReviewerTokens::default(),
+            Some(name) => {
+                let value = crate::inputs::env_var("--reviewer-tokens-env", name)?;
+                ReviewerTokens::parse(&value)
+                    .map_err(|e| Failure::Input(format!("--reviewer-tokens-env: {name}: {e}")))?
+            }
         };
-        let value = crate::inputs::env_var("--reviewer-tokens-env", name)?;
-        let reviewers = ReviewerTokens::parse(&value)
-            .map_err(|e| Failure::Input(format!("--reviewer-tokens-env: {name}: {e}")))?;
         let mut policy = QueuePolicy::new(self.queue_statuses.iter().copied(), reviewers);
         policy.sample_pass = self.sample_pass.unwrap_or(0.0);
         policy.second_review = self.second_review.unwrap_or(0.0);
@@ -122,56 +96,32 @@ impl QueueArgs {
         if let Some(lease) = self.lease {
             policy.lease = Duration::from_secs(lease);
         }
-        policy
-            .validate()
-            .map_err(|e| Failure::Input(format!("review queue: {e}")))?;
         Ok(Some(policy))
     }
 }
 
-/// Sets the review queue on `state` (after the decision log is attached).
-pub fn attach(state: ServeState, policy: Option<QueuePolicy>) -> anyhow::Result<ServeState> {
-    let Some(policy) = policy else {
-        return Ok(state);
-    };
-    let statuses: Vec<&str> = policy.statuses.iter().map(|s| s.as_str()).collect();
-    let names: Vec<&str> = policy.reviewers.names().collect();
-    tracing::info!(
-        statuses = ?statuses,
-        sample_pass = policy.sample_pass,
-        second_review = policy.second_review,
-        seed = policy.seed,
-        lease_secs = policy.lease.as_secs(),
-        reviewers = ?names,
-        "review queue on"
-    );
-    state
-        .with_review_queue(policy)
-        .map_err(|e| Failure::Input(format!("review queue: {e}")).into())
-}
-
-/// Reloads the definitions from `dir` on every SIGHUP, for as long as the service runs
-/// (spawn it). A bad set is refused with a log line and the old one kept.
-pub async fn reload_on_hangup(state: ServeState, dir: PathBuf) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut hangups = match signal(SignalKind::hangup()) {
-            Ok(hangups) => hangups,
-            Err(error) => {
-                tracing::warn!(%error, "SIGHUP cannot be handled; definitions will not reload");
-                return;
-            }
-        };
-        while hangups.recv().await.is_some() {
-            tracing::info!(dir = %dir.display(), "SIGHUP: reloading the definitions");
-            let _ = jevjudge_serve::reload_definitions(&state, &dir).await;
+/// The message of a review-queue refusal by the service's builder, naming the flags; `None`
+/// for an error that is not about the queue.
+pub fn build_error(error: &BuildError) -> Option<String> {
+    const QUEUE_FLAGS: &str = "the review queue (--queue-statuses, --sample-pass, \
+        --second-review, --reviewer-tokens-env, --lease)";
+    const WHY: &str = "reviews and their state text are queued in the store";
+    Some(match error {
+        BuildError::QueueWithoutStore => {
+            format!("{QUEUE_FLAGS} needs --store URL and --store-state: {WHY}")
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (state, dir);
-    }
+        BuildError::QueueWithoutState => format!("{QUEUE_FLAGS} needs --store-state: {WHY}"),
+        BuildError::QueuePolicy(QueuePolicyError::Nothing) => {
+            "the review queue needs --queue-statuses INCONCLUSIVE[,FAIL] or a positive \
+             --sample-pass RATE: nothing would be queued"
+                .to_owned()
+        }
+        BuildError::QueuePolicy(other) => format!("review queue: {other}"),
+        BuildError::NoReviewers => "the review queue needs --reviewer-tokens-env VAR \
+             (name:token pairs): nobody could claim an item"
+            .to_owned(),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `jevjudge serve`: the review service over HTTP (issue #5).
+//! `jevjudge serve`: the review service over HTTP.
 //!
 //! Loads every definition in `--definitions DIR` at start (a bad file, or two files with one
 //! version, is exit 2 naming the file), resolves the backend options (§1.1) into one shared
@@ -10,20 +10,17 @@
 use std::{io::IsTerminal as _, io::Write as _, net::SocketAddr, path::PathBuf, time::Duration};
 
 use anyhow::Context as _;
-use jevjudge_serve::{AuthTokens, Config, Definitions, Metrics, ServeState};
-use tokio::sync::oneshot;
+use jevjudge_client::limit::{LimitConfig, Limiter};
+use jevjudge_serve::{
+    AuthTokens, BuildError, Config, ConfigError, Definitions, Metrics, OsSignals, RunOptions,
+    Service,
+};
 use tracing_subscriber::EnvFilter;
 
 use crate::{
     backend::{BackendArgs, parse_positive_duration, report_recording},
     exit::{self, Failure},
-    output,
 };
-
-/// How long shutdown may take beyond twice the maximum budget. A review ends within its budget
-/// from its arrival (slot wait included); the second budget is slack for a body still arriving
-/// (it may take up to the maximum budget) and for writing responses.
-const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Options of `jevjudge serve`.
 #[derive(Debug, clap::Args)]
@@ -145,55 +142,51 @@ fn parse_size(text: &str) -> Result<usize, String> {
 /// Runs the service until SIGINT or SIGTERM.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     init_logging(args.log_format);
+    // First of all, so that no signal during start-up takes its default action.
+    let signals = OsSignals::install().context("cannot handle signals")?;
     let config = config(&args)?;
-    let queue_policy = args.review_queue.policy(&args.store)?;
+    let queue_policy = args.review_queue.policy()?;
     let definitions = Definitions::load_dir(&args.definitions)
         .map_err(|e| Failure::Input(format!("--definitions: {e}")))?;
     let metrics = Metrics::new();
-    // One adaptive limiter for every review of the service (issue 11), within --max-concurrent.
-    let limiter = jevjudge_client::limit::Limiter::new(jevjudge_client::limit::LimitConfig::new(
-        config.max_concurrent,
-    ));
+    // One adaptive limiter for every review of the service, within --max-concurrent.
+    let limiter = Limiter::new(LimitConfig::new(config.max_concurrent));
     let resolved = args
         .backend
         .resolve_limited(Some(metrics.attempt_hook()), Some(limiter.clone()))?;
-    let kind = resolved.kind;
-    let model = resolved.model.clone();
-    let state = ServeState::with_limiter(
-        resolved.backend,
-        definitions,
-        config,
-        metrics,
-        Some(limiter),
-    )
-    .map_err(|e| Failure::Input(e.to_string()))?;
-    let state = args.store.attach(state, &model).await?;
-    let state = crate::queue_cmd::attach(state, queue_policy)?;
-    let listener = tokio::net::TcpListener::bind(args.addr)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.addr))?;
-    let addr = listener
-        .local_addr()
-        .context("cannot read the bound address")?;
-    // Install the signal handlers (the first poll does) before announcing the address: a
-    // SIGTERM right after `listening on` must stop the service cleanly, not kill it.
-    let mut interrupted = std::pin::pin!(output::interrupted());
-    let mut stop_early = false;
-    tokio::select! {
-        biased;
-        () = &mut interrupted => stop_early = true,
-        () = std::future::ready(()) => {}
+    let mut builder = Service::builder(resolved.backend, definitions)
+        .config(config)
+        .metrics(metrics)
+        .limiter(limiter)
+        .definitions_dir(&args.definitions);
+    if let Some(log) = args.store.decision_log(&resolved.model) {
+        builder = builder.decision_log(log);
     }
+    if let Some(policy) = queue_policy {
+        builder = builder.review_queue(policy);
+    }
+    let service = builder.build().await.map_err(|e| build_error(&args, e))?;
+    // The drain may take twice --max-budget plus a grace (the service's default).
+    let options = RunOptions::new().os_signals(signals);
+    let listening = service
+        .bind(args.addr, options)
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let addr = listening.local_addr();
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "listening on http://{addr}").context("cannot write to standard output")?;
     stdout.flush().context("cannot write to standard output")?;
     drop(stdout);
-    let definitions = state.definitions();
-    let versions: Vec<&str> = definitions.iter().map(|d| d.version()).collect();
+    let state = listening.state();
+    let versions: Vec<String> = state
+        .definitions()
+        .iter()
+        .map(|d| d.version().to_owned())
+        .collect();
     tracing::info!(
         %addr,
         definitions = ?versions,
-        backend = %kind,
+        backend = %resolved.kind,
         max_concurrent = args.max_concurrent,
         queue = args.queue,
         max_connections = args.max_connections,
@@ -201,42 +194,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         recording = args.backend.record.is_some(),
         "serving"
     );
-
-    let reloader = tokio::spawn(crate::queue_cmd::reload_on_hangup(
-        state.clone(),
-        args.definitions.clone(),
-    ));
-    let (stop, stopped) = oneshot::channel::<()>();
-    let mut server = tokio::spawn(jevjudge_serve::serve(listener, state, async move {
-        let _ = stopped.await;
-    }));
-    tokio::select! {
-        () = &mut interrupted, if !stop_early => {}
-        () = std::future::ready(()), if stop_early => {}
-        outcome = &mut server => {
-            // The server only ends by itself on an error.
-            outcome.context("the server stopped unexpectedly")?.context("the server failed")?;
-            return Ok(exit::SUCCESS);
-        }
-    }
-    reloader.abort();
-    tracing::info!("stopping: no new connections; finishing in-flight reviews");
-    let _ = stop.send(());
-    let drain_limit = args
-        .max_budget
-        .saturating_mul(2)
-        .saturating_add(DRAIN_GRACE);
-    match tokio::time::timeout(drain_limit, server).await {
-        Ok(outcome) => {
-            outcome
-                .context("the server stopped unexpectedly")?
-                .context("the server failed")?;
-        }
-        Err(_) => tracing::warn!(
-            limit_secs = drain_limit.as_secs(),
-            "in-flight requests did not finish in time; closing them"
-        ),
-    }
+    listening
+        .run(std::future::pending())
+        .await
+        .context("the server failed")?;
     if let Some(recorder) = &resolved.recorder {
         tracing::info!(
             written = recorder.written(),
@@ -247,6 +208,21 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
     tracing::info!("stopped");
     Ok(exit::SUCCESS)
+}
+
+/// A refusal of the service's builder, in terms of the flags (exit 2).
+fn build_error(args: &Args, error: BuildError) -> anyhow::Error {
+    if let Some(message) = crate::queue_cmd::build_error(&error) {
+        return Failure::Input(message).into();
+    }
+    Failure::Input(match (&error, &args.store.store) {
+        (BuildError::Store(e), Some(url)) => format!("--store {url}: {e}"),
+        (BuildError::Config(ConfigError::DefaultAboveMax), _) => {
+            "--budget must not exceed --max-budget".to_owned()
+        }
+        _ => error.to_string(),
+    })
+    .into()
 }
 
 /// The service settings from the flags and the token variable; errors are exit 2.

@@ -1,9 +1,9 @@
 //! The decision log on the command line: `jevjudge serve --store URL` options, and
-//! `jevjudge store migrate --store URL` (issue #12).
+//! `jevjudge store migrate --store URL`.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
-use jevjudge_serve::{DecisionLog, ServeState};
+use jevjudge_serve::DecisionLogConfig;
 use jevjudge_store::{Store, StoreUrl};
 
 use crate::{
@@ -42,40 +42,16 @@ pub struct ServeStoreArgs {
 }
 
 impl ServeStoreArgs {
-    /// Opens the store (migrating it), keeps the definitions, and attaches the log to
-    /// `state`; spawns the retention sweep. A store that cannot be opened is exit 2.
-    pub async fn attach(
-        &self,
-        state: ServeState,
-        requested_model: &str,
-    ) -> anyhow::Result<ServeState> {
-        let Some(url) = &self.store else {
-            return Ok(state);
-        };
-        let store = Store::open(url)
-            .await
-            .map_err(|e| Failure::Input(format!("--store {url}: {e}")))?;
-        let log = DecisionLog::open(
-            store,
-            &state.definitions(),
-            self.store_state,
-            requested_model,
-        )
-        .await
-        .map_err(|e| Failure::Input(format!("--store {url}: {e}")))?;
-        let log = Arc::new(log);
+    /// The decision log these flags ask for, or `None` without `--store`.
+    pub fn decision_log(&self, requested_model: &str) -> Option<DecisionLogConfig> {
+        let url = self.store.clone()?;
+        let mut log = DecisionLogConfig::url(url)
+            .keep_state(self.store_state)
+            .requested_model(requested_model);
         if let Some(retain) = self.retain_state {
-            tokio::spawn(log.clone().run_retention(retain));
+            log = log.retain_state(retain);
         }
-        tracing::info!(
-            store = %url,
-            state = self.store_state,
-            retain_state_secs = self.retain_state.map(|d| d.as_secs()),
-            "decision log open"
-        );
-        state
-            .with_decision_log(log)
-            .map_err(|_| anyhow::anyhow!("a decision log was attached twice"))
+        Some(log)
     }
 }
 

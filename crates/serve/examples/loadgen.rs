@@ -24,6 +24,7 @@ use std::{
     time::Duration,
 };
 
+use jevjudge_stats::nearest_rank;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -124,15 +125,6 @@ fn parse_options() -> Result<Options, String> {
     Ok(options)
 }
 
-/// Nearest-rank percentile of sorted values (0.0 when empty).
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
     let mut values: Vec<f64> = values.filter(|v| v.is_finite()).collect();
     values.sort_by(f64::total_cmp);
@@ -142,9 +134,9 @@ fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
 fn distribution(values: &[f64]) -> Value {
     json!({
         "n": values.len(),
-        "p50": percentile(values, 50.0),
-        "p90": percentile(values, 90.0),
-        "p99": percentile(values, 99.0),
+        "p50": nearest_rank(values, 50),
+        "p90": nearest_rank(values, 90),
+        "p99": nearest_rank(values, 99),
         "max": values.last().copied().unwrap_or(0.0),
     })
 }
@@ -153,9 +145,9 @@ fn line(name: &str, values: &[f64]) -> String {
     format!(
         "{name:<34} n={:<6} p50={:>8.3}  p90={:>8.3}  p99={:>8.3}  max={:>8.3}",
         values.len(),
-        percentile(values, 50.0),
-        percentile(values, 90.0),
-        percentile(values, 99.0),
+        nearest_rank(values, 50),
+        nearest_rank(values, 90),
+        nearest_rank(values, 99),
         values.last().copied().unwrap_or(0.0)
     )
 }

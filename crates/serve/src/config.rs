@@ -38,7 +38,7 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 /// and only admitted requests read their body (at most `max_body_bytes` each); everything else
 /// is refused with a fast 503 before its body is read. Queued requests hold only their body
 /// bytes; a request's JSON is parsed into a tree only once it holds a backend slot.
-/// `docs/serve-hardening.md` gives the whole memory bound.
+/// `docs/how-to/run-the-service.md` gives the whole memory bound.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The largest request body accepted, in bytes; a larger one is 413. Default: 1 MiB.

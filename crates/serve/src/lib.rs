@@ -7,8 +7,21 @@
 //!
 //! # Brief overview
 //!
-//! - [`app`] builds the axum [`Router`](axum::Router) over a [`ServeState`]; [`serve`] runs it
-//!   on a socket until a shutdown signal, finishing in-flight reviews. The routes ([`ROUTES`]):
+//! - [`Service::builder`] is the one place a service is assembled: a
+//!   [`Backend`](jevjudge_judge::Backend) and the [`Definitions`] (loaded with
+//!   [`Definitions::load_dir`]), then a [`Config`] (body limit, budgets, `max_concurrent`,
+//!   `queue`, [`AuthTokens`]), the [`Metrics`] (whose [`Metrics::attempt_hook`] counts the
+//!   client's attempts), a shared limiter, a [`DecisionLogConfig`] and a review queue's
+//!   [`QueuePolicy`]. [`ServiceBuilder::build`] refuses combinations that cannot work
+//!   ([`BuildError`]: a queue without a decision log keeping state text, a queue nobody can
+//!   claim from, a retention of state that is not kept) and opens the store.
+//! - [`Service::bind`] / [`Service::listen`] and [`Listening::run`] serve until a shutdown
+//!   future or, with [`RunOptions::handle_os_signals`] (or [`OsSignals::install`] at the start
+//!   of a program), SIGTERM/SIGINT; SIGHUP reloads the definitions directory
+//!   ([`reload_definitions`]: a bad set is refused and the old one kept). The drain finishes
+//!   in-flight reviews within a limit ([`Stopped`] says whether they all did).
+//!   [`Service::router`] is the bare [`Router`](axum::Router) ([`app`]) for a server of one's
+//!   own. The routes ([`ROUTES`]):
 //!   - `POST /v1/reviews/{version}` with `{"state": <json>, "budget_millis": <ms>?}` → 200 and
 //!     the Result, plus `"backend"` as `jevjudge judge` prints it (an ERROR verdict is still
 //!     200: the review ran); 404 for an unknown version;
@@ -18,22 +31,16 @@
 //!   - `GET /v1/definitions` → versions, criteria ids, expected flags, thresholds (no text);
 //!   - `GET /healthz`, `GET /metrics` (OpenMetrics text, by `prometheus-client`),
 //!     `GET /openapi.json` (OpenAPI 3.1);
-//!   - `GET /readyz` (readiness), and with a [`DecisionLog`] (`--store`)
+//!   - `GET /readyz` (readiness), and with a decision log
 //!     `GET /v1/reviews/{id}` and `GET /v1/reviews?reference=&version=&status=&since=&limit=&cursor=`.
-//!   - with a review queue ([`ServeState::with_review_queue`], issue 13), for reviewers'
-//!     tokens ([`ReviewerTokens`]): `POST /v1/queue/claim`, `POST /v1/queue/{item}/decision`,
-//!     `POST /v1/queue/{item}/release`, `GET /v1/queue/stats` (`docs/review-queue.md`).
-//! - [`ServeState::with_review_queue`] queues reviews for people under a [`QueuePolicy`]
-//!   (statuses, a seeded PASS sample, second reviews), each written with its queue items in
-//!   one transaction; [`reload_definitions`] swaps in a new definitions directory (SIGHUP in
-//!   `jevjudge serve`) without dropping in-flight requests.
-//! - [`ServeState::with_decision_log`] writes every review to a decision log before its
-//!   answer (which then carries `review_id`); when the log cannot take it the caller gets 503
-//!   `store_unavailable` and `/readyz` is not ready until the store answers again.
-//! - [`ServeState::new`] takes any [`Backend`](jevjudge_judge::Backend), the [`Definitions`]
-//!   (loaded from a directory with [`Definitions::load_dir`]), a [`Config`] (body limit,
-//!   budgets, `max_concurrent`, `queue`, [`AuthTokens`]) and the [`Metrics`], whose
-//!   [`Metrics::attempt_hook`] counts the client's attempts, retries and statuses.
+//!   - with a review queue, for reviewers' tokens ([`ReviewerTokens`]): `POST /v1/queue/claim`,
+//!     `POST /v1/queue/{item}/decision`, `POST /v1/queue/{item}/release`,
+//!     `GET /v1/queue/stats`.
+//! - With a decision log every review is written before its answer (which then carries
+//!   `review_id`); when the log cannot take it the caller gets 503 `store_unavailable` and
+//!   `/readyz` is not ready until the store answers again. With a review queue, reviews are
+//!   queued for people under the [`QueuePolicy`] (statuses, a seeded PASS sample, second
+//!   reviews), each written with its queue items in one transaction.
 //! - [`ServeError`] is the one error type: a status, a stable code and a message that never
 //!   holds internals, state text or secrets.
 //!
@@ -65,14 +72,15 @@
 //!
 //! # Example
 //!
-//! ```
-//! use axum::{body::Body, http::Request};
-//! use jevjudge_judge::{backend_fn, Criterion, Definition};
-//! use jevjudge_serve::{app, Config, Definitions, Metrics, ServeState};
-//! use jevjudge_wire::{NoulQuestion, Response};
-//! use tower::ServiceExt as _;
+//! Run the service in-process on a free port, review once, and stop it:
 //!
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! ```
+//! use jevjudge_judge::{backend_fn, Criterion, Definition};
+//! use jevjudge_serve::{Definitions, RunOptions, Service, StopCause};
+//! use jevjudge_wire::{NoulQuestion, Response};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let definition = Definition::new("refund-answer-v1", vec![Criterion::new(
 //!     "supported",
 //!     NoulQuestion::new("Is assistant_answer supported by supporting_context?"),
@@ -84,21 +92,36 @@
 //!         br#"{"model":"jev-1.13.0","answers":{"supported":{"type":"noul","noul":0.95}}}"#,
 //!     ).expect("a valid response"))
 //! });
-//! let definitions = Definitions::new([definition])?;
-//! let state = ServeState::new(backend, definitions, Config::default(), Metrics::new())?;
+//! let service = Service::builder(backend, Definitions::new([definition])?)
+//!     .build()
+//!     .await?;
+//! let listening = service
+//!     .bind("127.0.0.1:0".parse()?, RunOptions::new())
+//!     .await?;
+//! let addr = listening.local_addr();
+//! let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+//! let running = tokio::spawn(listening.run(async move {
+//!     let _ = stopped.await;
+//! }));
 //!
-//! let request = Request::post("/v1/reviews/refund-answer-v1")
-//!     .header("x-request-id", "doc-1")
-//!     .body(Body::from(r#"{"state": {"assistant_answer": "No refund yet."}}"#))?;
-//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-//! let response = runtime.block_on(app(state).oneshot(request))?;
-//! assert_eq!(response.status(), 200);
-//! assert_eq!(response.headers()["x-request-id"], "doc-1");
-//! let body = runtime.block_on(axum::body::to_bytes(response.into_body(), 1 << 20))?;
-//! let verdict: serde_json::Value = serde_json::from_slice(&body)?;
-//! assert_eq!(verdict["status"], "PASS");
-//! assert_eq!(verdict["findings"]["supported"]["yes_probability"], 0.95);
-//! assert_eq!(verdict["backend"], "injected");
+//! // Any HTTP client will do; this one writes the request by hand.
+//! use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+//! let body = r#"{"state": {"assistant_answer": "No refund yet."}}"#;
+//! let mut socket = tokio::net::TcpStream::connect(addr).await?;
+//! socket.write_all(format!(
+//!     "POST /v1/reviews/refund-answer-v1 HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\
+//!      content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+//!     body.len(),
+//! ).as_bytes()).await?;
+//! let mut answer = String::new();
+//! socket.read_to_string(&mut answer).await?;
+//! assert!(answer.starts_with("HTTP/1.1 200"));
+//! assert!(answer.contains(r#""status":"PASS""#));
+//!
+//! let _ = stop.send(());
+//! let stopped = running.await??;
+//! assert_eq!(stopped.cause, StopCause::Shutdown);
+//! assert!(stopped.drained);
 //! # Ok(())
 //! # }
 //! ```
@@ -106,6 +129,7 @@
 mod admission;
 mod auth;
 mod auth_tokens;
+mod body;
 mod config;
 mod connection;
 mod decision_log;
@@ -121,7 +145,10 @@ mod review;
 mod reviewers;
 mod reviews_api;
 mod router;
+mod run;
 mod server;
+mod service;
+mod session;
 mod sign_in_throttle;
 mod state;
 mod ui;
@@ -146,5 +173,7 @@ pub use reviewers::{
     MAX_REVIEWER_NAME_CHARS, Reviewer, ReviewerTokens, ReviewerTokensError, valid_reviewer_name,
 };
 pub use router::{ROUTES, app};
+pub use run::{DRAIN_GRACE, Listening, OsSignals, RunError, RunOptions, StopCause, Stopped};
 pub use server::serve;
-pub use state::{ReviewQueueError, ServeState};
+pub use service::{BuildError, DecisionLogConfig, Service, ServiceBuilder};
+pub use state::ServeState;

@@ -58,7 +58,7 @@ pub(crate) enum Rejection {
 /// The service's metrics. Cheap to clone: clones share the same counters.
 ///
 /// Create one before the backend so that [`Metrics::attempt_hook`] can count the client's
-/// attempts, then hand it to [`crate::ServeState::new`].
+/// attempts, then hand it to [`crate::ServiceBuilder::metrics`].
 #[derive(Clone)]
 pub struct Metrics {
     inner: Arc<Inner>,

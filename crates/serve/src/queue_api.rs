@@ -7,6 +7,8 @@
 //! store never hold the same item. The claim is blind: it carries the state and the criteria,
 //! never Jev's findings; the decision's answer reveals them.
 
+use std::collections::BTreeMap;
+
 use axum::{
     Extension, Json,
     body::Body,
@@ -16,9 +18,14 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use jevjudge_store::{Claimed, Decision, MAX_NOTE_CHARS, QueueError, QueueItemId, StoreError};
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Deserializer, de::DeserializeOwned, de::Error as _};
+use serde_json::{Value, json};
 
-use crate::{ServeError, ServeState, reviewers::Reviewer};
+use crate::{
+    ServeError, ServeState,
+    body::{self, Shape},
+    reviewers::Reviewer,
+};
 
 /// The largest body of a queue request, in bytes (a decision: findings and a note).
 pub const MAX_QUEUE_BODY_BYTES: usize = 64 * 1024;
@@ -79,52 +86,106 @@ fn queue_error(state: &ServeState, error: QueueError) -> ServeError {
     }
 }
 
-/// Reads a small JSON object body; an empty body is `{}`.
-async fn json_object(body: Body) -> Result<Map<String, Value>, ServeError> {
+/// Reads a small JSON body of `shape` into `T`; an empty body is `{}`.
+async fn json_body<T: DeserializeOwned>(body: Body, shape: &Shape) -> Result<T, ServeError> {
     let bytes = axum::body::to_bytes(body, MAX_QUEUE_BODY_BYTES)
         .await
         .map_err(|_| ServeError::BodyTooLarge {
             limit: MAX_QUEUE_BODY_BYTES,
         })?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Map::new());
+        return body::parse(b"{}", shape);
     }
-    let value: Value =
-        serde_json::from_slice(&bytes).map_err(|error| ServeError::MalformedJson {
-            message: format!(
-                "the body is not valid JSON (line {}, column {})",
-                error.line(),
-                error.column()
-            ),
-        })?;
-    match value {
-        Value::Object(fields) => Ok(fields),
-        other => Err(ServeError::InvalidBody {
-            message: format!(
-                "the body must be a JSON object, not {}",
-                jevjudge_wire::json_kind(&other)
-            ),
-        }),
+    body::parse(&bytes, shape)
+}
+
+/// The message of an unknown field of a queue body.
+fn unknown(name: &str, fields: &[&str]) -> String {
+    let expected: Vec<String> = fields.iter().map(|field| format!("`{field}`")).collect();
+    format!("unknown field `{name}`; expected {}", expected.join(", "))
+}
+
+/// The body of `POST /v1/queue/claim`: `{"version": "…"}`, all optional.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClaimBody {
+    #[serde(default, deserialize_with = "version")]
+    version: Option<String>,
+}
+
+const CLAIM_BODY: Shape = Shape {
+    fields: &["version"],
+    unknown: |name| unknown(name, CLAIM_BODY.fields),
+    like: None,
+};
+
+fn version<'de, D: Deserializer<'de>>(from: D) -> Result<Option<String>, D::Error> {
+    match Value::deserialize(from)? {
+        Value::Null => Ok(None),
+        Value::String(version) if !version.is_empty() && version.chars().count() <= 256 => {
+            Ok(Some(version))
+        }
+        _ => Err(D::Error::custom(
+            "`version` must be a string of 1 to 256 characters",
+        )),
     }
 }
 
-fn unknown_field(fields: &Map<String, Value>, known: &[&str]) -> Result<(), ServeError> {
-    match fields.keys().find(|key| !known.contains(&key.as_str())) {
-        Some(key) => Err(ServeError::InvalidBody {
-            message: format!(
-                "unknown field `{}`; expected {}",
-                key.chars()
-                    .take(64)
-                    .filter(|c| !c.is_control())
-                    .collect::<String>(),
-                known
-                    .iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }),
-        None => Ok(()),
+/// The body of `POST /v1/queue/{item}/decision`:
+/// `{"findings": {"<criterion id>": true|false|null}, "note": "…"}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecisionBody {
+    #[serde(default, deserialize_with = "findings")]
+    findings: Option<BTreeMap<String, Option<bool>>>,
+    #[serde(default, deserialize_with = "note")]
+    note: Option<String>,
+}
+
+const DECISION_BODY: Shape = Shape {
+    fields: &["findings", "note"],
+    unknown: |name| unknown(name, DECISION_BODY.fields),
+    like: None,
+};
+
+const FINDINGS_SHAPE: &str =
+    "`findings` must be an object: {\"<criterion id>\": true | false | null}";
+
+fn findings<'de, D: Deserializer<'de>>(
+    from: D,
+) -> Result<Option<BTreeMap<String, Option<bool>>>, D::Error> {
+    let Value::Object(findings) = Value::deserialize(from)? else {
+        return Err(D::Error::custom(FINDINGS_SHAPE));
+    };
+    let mut decided = BTreeMap::new();
+    for (id, answer) in findings {
+        let answer = match answer {
+            Value::Bool(holds) => Some(holds),
+            Value::Null => None,
+            _ => {
+                return Err(D::Error::custom(
+                    "each finding must be true (holds), false (does not hold) or null (can't tell)",
+                ));
+            }
+        };
+        decided.insert(id, answer);
+    }
+    Ok(Some(decided))
+}
+
+fn note<'de, D: Deserializer<'de>>(from: D) -> Result<Option<String>, D::Error> {
+    let refused = || {
+        D::Error::custom(format_args!(
+            "`note` must be a string of at most {MAX_NOTE_CHARS} characters"
+        ))
+    };
+    match Value::deserialize(from)? {
+        Value::Null => Ok(None),
+        Value::String(note) => match jevjudge_store::check_note(&note) {
+            Ok(()) => Ok(Some(note)),
+            Err(_) => Err(refused()),
+        },
+        _ => Err(refused()),
     }
 }
 
@@ -168,21 +229,12 @@ pub(crate) async fn claim(
     Extension(reviewer): Extension<Reviewer>,
     body: Body,
 ) -> Result<Response, ServeError> {
-    let fields = json_object(body).await?;
-    unknown_field(&fields, &["version"])?;
-    let version = match fields.get("version") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(version)) if !version.is_empty() && version.chars().count() <= 256 => {
-            Some(version.as_str())
-        }
-        Some(_) => {
-            return Err(ServeError::InvalidBody {
-                message: "`version` must be a string of 1 to 256 characters".to_owned(),
-            });
-        }
-    };
+    let ClaimBody { version } = json_body(body, &CLAIM_BODY).await?;
     let store = state.store().ok_or(ServeError::NoQueue)?;
-    match store.claim(&reviewer.name, version, state.lease()).await {
+    match store
+        .claim(&reviewer.name, version.as_deref(), state.lease())
+        .await
+    {
         Ok(Some(claimed)) => Ok(Json(claim_json(&claimed)).into_response()),
         Ok(None) => Ok(StatusCode::NO_CONTENT.into_response()),
         Err(error) => Err(unavailable(&state, &error)),
@@ -196,42 +248,14 @@ fn item_id(path: Result<Path<String>, PathRejection>) -> Result<QueueItemId, Ser
     item.parse().map_err(|_| ServeError::QueueItemNotFound)
 }
 
-/// Reads `{"findings": {"<criterion id>": true|false|null}, "note": "…"}`.
-fn decision(fields: Map<String, Value>) -> Result<Decision, ServeError> {
-    unknown_field(&fields, &["findings", "note"])?;
-    let invalid = |message: &str| ServeError::InvalidBody {
-        message: message.to_owned(),
-    };
-    let Some(Value::Object(findings)) = fields.get("findings") else {
-        return Err(invalid(
-            "`findings` must be an object: {\"<criterion id>\": true | false | null}",
-        ));
-    };
-    let mut decided = std::collections::BTreeMap::new();
-    for (id, answer) in findings {
-        let answer = match answer {
-            Value::Bool(holds) => Some(*holds),
-            Value::Null => None,
-            _ => {
-                return Err(invalid(
-                    "each finding must be true (holds), false (does not hold) or null (can't tell)",
-                ));
-            }
-        };
-        decided.insert(id.clone(), answer);
-    }
-    let note = match fields.get("note") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(note)) if note.chars().count() <= MAX_NOTE_CHARS => Some(note.clone()),
-        Some(_) => {
-            return Err(ServeError::InvalidBody {
-                message: format!("`note` must be a string of at most {MAX_NOTE_CHARS} characters"),
-            });
-        }
+/// The decision a body holds.
+fn decision(body: DecisionBody) -> Result<Decision, ServeError> {
+    let Some(findings) = body.findings else {
+        return Err(body::invalid(FINDINGS_SHAPE.to_owned()));
     };
     Ok(Decision {
-        findings: decided,
-        note,
+        findings,
+        note: body.note,
     })
 }
 
@@ -245,7 +269,7 @@ pub(crate) async fn decide(
     body: Body,
 ) -> Result<Response, ServeError> {
     let item = item_id(path)?;
-    let decision = decision(json_object(body).await?)?;
+    let decision = decision(json_body(body, &DECISION_BODY).await?)?;
     let store = state.store().ok_or(ServeError::NoQueue)?;
     let decided = store
         .decide(item, &reviewer.name, &decision)
@@ -469,13 +493,29 @@ pub(crate) fn describe(document: &mut Value) {
 mod tests {
     use super::*;
 
+    fn parsed(body: &Value) -> Result<Decision, ServeError> {
+        decision(body::parse(body.to_string().as_bytes(), &DECISION_BODY)?)
+    }
+
+    #[test]
+    fn a_decision_with_a_repeated_key_is_refused_422() {
+        for body in [
+            r#"{"findings": {"a": true}, "note": "x", "note": "y"}"#,
+            r#"{"findings": {"a": true, "a": false}}"#,
+        ] {
+            let error = body::parse::<DecisionBody>(body.as_bytes(), &DECISION_BODY)
+                .err()
+                .expect("refused");
+            assert_eq!(error.status().as_u16(), 422, "{body}");
+            assert_eq!(error.code(), "invalid_body");
+            assert!(error.to_string().contains("appears twice"), "{error}");
+        }
+    }
+
     #[test]
     fn a_decision_takes_true_false_or_null_per_criterion_and_a_note() {
         let fields = json!({"findings": {"a": true, "b": false, "c": null}, "note": "ok"});
-        let Value::Object(fields) = fields else {
-            unreachable!()
-        };
-        let decided = decision(fields).unwrap();
+        let decided = parsed(&fields).unwrap();
         assert_eq!(decided.findings["a"], Some(true));
         assert_eq!(decided.findings["b"], Some(false));
         assert_eq!(decided.findings["c"], None);
@@ -501,10 +541,7 @@ mod tests {
                 "`note` must be a string",
             ),
         ] {
-            let Value::Object(fields) = body else {
-                unreachable!()
-            };
-            let error = decision(fields).unwrap_err();
+            let error = parsed(&body).unwrap_err();
             assert_eq!(error.code(), "invalid_body");
             assert!(error.to_string().contains(message), "{error}");
         }

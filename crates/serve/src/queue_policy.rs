@@ -65,15 +65,13 @@ pub enum QueuePolicyError {
         value: f64,
     },
     /// PASS or ERROR among the queued statuses.
-    #[error(
-        "only INCONCLUSIVE and FAIL can be queued by status (PASS is sampled with --sample-pass)"
-    )]
+    #[error("only INCONCLUSIVE and FAIL can be queued by status (PASS reviews are sampled)")]
     Status,
     /// A zero lease.
     #[error("the lease must be positive")]
     ZeroLease,
     /// Nothing would ever be queued.
-    #[error("nothing would be queued: name --queue-statuses or a positive --sample-pass")]
+    #[error("nothing would be queued: no status is queued and the PASS sample is 0")]
     Nothing,
 }
 

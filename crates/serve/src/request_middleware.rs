@@ -2,14 +2,7 @@
 //! tracing span carrying the id and the route template, one log line per request, the HTTP
 //! counters and the `x-request-id` response header.
 
-use std::{
-    fmt,
-    hash::{BuildHasher, Hasher},
-    sync::{
-        OnceLock,
-        atomic::{AtomicU64, Ordering},
-    },
-};
+use std::fmt;
 
 use axum::{
     extract::{MatchedPath, Request, State},
@@ -45,22 +38,10 @@ impl RequestId {
         }
     }
 
-    /// A fresh id: `req_` and 32 hex digits, unpredictable and unique within the process.
+    /// A fresh id: `req_` and the 32 hex digits of a UUIDv7 (its time first, so ids sort by
+    /// when they were made; 74 random bits, so they are unpredictable and unique).
     pub fn generate() -> RequestId {
-        static SEED: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let seed = SEED.get_or_init(std::collections::hash_map::RandomState::new);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let mut first = seed.build_hasher();
-        first.write_u64(n);
-        let mut second = seed.build_hasher();
-        second.write_u64(!n);
-        second.write_u64(first.finish());
-        RequestId(format!(
-            "req_{:016x}{:016x}",
-            first.finish(),
-            second.finish()
-        ))
+        RequestId(format!("req_{}", uuid::Uuid::now_v7().simple()))
     }
 
     /// The id.
@@ -213,7 +194,7 @@ mod tests {
             )
             .unwrap())
         });
-        let state = ServeState::new(
+        let state = ServeState::for_tests(
             backend,
             crate::Definitions::new([definition]).unwrap(),
             crate::Config::default(),

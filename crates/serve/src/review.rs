@@ -11,17 +11,16 @@ use axum::{
 };
 use futures_util::StreamExt as _;
 use jevjudge_judge::{BackendKind, Verdict};
-use serde_json::{Map, Value};
+use serde::{Deserialize, Deserializer, de::Error as _};
+use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::{
     RequestId, ServeError, ServeState,
+    body::{self, Shape},
     decision_log::{capturing_answers, state_digest},
     metrics::Rejection,
 };
-
-/// The longest field name echoed back in an error message, in characters.
-const MAX_ECHOED_FIELD_CHARS: usize = 64;
 
 /// The most JSON values (strings, numbers, objects, arrays… each counting one) a state may
 /// hold. As a tree every value takes 72 bytes or more (an object entry about 100) whatever its
@@ -53,77 +52,74 @@ impl ReviewRequest {
                 message: "the body is empty; send {\"state\": ...}".to_owned(),
             });
         }
-        let value: Value = serde_json::from_slice(body).map_err(|error| {
-            let what = match error.classify() {
-                serde_json::error::Category::Eof => "the body ends before the JSON is complete",
-                _ => "the body is not valid JSON",
-            };
-            ServeError::MalformedJson {
-                message: format!("{what} (line {}, column {})", error.line(), error.column()),
-            }
-        })?;
-        let Value::Object(mut fields) = value else {
-            return Err(invalid(format!(
-                "the body must be a JSON object like {{\"state\": ...}}, not {}",
-                jevjudge_wire::json_kind(&value)
-            )));
-        };
-        if let Some(unknown) = fields
-            .keys()
-            .find(|key| !matches!(key.as_str(), "state" | "budget_millis" | "reference"))
-        {
-            return Err(invalid(format!(
-                "unknown field `{}`; expected `state` and optionally `budget_millis` and \
-                 `reference`",
-                truncated(unknown)
-            )));
-        }
-        let budget = budget(&mut fields)?;
-        let reference = reference(&mut fields)?;
-        let state = fields
-            .remove("state")
-            .ok_or_else(|| invalid("missing field `state`".to_owned()))?;
+        let ReviewBody {
+            state,
+            budget_millis,
+            reference,
+        } = body::parse(body, &REVIEW_BODY)?;
         if !matches!(state, Value::String(_) | Value::Object(_) | Value::Array(_)) {
-            return Err(invalid(format!(
+            return Err(body::invalid(format!(
                 "`state` must be a JSON string, object or array, not {}",
                 jevjudge_wire::json_kind(&state)
             )));
         }
         if !within_values(&state, MAX_STATE_VALUES) {
-            return Err(invalid(format!(
+            return Err(body::invalid(format!(
                 "`state` holds more than {MAX_STATE_VALUES} JSON values; send fewer, larger \
                  values (text is fine)"
             )));
         }
         Ok(ReviewRequest {
             state,
-            budget,
+            budget: budget_millis,
             reference,
         })
     }
 }
 
-fn budget(fields: &mut Map<String, Value>) -> Result<Option<Duration>, ServeError> {
-    match fields.remove("budget_millis") {
-        None | Some(Value::Null) => Ok(None),
+/// The body of `POST /v1/reviews/{version}` as sent.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReviewBody {
+    state: Value,
+    #[serde(default, deserialize_with = "budget_millis")]
+    budget_millis: Option<Duration>,
+    #[serde(default, deserialize_with = "reference")]
+    reference: Option<String>,
+}
+
+const REVIEW_BODY: Shape = Shape {
+    fields: &["state", "budget_millis", "reference"],
+    unknown: |name| {
+        format!(
+            "unknown field `{name}`; expected `state` and optionally `budget_millis` and \
+             `reference`"
+        )
+    },
+    like: Some("{\"state\": ...}"),
+};
+
+fn budget_millis<'de, D: Deserializer<'de>>(from: D) -> Result<Option<Duration>, D::Error> {
+    match Value::deserialize(from)? {
+        Value::Null => Ok(None),
         // `1500.0` is the integer 1500 to JSON Schema (and so to the OpenAPI document).
-        Some(value) => match value.as_u64().or_else(|| whole_number(&value)) {
+        value => match value.as_u64().or_else(|| whole_number(&value)) {
             Some(millis) if millis > 0 => Ok(Some(Duration::from_millis(millis))),
-            _ => Err(invalid(
-                "`budget_millis` must be a positive whole number of milliseconds".to_owned(),
+            _ => Err(D::Error::custom(
+                "`budget_millis` must be a positive whole number of milliseconds",
             )),
         },
     }
 }
 
-fn reference(fields: &mut Map<String, Value>) -> Result<Option<String>, ServeError> {
-    match fields.remove("reference") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(reference)) => {
-            jevjudge_store::check_reference(&reference).map_err(invalid)?;
+fn reference<'de, D: Deserializer<'de>>(from: D) -> Result<Option<String>, D::Error> {
+    match Value::deserialize(from)? {
+        Value::Null => Ok(None),
+        Value::String(reference) => {
+            jevjudge_store::check_reference(&reference).map_err(D::Error::custom)?;
             Ok(Some(reference))
         }
-        Some(other) => Err(invalid(format!(
+        other => Err(D::Error::custom(format_args!(
             "`reference` must be a string, not {}",
             jevjudge_wire::json_kind(&other)
         ))),
@@ -152,22 +148,6 @@ fn within_values(value: &Value, limit: usize) -> bool {
 fn whole_number(value: &Value) -> Option<u64> {
     let number = value.as_f64()?;
     (number.fract() == 0.0 && (0.0..u64::MAX as f64).contains(&number)).then_some(number as u64)
-}
-
-fn invalid(message: String) -> ServeError {
-    ServeError::InvalidBody { message }
-}
-
-fn truncated(text: &str) -> String {
-    let mut out: String = text
-        .chars()
-        .take(MAX_ECHOED_FIELD_CHARS)
-        .filter(|c| !c.is_control())
-        .collect();
-    if text.chars().count() > MAX_ECHOED_FIELD_CHARS {
-        out.push('…');
-    }
-    out
 }
 
 /// Reads at most `limit` bytes of body: 413 beyond it (at once when `Content-Length` says

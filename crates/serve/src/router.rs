@@ -15,7 +15,8 @@ use crate::{
     review, reviews_api,
 };
 
-/// Every route as (method, path template), as the OpenAPI document lists them.
+/// Every route of the JSON API as (method, path template), as the OpenAPI document lists them
+/// (the router below writes each literally; a test checks the two agree).
 ///
 /// `GET /v1/reviews/{version}` reads a review by id: the segment is a review id there (one
 /// template per path, as the router and OpenAPI require).
@@ -42,29 +43,29 @@ pub const ROUTES: [(&str, &str); 12] = [
 pub fn app(state: ServeState) -> Router {
     let protected = Router::new()
         .route(
-            ROUTES[0].1,
+            "/v1/reviews/{version}",
             post(review::review).get(reviews_api::get_review),
         )
-        .route(ROUTES[5].1, get(reviews_api::list_reviews))
-        .route(ROUTES[1].1, get(definitions))
-        .route(ROUTES[3].1, get(metrics))
+        .route("/v1/reviews", get(reviews_api::list_reviews))
+        .route("/v1/definitions", get(definitions))
+        .route("/metrics", get(metrics))
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     // Reviewers' routes: their own tokens (`--reviewer-tokens-env`), not the callers'.
     let queue = Router::new()
-        .route(ROUTES[8].1, post(queue_api::claim))
-        .route(ROUTES[9].1, post(queue_api::decide))
-        .route(ROUTES[10].1, post(queue_api::release))
-        .route(ROUTES[11].1, get(queue_api::stats))
+        .route("/v1/queue/claim", post(queue_api::claim))
+        .route("/v1/queue/{item}/decision", post(queue_api::decide))
+        .route("/v1/queue/{item}/release", post(queue_api::release))
+        .route("/v1/queue/stats", get(queue_api::stats))
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             queue_api::require_reviewer,
         ));
     let open = Router::new()
-        .route(ROUTES[2].1, get(healthz))
-        .route(ROUTES[4].1, get(openapi))
-        .route(ROUTES[7].1, get(reviews_api::readyz))
+        .route("/healthz", get(healthz))
+        .route("/openapi.json", get(openapi))
+        .route("/readyz", get(reviews_api::readyz))
         .method_not_allowed_fallback(method_not_allowed);
     Router::new()
         .merge(protected)

@@ -15,8 +15,9 @@ use crate::{
     admission::Admission,
     decision_log::{Capturing, DecisionLog},
     metrics::Gauges,
-    queue_policy::{QueuePolicy, QueuePolicyError},
+    queue_policy::QueuePolicy,
     reviewers::Reviewer,
+    session::SessionKey,
     sign_in_throttle::SignInThrottle,
 };
 
@@ -35,37 +36,40 @@ struct Inner {
     admission: Arc<Admission>,
     /// The OpenAPI document, written on first request (see [`ServeState::openapi_json`]).
     openapi: OnceLock<String>,
-    decision_log: OnceLock<Arc<DecisionLog>>,
-    review_queue: OnceLock<Arc<QueuePolicy>>,
+    decision_log: Option<Arc<DecisionLog>>,
+    review_queue: Option<Arc<QueuePolicy>>,
     limiter: Option<Arc<Limiter>>,
+    /// The key of the reviewer pages' sessions, derived once from the reviewer tokens.
+    session_key: Option<SessionKey>,
     /// Sign-in attempts per client address (`/ui/sign-in`).
     sign_ins: SignInThrottle,
 }
 
-impl ServeState {
-    /// A service reviewing `definitions` with `backend` under `config`, counting into
-    /// `metrics` (pass the [`Metrics`] whose [`Metrics::attempt_hook`] the backend's client
-    /// reports to, or a fresh one).
-    pub fn new<B: Backend + 'static>(
-        backend: B,
-        definitions: Definitions,
-        config: Config,
-        metrics: Metrics,
-    ) -> Result<ServeState, ConfigError> {
-        ServeState::with_limiter(backend, definitions, config, metrics, None)
-    }
+/// Everything a [`ServeState`] is made of, checked by [`crate::ServiceBuilder::build`].
+pub(crate) struct Parts {
+    pub(crate) backend: Arc<dyn Backend>,
+    pub(crate) definitions: Definitions,
+    pub(crate) config: Config,
+    pub(crate) metrics: Metrics,
+    pub(crate) limiter: Option<Arc<Limiter>>,
+    pub(crate) decision_log: Option<Arc<DecisionLog>>,
+    pub(crate) review_queue: Option<Arc<QueuePolicy>>,
+}
 
-    /// Like [`ServeState::new`], with every review admitted through a shared [`Limiter`]
-    /// (issue 11): adaptive concurrency against the backend, `Retry-After` floors, and a
-    /// refused key answering every later review with its ERROR at once and flagging the
-    /// service not ready ([`ServeState::ready`]). Give the same limiter to the backend's client.
-    pub fn with_limiter<B: Backend + 'static>(
-        backend: B,
-        definitions: Definitions,
-        config: Config,
-        metrics: Metrics,
-        limiter: Option<Arc<Limiter>>,
-    ) -> Result<ServeState, ConfigError> {
+impl ServeState {
+    /// The state made of `parts`: validates the settings; with a limiter every review is
+    /// admitted through it (adaptive concurrency, `Retry-After` floors, a refused key answering
+    /// every later review with its ERROR at once and flagging the service not ready).
+    pub(crate) fn from_parts(parts: Parts) -> Result<ServeState, ConfigError> {
+        let Parts {
+            backend,
+            definitions,
+            config,
+            metrics,
+            limiter,
+            decision_log,
+            review_queue,
+        } = parts;
         config.validate()?;
         let backend: Arc<dyn Backend> = Arc::new(Capturing(backend));
         let mut judge =
@@ -84,11 +88,33 @@ impl ServeState {
                 config,
                 metrics,
                 openapi: OnceLock::new(),
-                decision_log: OnceLock::new(),
-                review_queue: OnceLock::new(),
+                decision_log,
+                session_key: review_queue
+                    .as_ref()
+                    .map(|policy| SessionKey::derive(policy.reviewers.pairs())),
+                review_queue,
                 limiter,
                 sign_ins: SignInThrottle::new(),
             }),
+        })
+    }
+
+    /// A state with no store and no limiter (unit tests of single layers).
+    #[cfg(test)]
+    pub(crate) fn for_tests<B: Backend + 'static>(
+        backend: B,
+        definitions: Definitions,
+        config: Config,
+        metrics: Metrics,
+    ) -> Result<ServeState, ConfigError> {
+        ServeState::from_parts(Parts {
+            backend: Arc::new(backend),
+            definitions,
+            config,
+            metrics,
+            limiter: None,
+            decision_log: None,
+            review_queue: None,
         })
     }
 
@@ -152,42 +178,19 @@ impl ServeState {
         })
     }
 
-    /// Writes every review to `log` before answering it (`--store`); set once, before
-    /// serving. Returns the log back when one was set already.
-    pub fn with_decision_log(self, log: Arc<DecisionLog>) -> Result<ServeState, Arc<DecisionLog>> {
-        self.inner.decision_log.set(log)?;
-        Ok(self)
-    }
-
     /// The decision log, when the service keeps one.
     pub fn decision_log(&self) -> Option<&Arc<DecisionLog>> {
-        self.inner.decision_log.get()
-    }
-
-    /// Queues reviews for people under `policy` (issue 13); set once, before serving. Needs a
-    /// decision log that keeps state text (`--store` and `--store-state`): reviewers read the
-    /// state, and the export rebuilds records from it.
-    pub fn with_review_queue(self, policy: QueuePolicy) -> Result<ServeState, ReviewQueueError> {
-        policy.validate().map_err(ReviewQueueError::Policy)?;
-        let log = self.decision_log().ok_or(ReviewQueueError::NoStore)?;
-        if !log.keeps_state() {
-            return Err(ReviewQueueError::NoState);
-        }
-        self.inner
-            .review_queue
-            .set(Arc::new(policy))
-            .map_err(|_| ReviewQueueError::AlreadySet)?;
-        Ok(self)
+        self.inner.decision_log.as_ref()
     }
 
     /// The review queue's policy, when reviews are queued.
     pub fn queue_policy(&self) -> Option<&Arc<QueuePolicy>> {
-        self.inner.review_queue.get()
+        self.inner.review_queue.as_ref()
     }
 
     /// Whether reviews are queued for people (`--queue-statuses`/`--sample-pass`).
     pub fn queue_enabled(&self) -> bool {
-        self.inner.review_queue.get().is_some()
+        self.inner.review_queue.as_ref().is_some()
     }
 
     /// The store the decision log and the review queue use, when there is one.
@@ -199,6 +202,11 @@ impl ServeState {
     pub fn lease(&self) -> Duration {
         self.queue_policy()
             .map_or(crate::queue_policy::DEFAULT_LEASE, |policy| policy.lease)
+    }
+
+    /// The key of the reviewer pages' sessions, when reviews are queued.
+    pub(crate) fn session_key(&self) -> Option<&SessionKey> {
+        self.inner.session_key.as_ref()
     }
 
     /// The limiter of sign-in attempts per client address.
@@ -238,22 +246,4 @@ impl fmt::Debug for ServeState {
             .field("config", &self.inner.config)
             .finish_non_exhaustive()
     }
-}
-
-/// Why a review queue could not be set.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ReviewQueueError {
-    /// The policy cannot work.
-    #[error(transparent)]
-    Policy(QueuePolicyError),
-    /// No decision log (`--store`).
-    #[error("a review queue needs a store (--store)")]
-    NoStore,
-    /// The decision log keeps no state text (`--store-state`).
-    #[error("a review queue needs the state text kept (--store-state)")]
-    NoState,
-    /// A queue was set already.
-    #[error("a review queue was set twice")]
-    AlreadySet,
 }

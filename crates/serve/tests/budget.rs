@@ -71,7 +71,7 @@ async fn without_a_budget_the_default_applies() {
 }
 
 /// One review slot; every backend call takes 1 s (on tokio's paused clock).
-fn one_slow_slot() -> jevjudge_serve::ServeState {
+async fn one_slow_slot() -> jevjudge_serve::ServeState {
     let backend = jevjudge_judge::backend_fn(|_request| async {
         tokio::time::sleep(Duration::from_secs(1)).await;
         Ok(jevjudge_wire::Response::from_slice(
@@ -84,13 +84,13 @@ fn one_slow_slot() -> jevjudge_serve::ServeState {
         max_budget: Duration::from_secs(10),
         ..Config::default()
     };
-    jevjudge_serve::ServeState::new(
-        backend,
-        crate::util::definitions(),
-        config,
-        jevjudge_serve::Metrics::new(),
-    )
-    .expect("a valid configuration")
+    crate::util::Built::builder(backend, crate::util::definitions())
+        .config(config)
+        .build()
+        .await
+        .expect("a valid configuration")
+        .state()
+        .clone()
 }
 
 async fn review_in_process(
@@ -115,7 +115,7 @@ async fn review_in_process(
 
 #[tokio::test(start_paused = true)]
 async fn the_budget_includes_the_wait_for_a_backend_slot() {
-    let state = one_slow_slot();
+    let state = one_slow_slot().await;
     // The first review holds the only slot for 1 s.
     let first = tokio::spawn({
         let state = state.clone();

@@ -3,11 +3,11 @@
 //! errors are JSON with reason codes; on SQLite and a real PostgreSQL (`JEVJUDGE_TEST_PG_URL`).
 //! Also: a reload during in-flight reviews drops none of them.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use jevjudge_judge::{Status, SystemOneBackend};
 use jevjudge_serve::{
-    Config, DecisionLog, Metrics, QueuePolicy, ReloadOutcome, ReviewerTokens, ServeState,
+    Config, DecisionLogConfig, Metrics, QueuePolicy, ReloadOutcome, ReviewerTokens,
     reload_definitions,
 };
 use jevjudge_store::{Store, StoreUrl};
@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 use crate::{
     store::{pg_url, sqlite_url},
     util::{
-        Reply, Service, caller, client, data, definitions, fake_answering, fake_with_latency, read,
-        refund_state,
+        Built, Reply, Service, caller, client, data, definitions, fake_answering,
+        fake_with_latency, read, refund_state,
     },
 };
 
@@ -46,22 +46,23 @@ async fn queued_service_leasing(
     let fake = fake_answering(&[("supported", p), ("no_promises", 0.05)]).await;
     let metrics = Metrics::new();
     let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
-    let state = ServeState::new(backend, definitions(), Config::default(), metrics)
-        .expect("a valid configuration");
     let store = Store::open(url).await.expect("the store opens");
-    let log = DecisionLog::open(store.clone(), &state.definitions(), true, "jev-latest")
-        .await
-        .expect("the definitions are kept");
     let reviewers = ReviewerTokens::parse(&format!("ana:{ANA},bob:{BOB}")).unwrap();
     let mut policy = QueuePolicy::new([Status::Inconclusive], reviewers);
     policy.second_review = second_review;
     policy.lease = lease;
-    let state = state
-        .with_decision_log(Arc::new(log))
-        .expect("one decision log")
-        .with_review_queue(policy)
-        .expect("a queue");
-    (Service::start_state(state).await, store, fake)
+    let built = Built::builder(backend, definitions())
+        .metrics(metrics)
+        .decision_log(
+            DecisionLogConfig::store(store.clone())
+                .keep_state(true)
+                .requested_model("jev-latest"),
+        )
+        .review_queue(policy)
+        .build()
+        .await
+        .expect("the definitions are kept");
+    (Service::start_built(built).await, store, fake)
 }
 
 async fn queue(
@@ -351,14 +352,14 @@ async fn a_reload_drops_no_request_in_flight() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(running, "{}", service.metrics_text());
-    let dir = std::env::temp_dir().join(format!("jevjudge-reload-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let temp = tempfile::TempDir::new().expect("a temp dir");
+    let dir = temp.path();
     std::fs::copy(
         data("definitions/support-draft.json"),
         dir.join("support-draft.json"),
     )
     .unwrap();
-    let outcome = reload_definitions(&service.state, &dir).await;
+    let outcome = reload_definitions(&service.state, dir).await;
     assert_eq!(
         outcome,
         ReloadOutcome::Reloaded {
@@ -377,11 +378,46 @@ async fn a_reload_drops_no_request_in_flight() {
     assert_eq!(listed["definitions"][0]["version"], "support-draft-v1");
     // A bad set is refused and the current one kept.
     std::fs::write(dir.join("bad.toml"), "version = \"\"\n").unwrap();
-    let outcome = reload_definitions(&service.state, &dir).await;
+    let outcome = reload_definitions(&service.state, dir).await;
     assert!(
         matches!(&outcome, ReloadOutcome::Refused { reason } if reason.contains("bad.toml")),
         "{outcome:?}"
     );
     assert_eq!(service.state.definitions().len(), 1);
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn strict_bodies_a_decision_with_a_repeated_key_is_refused_422() {
+    let (service, _store, _fake) = queued_service(&sqlite_url(), 0.5, 0.0).await;
+    assert_eq!(
+        service.review_refund().await.json()["status"],
+        "INCONCLUSIVE"
+    );
+    let item = claim(&service, ANA).await.json()["item"]
+        .as_str()
+        .expect("an item")
+        .to_owned();
+    for body in [
+        r#"{"findings": {"supported": false}, "findings": {"supported": true}}"#,
+        r#"{"findings": {"supported": false, "supported": true}}"#,
+        r#"{"findings": {"supported": true}, "note": "a", "note": "b"}"#,
+    ] {
+        let reply = read(
+            caller()
+                .post(format!("{}/v1/queue/{item}/decision", service.url))
+                .header("authorization", format!("Bearer {ANA}"))
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .expect("a response"),
+        )
+        .await;
+        assert_eq!(reply.status, 422, "{body}: {}", reply.text());
+        assert_eq!(reply.error_code(), "invalid_body");
+        assert!(reply.text().contains("appears twice"), "{}", reply.text());
+    }
+    // Nothing was decided: the same item takes a proper decision.
+    let decided = decide(&service, ANA, &item, supported()).await;
+    assert_eq!(decided.status, 200, "{}", decided.text());
 }

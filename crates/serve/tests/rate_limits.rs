@@ -7,9 +7,9 @@ use jevjudge_client::{
     limit::{LimitConfig, Limiter},
 };
 use jevjudge_judge::SystemOneBackend;
-use jevjudge_serve::{Config, Metrics, ServeState};
+use jevjudge_serve::Metrics;
 
-use crate::util::{Service, definitions, fake, has_sample};
+use crate::util::{Built, Service, definitions, fake, has_sample};
 
 #[tokio::test]
 async fn a_refused_key_answers_every_later_review_without_sending_and_flags_not_ready() {
@@ -28,15 +28,14 @@ async fn a_refused_key_answers_every_later_review_without_sending_and_flags_not_
         .limiter(limiter.clone())
         .build()
         .unwrap();
-    let state = ServeState::with_limiter(
-        SystemOneBackend::new(client),
-        definitions(),
-        Config::default(),
-        metrics,
-        Some(limiter),
-    )
-    .unwrap();
-    let service = Service::start_state(state.clone()).await;
+    let built = Built::builder(SystemOneBackend::new(client), definitions())
+        .metrics(metrics)
+        .limiter(limiter)
+        .build()
+        .await
+        .unwrap();
+    let state = built.state().clone();
+    let service = Service::start_built(built).await;
     assert!(state.ready());
     assert_eq!(service.get("/readyz").await.status, 200);
     assert!(has_sample(&service.metrics_text(), "jevjudge_ready 1"));

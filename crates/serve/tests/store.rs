@@ -1,11 +1,9 @@
 //! The decision log over real HTTP: every answered review has its row, read back by id and by
 //! filters; on SQLite and on a real PostgreSQL (`JEVJUDGE_TEST_PG_URL`, see scripts/pg.sh).
 
-use std::sync::Arc;
-
 use jevjudge_fake::FakeServer;
 use jevjudge_judge::SystemOneBackend;
-use jevjudge_serve::{Config, DecisionLog, Metrics, ServeState};
+use jevjudge_serve::{Config, DecisionLogConfig, Metrics};
 use jevjudge_store::{Filter, Store, StoreUrl};
 use jevjudge_test_support::{
     databases::{all_pages, postgres_database, sqlite_file},
@@ -13,7 +11,7 @@ use jevjudge_test_support::{
 };
 use serde_json::{Value, json};
 
-use crate::util::{Service, client, definitions, fake_answering, refund_state};
+use crate::util::{Built, Service, client, definitions, fake_answering, refund_state};
 
 pub fn sqlite_url() -> StoreUrl {
     StoreUrl::Sqlite(sqlite_file("jevjudge_serve"))
@@ -33,21 +31,18 @@ pub async fn pg_url() -> Option<StoreUrl> {
 pub async fn with_store(fake: &FakeServer, url: &StoreUrl, keep_state: bool) -> (Service, Store) {
     let metrics = Metrics::new();
     let backend = SystemOneBackend::new(client(fake, &metrics, "test-key", 0));
-    let state = ServeState::new(backend, definitions(), Config::default(), metrics)
-        .expect("a valid configuration");
     let store = Store::open(url).await.expect("the store opens");
-    let log = DecisionLog::open(
-        store.clone(),
-        &state.definitions(),
-        keep_state,
-        "jev-latest",
-    )
-    .await
-    .expect("the definitions are kept");
-    let state = state
-        .with_decision_log(Arc::new(log))
-        .expect("one decision log");
-    (Service::start_state(state).await, store)
+    let built = Built::builder(backend, definitions())
+        .metrics(metrics)
+        .decision_log(
+            DecisionLogConfig::store(store.clone())
+                .keep_state(keep_state)
+                .requested_model("jev-latest"),
+        )
+        .build()
+        .await
+        .expect("the definitions are kept");
+    (Service::start_built(built).await, store)
 }
 
 on_both_stores!(

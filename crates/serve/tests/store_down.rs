@@ -9,15 +9,13 @@
 #[allow(dead_code)]
 mod util;
 
-use std::sync::Arc;
-
 use jevjudge_judge::SystemOneBackend;
-use jevjudge_serve::{Config, DecisionLog, Metrics, ServeState};
+use jevjudge_serve::{DecisionLogConfig, Metrics};
 use jevjudge_store::{Filter, Store, StoreUrl};
 use jevjudge_test_support::databases::StoppableServer;
 use serde_json::json;
 
-use util::{Service, client, definitions, fake_answering, refund_state};
+use util::{Built, Service, client, definitions, fake_answering, refund_state};
 
 #[tokio::test]
 async fn a_stopped_postgres_is_503_and_not_ready_then_recovers() {
@@ -29,12 +27,14 @@ async fn a_stopped_postgres_is_503_and_not_ready_then_recovers() {
     let fake = fake_answering(&[("supported", 0.95)]).await;
     let metrics = Metrics::new();
     let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
-    let state = ServeState::new(backend, definitions(), Config::default(), metrics).unwrap();
     let store = Store::open(&url).await.unwrap();
-    let log = DecisionLog::open(store.clone(), &state.definitions(), false, "jev-latest")
+    let built = Built::builder(backend, definitions())
+        .metrics(metrics)
+        .decision_log(DecisionLogConfig::store(store.clone()).requested_model("jev-latest"))
+        .build()
         .await
         .unwrap();
-    let service = Service::start_state(state.with_decision_log(Arc::new(log)).unwrap()).await;
+    let service = Service::start_built(built).await;
     let body = json!({"state": refund_state(), "reference": "down-test"});
 
     let mut answered = Vec::new();

@@ -14,17 +14,17 @@
 #[allow(dead_code)]
 mod util;
 
-use std::sync::Arc;
-
 use jevjudge_judge::{Status, SystemOneBackend};
-use jevjudge_serve::{Config, DecisionLog, Metrics, QueuePolicy, ReviewerTokens, ServeState};
+use jevjudge_serve::{DecisionLogConfig, Metrics, QueuePolicy, ReviewerTokens};
 use jevjudge_store::{Store, StoreUrl};
 use jevjudge_test_support::databases::StoppableServer;
 use reqwest::Method;
 use serde_json::{Value, json};
 use sqlx::{Connection as _, Executor as _};
 
-use util::{Reply, Service, caller, client, definitions, fake_answering, read, refund_state};
+use util::{
+    Built, Reply, Service, caller, client, definitions, fake_answering, read, refund_state,
+};
 
 const ANA: &str = "tok-ana-down-0123456789";
 
@@ -36,18 +36,20 @@ async fn service_with_a_claim(
     let fake = fake_answering(&[("supported", 0.5), ("no_promises", 0.05)]).await;
     let metrics = Metrics::new();
     let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
-    let state = ServeState::new(backend, definitions(), Config::default(), metrics).unwrap();
     let store = Store::open(url).await.unwrap();
-    let log = DecisionLog::open(store.clone(), &state.definitions(), true, "jev-latest")
+    let reviewers = ReviewerTokens::parse(&format!("ana:{ANA}")).unwrap();
+    let built = Built::builder(backend, definitions())
+        .metrics(metrics)
+        .decision_log(
+            DecisionLogConfig::store(store.clone())
+                .keep_state(true)
+                .requested_model("jev-latest"),
+        )
+        .review_queue(QueuePolicy::new([Status::Inconclusive], reviewers))
+        .build()
         .await
         .unwrap();
-    let reviewers = ReviewerTokens::parse(&format!("ana:{ANA}")).unwrap();
-    let state = state
-        .with_decision_log(Arc::new(log))
-        .unwrap()
-        .with_review_queue(QueuePolicy::new([Status::Inconclusive], reviewers))
-        .unwrap();
-    let service = Service::start_state(state).await;
+    let service = Service::start_built(built).await;
     for reference in ["down-1", "down-2"] {
         let reply = service
             .review(
@@ -147,14 +149,8 @@ async fn a_stopped_postgres_is_503_on_every_queue_route_then_recovers() {
 
 #[tokio::test]
 async fn a_locked_sqlite_store_is_503_on_the_queue_writes_then_recovers() {
-    let path = std::env::temp_dir().join(format!(
-        "jevjudge_queue_down_{}_{}.db",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
+    let temp = tempfile::TempDir::new().expect("a temp dir");
+    let path = temp.path().join("queue_down.db");
     let url = StoreUrl::Sqlite(path.clone());
     let (service, store, _fake, item) = service_with_a_claim(&url).await;
 
@@ -176,7 +172,4 @@ async fn a_locked_sqlite_store_is_503_on_the_queue_writes_then_recovers() {
     recovered(&service, &item).await;
     service.stop().await.unwrap();
     store.close().await;
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
 }

@@ -7,6 +7,7 @@ mod backend_body;
 mod budget;
 mod connections;
 mod definitions;
+mod embed;
 mod endpoints;
 mod errors;
 mod limits;

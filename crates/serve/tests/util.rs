@@ -6,10 +6,13 @@ use std::{net::SocketAddr, path::PathBuf, time::Duration};
 use jevjudge_client::{ApiKey, Client};
 use jevjudge_fake::{FakeServer, Fault, FaultPlan};
 use jevjudge_judge::{Backend, SystemOneBackend};
-use jevjudge_serve::{Config, Definitions, Metrics, ServeState, serve};
+use jevjudge_serve::{Config, Definitions, Metrics, RunError, RunOptions, ServeState, Stopped};
 pub use jevjudge_test_support::{Reply, read};
 use serde_json::{Value, json};
 use tokio::{net::TcpListener, sync::oneshot, task::JoinHandle};
+
+/// The service's builder, under a name that does not clash with the [`Service`] below.
+pub use jevjudge_serve::Service as Built;
 
 /// The test data directory.
 pub fn data(path: &str) -> PathBuf {
@@ -84,7 +87,7 @@ pub struct Service {
     pub url: String,
     pub state: ServeState,
     shutdown: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<std::io::Result<()>>>,
+    task: Option<JoinHandle<Result<Stopped, RunError>>>,
 }
 
 impl Service {
@@ -106,9 +109,13 @@ impl Service {
         config: Config,
         metrics: Metrics,
     ) -> Service {
-        let state = ServeState::new(backend, definitions(), config, metrics)
+        let built = Built::builder(backend, definitions())
+            .config(config)
+            .metrics(metrics)
+            .build()
+            .await
             .expect("a valid configuration");
-        Service::start_state(state).await
+        Service::start_built(built).await
     }
 
     /// Starts the service in front of a fake, through the real client (no retries).
@@ -118,12 +125,16 @@ impl Service {
         Service::start(backend, config, metrics).await
     }
 
-    /// Starts a prepared state.
-    pub async fn start_state(state: ServeState) -> Service {
+    /// Starts a built service on a free local port.
+    pub async fn start_built(built: Built) -> Service {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
-        let url = format!("http://{}", listener.local_addr().expect("an address"));
+        let listening = built
+            .listen(listener, RunOptions::new())
+            .expect("the service listens");
+        let url = format!("http://{}", listening.local_addr());
+        let state = listening.state().clone();
         let (shutdown, stop) = oneshot::channel::<()>();
-        let task = tokio::spawn(serve(listener, state.clone(), async move {
+        let task = tokio::spawn(listening.run(async move {
             let _ = stop.await;
         }));
         Service {
@@ -135,7 +146,7 @@ impl Service {
     }
 
     /// Asks for a graceful shutdown and waits for the server to stop.
-    pub async fn stop(mut self) -> std::io::Result<()> {
+    pub async fn stop(mut self) -> Result<Stopped, RunError> {
         self.begin_stop();
         self.stopped().await
     }
@@ -148,14 +159,15 @@ impl Service {
     }
 
     /// Waits (at most 10 s) for the server task to end after [`Service::begin_stop`].
-    pub async fn stopped(mut self) -> std::io::Result<()> {
-        match self.task.take() {
-            Some(task) => tokio::time::timeout(Duration::from_secs(10), task)
-                .await
-                .expect("the server stops within 10 s")
-                .expect("the server task does not panic"),
-            None => Ok(()),
-        }
+    pub async fn stopped(mut self) -> Result<Stopped, RunError> {
+        let task = self
+            .task
+            .take()
+            .expect("the service runs until stopped once");
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("the server stops within 10 s")
+            .expect("the server task does not panic")
     }
 
     /// `POST /v1/reviews/{version}` with this JSON body.

@@ -2,7 +2,7 @@
 //! and the plans of the hot statements (no full table scan).
 //!
 //! ```text
-//! cargo run --release -p jevjudge-store --example queue_bench -- URL [PENDING] [OPS] [HISTORY]
+//! cargo run --release -p jevjudge-store --example queue_bench -- [--seed-only] URL [PENDING] [OPS] [HISTORY]
 //! ```
 //!
 //! URL is `sqlite:PATH` (a new file) or `postgresql://…` (an empty database). Seeds HISTORY
@@ -11,8 +11,13 @@
 //! version — with multi-row INSERTs, 10,000 rows per transaction; runs
 //! `ANALYZE`; prints the `EXPLAIN` of claim, pending counts and pages; then measures OPS (2000)
 //! claims (8 reviewers in turn, one at a time) and OPS decisions of those items, 200 first
-//! pages (50 items) and 50 stats, and prints p50 / p99 / max in milliseconds (nearest rank).
-//! `scripts/bench-queue-store.sh` runs it on SQLite and on a throwaway PostgreSQL.
+//! pages (50 items) and 50 stats, and prints p50 / p99 / max in milliseconds (nearest rank,
+//! `jevjudge_stats::nearest_rank`). `scripts/bench-queue-store.sh` runs it on SQLite and on a
+//! throwaway PostgreSQL.
+//!
+//! This is the one maker of the 100,000-item queue fixture: with `--seed-only` it seeds (and
+//! runs `ANALYZE`), prints the `seeded …` line and stops, for the scripts that measure the same
+//! queue through `jevjudge serve` (`scripts/bench-queue.sh`, `scripts/bench-ui.sh`).
 
 use std::{
     collections::BTreeMap,
@@ -25,14 +30,20 @@ use sqlx::{Executor as _, Row as _};
 const ROWS_PER_STATEMENT: usize = 250;
 const ROWS_PER_TRANSACTION: usize = 10_000;
 const LEASE: Duration = Duration::from_secs(600);
+const USAGE: &str = "usage: queue_bench [--seed-only] URL [PENDING] [OPS] [HISTORY]";
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let url: StoreUrl = args
-        .next()
-        .ok_or("usage: queue_bench URL [PENDING] [OPS]")?
-        .parse()?;
+    let (flags, positional): (Vec<String>, Vec<String>) = std::env::args()
+        .skip(1)
+        .partition(|arg| arg.starts_with("--"));
+    let seed_only = match flags.as_slice() {
+        [] => false,
+        [flag] if flag == "--seed-only" => true,
+        _ => return Err(format!("unknown option in {flags:?}; {USAGE}").into()),
+    };
+    let mut args = positional.into_iter();
+    let url: StoreUrl = args.next().ok_or(USAGE)?.parse()?;
     let pending: usize = args
         .next()
         .map(|n| n.parse())
@@ -65,6 +76,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
          items in {:.1} s",
         started.elapsed().as_secs_f64()
     );
+    if seed_only {
+        store.close().await;
+        pool.close().await;
+        return Ok(());
+    }
     explain(&pool, kind).await?;
 
     // Claims: 8 reviewers in turn, one claim at a time.
@@ -127,10 +143,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// p50, p99 (nearest rank) and max of `samples`, sorted here; all 0.0 when empty.
 fn percentiles(samples: &mut [f64]) -> (f64, f64, f64) {
     samples.sort_by(f64::total_cmp);
-    let rank = |k: u32| samples[jevjudge_stats::nearest_rank_index(samples.len(), k)];
-    (rank(50), rank(99), samples[samples.len() - 1])
+    (
+        jevjudge_stats::nearest_rank(samples, 50),
+        jevjudge_stats::nearest_rank(samples, 99),
+        samples.last().copied().unwrap_or(0.0),
+    )
 }
 
 async fn pool(url: &StoreUrl) -> Result<sqlx::AnyPool, sqlx::Error> {

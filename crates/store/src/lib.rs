@@ -3,8 +3,10 @@
 //!
 //! - [`StoreUrl`]: `sqlite:PATH` (one process; the file is created with mode 0600) or
 //!   `postgresql://…` (replicas share one database).
-//! - [`Store::open`] connects and applies the versioned migrations ([`SCHEMA_VERSION`]); a
-//!   database migrated by a newer jevjudge is refused with [`StoreError::SchemaTooNew`].
+//! - [`Store::open`] connects and applies the versioned migrations (`migrations/*.sql`,
+//!   embedded, applied by sqlx's migrator; [`SCHEMA_VERSION`]); a database of the
+//!   hand-written migrator before it upgrades in place; a database migrated by a newer
+//!   jevjudge is refused with [`StoreError::SchemaTooNew`].
 //! - [`Store::insert`] writes a [`NewReview`] (committed when it returns); [`Store::get`] and
 //!   [`Store::list`] read [`Review`]s back, newest first, with an opaque [`Cursor`];
 //!   [`Store::erase_state_before`] applies a retention to kept state text;
@@ -31,7 +33,8 @@ mod url;
 pub use queue::{
     Agreement, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Labelled,
     MAX_NOTE_CHARS, QueueCursor, QueueEntry, QueueError, QueueItemId, QueueItemIdError,
-    QueueItemView, QueuePage, QueueReason, QueueStats, SECOND_REVIEW, Subject, statements,
+    QueueItemView, QueuePage, QueueReason, QueueStats, SECOND_REVIEW, Subject, check_note,
+    statements,
 };
 pub use review::{
     Cursor, CursorError, Filter, KeptState, MAX_REFERENCE_CHARS, NewReview, Page, Review, ReviewId,

@@ -1,103 +1,152 @@
-//! Versioned migrations. Each entry is one schema version (its position from 1); a version,
-//! once released, never changes: a later change is a new entry.
+//! Versioned migrations: the files `migrations/NNNN_name.sql` of this crate, embedded at
+//! build time and applied by sqlx's migrator, which records each in `_sqlx_migrations`
+//! (version, description, SHA-384 checksum of the file). A version, once released, never
+//! changes: a later change is a new file. One set of files serves SQLite and PostgreSQL
+//! through the `Any` driver: their SQL keeps to the common ground of both (`TEXT` and
+//! `BIGINT` columns, partial indexes).
 //!
-//! Types are the common ground of SQLite and PostgreSQL: `TEXT` and `BIGINT` only. Times are
-//! Unix milliseconds, ids are UUIDv7 text (which sorts by time), JSON is text.
+//! Databases made before the migrator recorded versions 1 and 2 in a table of their own,
+//! `jevjudge_schema`; [`bridge`] carries them over once.
 
-/// The schema version this binary writes and reads.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+use sqlx::{
+    AnyConnection, Connection as _, Row as _,
+    migrate::{Migrate as _, Migrator},
+};
 
-/// (name, statements) per version.
-pub(crate) const MIGRATIONS: &[(&str, &[&str])] = &[
-    (
-        "reviews",
-        &[
-            "CREATE TABLE definitions (
-            digest TEXT PRIMARY KEY,
-            version TEXT NOT NULL,
-            questions TEXT NOT NULL,
-            first_seen_at BIGINT NOT NULL
-        )",
-            "CREATE TABLE reviews (
-            id TEXT PRIMARY KEY,
-            received_at BIGINT NOT NULL,
-            definition_version TEXT NOT NULL,
-            definition_digest TEXT NOT NULL,
-            state_digest TEXT NOT NULL,
-            reference TEXT,
-            status TEXT NOT NULL,
-            error TEXT NOT NULL,
-            detail TEXT,
-            findings TEXT NOT NULL,
-            model TEXT,
-            input_tokens BIGINT,
-            output_tokens BIGINT,
-            elapsed_micros BIGINT NOT NULL,
-            request_id TEXT NOT NULL,
-            backend TEXT NOT NULL,
-            state TEXT,
-            answers TEXT,
-            requested_model TEXT,
-            state_erased_at BIGINT
-        )",
-            "CREATE INDEX reviews_reference ON reviews (reference, id)",
-            "CREATE INDEX reviews_version ON reviews (definition_version, id)",
-            "CREATE INDEX reviews_status ON reviews (status, id)",
-            "CREATE INDEX reviews_received ON reviews (received_at)",
-        ],
-    ),
-    (
-        "review queue",
-        &[
-            // Each definition's expected flags (`{"criterion id": true|false}`), so labelled
-            // exports can derive `expected_pass`; NULL for definitions kept before version 2.
-            "ALTER TABLE definitions ADD COLUMN expected TEXT",
-            // One row per copy of a queued review: slot 1, and slot 2 for a second review.
-            // Pending = decided_at IS NULL AND (lease_expires IS NULL OR lease_expires <= now).
-            "CREATE TABLE queue_items (
-            id TEXT PRIMARY KEY,
-            review_id TEXT NOT NULL,
-            definition_version TEXT NOT NULL,
-            reason TEXT NOT NULL,
-            slot BIGINT NOT NULL,
-            queued_at BIGINT NOT NULL,
-            copies BIGINT NOT NULL,
-            claimed_by TEXT,
-            lease_expires BIGINT,
-            decided_at BIGINT
-        )",
-            // Partial indexes hold only open (undecided) items, so decided history costs the
-            // hot statements nothing; `decided_at` is a column too, so SQLite sees them as
-            // covering. They lead with `queued_at` (oldest first, then id), an order the
-            // primary key cannot give, so no planner walks the primary key through decided
-            // history instead. The oldest open item (any version), and pages of all versions.
-            "CREATE INDEX queue_items_open ON queue_items \
-             (queued_at, id, lease_expires, decided_at) WHERE decided_at IS NULL",
-            // The oldest open item of one version, its pages, and pending counts by version.
-            "CREATE INDEX queue_items_open_version ON queue_items \
-             (definition_version, queued_at, id, lease_expires, decided_at) \
-             WHERE decided_at IS NULL",
-            // Live leases (`lease_expires > now`): a range scan.
-            "CREATE INDEX queue_items_leased ON queue_items (lease_expires, decided_at) \
-             WHERE decided_at IS NULL",
-            // One item per slot of a review.
-            "CREATE UNIQUE INDEX queue_items_slot ON queue_items (review_id, slot)",
-            // A reviewer never holds two slots of one review (NULLs are distinct); leading
-            // with the reviewer, it is also the claim's lookup of "items this reviewer has
-            // of the same review".
-            "CREATE UNIQUE INDEX queue_items_reviewer ON queue_items (claimed_by, review_id)",
-            "CREATE TABLE queue_decisions (
-            item_id TEXT PRIMARY KEY,
-            review_id TEXT NOT NULL,
-            slot BIGINT NOT NULL,
-            reviewer TEXT NOT NULL,
-            findings TEXT NOT NULL,
-            note TEXT,
-            decided_at BIGINT NOT NULL
-        )",
-            // Pairs of decisions of one review (agreement), and a review's decisions (export).
-            "CREATE INDEX queue_decisions_review ON queue_decisions (review_id, slot)",
-            "CREATE INDEX queue_decisions_slot ON queue_decisions (slot, review_id)",
-        ],
-    ),
-];
+use crate::{StoreError, StoreKind};
+
+/// The schema version this binary writes and reads: the newest migration.
+pub const SCHEMA_VERSION: i64 = 3;
+
+/// The last version the hand-written migrator recorded in `jevjudge_schema`.
+pub(crate) const LEGACY_VERSIONS: i64 = 2;
+
+/// The embedded migrations. Locking is the caller's (it holds the lock across the bridge).
+pub(crate) fn migrator() -> Migrator {
+    let mut migrator = sqlx::migrate!();
+    migrator.set_locking(false);
+    migrator
+}
+
+/// Whether the table `name` exists in the connection's database (PostgreSQL: in its current
+/// schema).
+pub(crate) async fn table_exists(
+    connection: &mut AnyConnection,
+    kind: StoreKind,
+    name: &str,
+) -> Result<bool, StoreError> {
+    let sql = match kind {
+        StoreKind::Sqlite => {
+            "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = $1"
+        }
+        StoreKind::Postgres => {
+            "SELECT COUNT(*) AS n FROM information_schema.tables \
+             WHERE table_schema = current_schema() AND table_name = $1"
+        }
+    };
+    let row = sqlx::query(sql).bind(name).fetch_one(connection).await?;
+    Ok(row.try_get::<i64, _>("n")? > 0)
+}
+
+/// The highest version recorded by the hand-written migrator in `jevjudge_schema`; 0 when
+/// none.
+pub(crate) async fn legacy_version(connection: &mut AnyConnection) -> Result<i64, StoreError> {
+    max_version(connection, "SELECT MAX(version) AS v FROM jevjudge_schema").await
+}
+
+/// The highest version applied successfully by sqlx's migrator; 0 when none.
+pub(crate) async fn migrated_version(connection: &mut AnyConnection) -> Result<i64, StoreError> {
+    max_version(
+        connection,
+        "SELECT MAX(version) AS v FROM _sqlx_migrations WHERE success",
+    )
+    .await
+}
+
+async fn max_version(connection: &mut AnyConnection, sql: &str) -> Result<i64, StoreError> {
+    let row = sqlx::query(sql).fetch_one(connection).await?;
+    Ok(row.try_get::<Option<i64>, _>("v")?.unwrap_or(0))
+}
+
+/// Carries a database of the hand-written migrator over to sqlx's, once: when
+/// `jevjudge_schema` exists and `_sqlx_migrations` does not, creates `_sqlx_migrations` and
+/// records there, as applied, the migrations up to the version `jevjudge_schema` holds, with
+/// the checksums of this binary's files (which hold exactly the statements those versions
+/// ran). Nothing else changes; the migrator then applies the rest. All in one transaction
+/// (SQLite: `BEGIN IMMEDIATE`, so two processes never bridge twice; PostgreSQL: under the
+/// caller's migration lock). Returns the version carried over, or `None` when there was
+/// nothing to bridge.
+pub(crate) async fn bridge(
+    connection: &mut AnyConnection,
+    kind: StoreKind,
+    migrator: &Migrator,
+) -> Result<Option<i64>, StoreError> {
+    let mut transaction = match kind {
+        StoreKind::Sqlite => connection.begin_with("BEGIN IMMEDIATE").await?,
+        StoreKind::Postgres => connection.begin().await?,
+    };
+    if table_exists(&mut transaction, kind, "_sqlx_migrations").await?
+        || !table_exists(&mut transaction, kind, "jevjudge_schema").await?
+    {
+        transaction.rollback().await?;
+        return Ok(None);
+    }
+    let legacy = legacy_version(&mut transaction).await?;
+    if legacy > LEGACY_VERSIONS {
+        transaction.rollback().await?;
+        return Err(if legacy > SCHEMA_VERSION {
+            StoreError::SchemaTooNew {
+                found: legacy,
+                known: SCHEMA_VERSION,
+            }
+        } else {
+            StoreError::Migration(format!(
+                "jevjudge_schema records version {legacy}, which is recorded only in \
+                 _sqlx_migrations, and that table is missing"
+            ))
+        });
+    }
+    transaction
+        .ensure_migrations_table()
+        .await
+        .map_err(crate::store::migrate_error)?;
+    for migration in migrator.iter().filter(|m| m.version <= legacy) {
+        sqlx::query(
+            "INSERT INTO _sqlx_migrations \
+             (version, description, success, checksum, execution_time) \
+             VALUES ($1, $2, TRUE, $3, 0)",
+        )
+        .bind(migration.version)
+        .bind(migration.description.to_string())
+        .bind(migration.checksum.to_vec())
+        .execute(&mut *transaction)
+        .await?;
+    }
+    transaction.commit().await?;
+    Ok(Some(legacy))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_version_is_the_newest_migration_and_versions_count_from_one() {
+        let versions: Vec<i64> = migrator().iter().map(|m| m.version).collect();
+        let expected: Vec<i64> = (1..=SCHEMA_VERSION).collect();
+        assert_eq!(versions, expected);
+        const { assert!(LEGACY_VERSIONS < SCHEMA_VERSION) };
+    }
+
+    #[test]
+    fn migrations_are_plain_sql_without_down_files() {
+        for migration in migrator().iter() {
+            assert!(
+                !migration.migration_type.is_down_migration(),
+                "{}",
+                migration.description
+            );
+            assert!(!migration.no_tx, "{}", migration.description);
+        }
+    }
+}

@@ -11,12 +11,13 @@ use serde_json::{Map, Value};
 use sqlx::{
     AnyPool, Executor as _, Row as _,
     any::{AnyPoolOptions, AnyRow},
+    migrate::Migrate as _,
 };
 
 use crate::{
     Cursor, Filter, NewReview, Page, Review, ReviewId, StoreUrl,
     review::{rfc3339_millis, unix_millis},
-    schema::{MIGRATIONS, SCHEMA_VERSION},
+    schema::{self, SCHEMA_VERSION},
 };
 
 /// How long a write or read waits for a connection before the store counts as unavailable.
@@ -29,8 +30,6 @@ const SQLITE_CONNECTIONS: u32 = 4;
 pub const MAX_PAGE: u32 = 500;
 /// Rows fetched per batch when exporting.
 const EXPORT_BATCH: i64 = 200;
-/// A fixed key for PostgreSQL's advisory lock, so replicas migrate one at a time.
-const MIGRATION_LOCK: i64 = 0x6a65_766a_7564_6765;
 
 /// Why the store could not do something. Messages hold no password and no state text.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +49,9 @@ pub enum StoreError {
         /// The newest version this binary knows.
         known: i64,
     },
+    /// A migration could not be applied, or the applied ones differ from this binary's.
+    #[error("the store's schema cannot be migrated: {0}")]
+    Migration(String),
     /// The database's schema is older than this binary needs (run `jevjudge store migrate`).
     #[error(
         "the store's schema is version {found}, older than this jevjudge needs ({known}); \
@@ -76,6 +78,30 @@ pub enum StoreError {
     /// more than two copies).
     #[error("invalid: {0}")]
     Invalid(String),
+}
+
+/// A migrator error as a [`StoreError`]: an applied migration this binary does not know is a
+/// newer schema; one whose file changed or that was left half applied cannot be migrated.
+pub(crate) fn migrate_error(error: sqlx::migrate::MigrateError) -> StoreError {
+    use sqlx::migrate::MigrateError;
+    match error {
+        MigrateError::VersionMissing(version) => StoreError::SchemaTooNew {
+            found: version,
+            known: SCHEMA_VERSION,
+        },
+        MigrateError::VersionMismatch(version) => StoreError::Migration(format!(
+            "migration {version} was applied from different SQL than this jevjudge's \
+             (its checksum in _sqlx_migrations differs)"
+        )),
+        MigrateError::Dirty(version) => StoreError::Migration(format!(
+            "migration {version} was left partly applied; repair the database by hand"
+        )),
+        MigrateError::Execute(error) => StoreError::Unavailable(error.to_string()),
+        MigrateError::ExecuteMigration(error, version) => {
+            StoreError::Migration(format!("migration {version} failed: {error}"))
+        }
+        other => StoreError::Migration(other.to_string()),
+    }
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -156,52 +182,18 @@ impl Store {
         self.kind
     }
 
-    /// A transaction that holds the migration lock (PostgreSQL: an advisory lock; SQLite: the
-    /// write lock, `BEGIN IMMEDIATE`) with the schema table in place, so replicas starting
-    /// together never race on DDL.
-    async fn locked(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
-        let mut transaction = match self.kind {
-            StoreKind::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            StoreKind::Postgres => self.pool.begin().await?,
-        };
-        if self.kind == StoreKind::Postgres {
-            sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                .bind(MIGRATION_LOCK)
-                .execute(&mut *transaction)
-                .await?;
-        }
-        transaction
-            .execute(
-                "CREATE TABLE IF NOT EXISTS jevjudge_schema \
-                 (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
-            )
-            .await?;
-        Ok(transaction)
-    }
-
-    /// [`Store::locked`] for the crate's migration tests.
-    #[cfg(test)]
-    pub(crate) async fn locked_for_tests(
-        &self,
-    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
-        self.locked().await
-    }
-
-    async fn version_in(
-        transaction: &mut sqlx::Transaction<'static, sqlx::Any>,
-    ) -> Result<i64, StoreError> {
-        let row = sqlx::query("SELECT MAX(version) AS version FROM jevjudge_schema")
-            .fetch_one(&mut **transaction)
-            .await?;
-        Ok(row.try_get::<Option<i64>, _>("version")?.unwrap_or(0))
-    }
-
-    /// The schema version of the database (0 when it has none yet).
+    /// The schema version of the database (0 when it has none yet), read without changing
+    /// anything: the newest migration recorded in `_sqlx_migrations`, or, in a database not
+    /// yet carried over from the hand-written migrator, in `jevjudge_schema`.
     pub async fn schema_version(&self) -> Result<i64, StoreError> {
-        let mut transaction = self.locked().await?;
-        let version = Store::version_in(&mut transaction).await?;
-        transaction.commit().await?;
-        Ok(version)
+        let mut connection = self.pool.acquire().await?;
+        if schema::table_exists(&mut connection, self.kind, "_sqlx_migrations").await? {
+            schema::migrated_version(&mut connection).await
+        } else if schema::table_exists(&mut connection, self.kind, "jevjudge_schema").await? {
+            schema::legacy_version(&mut connection).await
+        } else {
+            Ok(0)
+        }
     }
 
     /// Refuses a schema that is not exactly the one this binary knows.
@@ -220,37 +212,65 @@ impl Store {
         }
     }
 
-    /// Applies every migration the database lacks, all in one transaction under the
-    /// migration lock (so replicas starting together migrate once, and a failed migration
-    /// leaves nothing half done). A database whose schema is newer than this binary knows is
-    /// refused and left untouched.
+    /// Applies every migration the database lacks with sqlx's migrator, each in its own
+    /// transaction (a failed one leaves the ones before it applied and itself undone).
+    /// PostgreSQL: under sqlx's advisory lock, so replicas starting together migrate once;
+    /// SQLite: a migration another connection applied first is skipped on a second pass. A
+    /// database of the hand-written migrator is first carried over: its versions in
+    /// `jevjudge_schema` are recorded in `_sqlx_migrations`, once. A database with a
+    /// migration this binary does not know (made by a newer jevjudge) is refused untouched.
     pub async fn migrate(&self) -> Result<Migrated, StoreError> {
-        let mut transaction = self.locked().await?;
-        let from = Store::version_in(&mut transaction).await?;
-        if from > SCHEMA_VERSION {
+        let mut connection = self.pool.acquire().await?;
+        connection.lock().await.map_err(migrate_error)?;
+        let result = self.migrate_locked(&mut connection).await;
+        let unlocked = connection.unlock().await.map_err(migrate_error);
+        if result.is_err() || unlocked.is_err() {
+            // Never hand a connection that may still hold the lock back to the pool.
+            connection.close_on_drop();
+        }
+        let migrated = result?;
+        unlocked?;
+        Ok(migrated)
+    }
+
+    async fn migrate_locked(
+        &self,
+        connection: &mut sqlx::AnyConnection,
+    ) -> Result<Migrated, StoreError> {
+        let migrator = schema::migrator();
+        let bridged = schema::bridge(connection, self.kind, &migrator).await?;
+        connection
+            .ensure_migrations_table()
+            .await
+            .map_err(migrate_error)?;
+        let applied = connection
+            .list_applied_migrations()
+            .await
+            .map_err(migrate_error)?;
+        let newest = applied.iter().map(|m| m.version).max().unwrap_or(0);
+        if applied.iter().any(|m| !migrator.version_exists(m.version)) {
             return Err(StoreError::SchemaTooNew {
-                found: from,
+                found: newest,
                 known: SCHEMA_VERSION,
             });
         }
-        for (index, (name, statements)) in MIGRATIONS.iter().enumerate() {
-            let version = index as i64 + 1;
-            if version <= from {
-                continue;
+        let from = bridged.unwrap_or(newest);
+        let mut run = migrator.run_direct(&mut *connection).await;
+        // SQLite has no lock held across migrations: another connection may apply one
+        // between this one's listing and its turn at the write lock, which fails this one's
+        // statements. Run again, which skips what is recorded now; each failure is a
+        // migration someone else applied, so this ends within as many tries as migrations.
+        for _ in 0..SCHEMA_VERSION {
+            match run {
+                Err(sqlx::migrate::MigrateError::ExecuteMigration(..))
+                    if self.kind == StoreKind::Sqlite =>
+                {
+                    run = migrator.run_direct(&mut *connection).await;
+                }
+                _ => break,
             }
-            for statement in *statements {
-                transaction.execute(*statement).await?;
-            }
-            sqlx::query(
-                "INSERT INTO jevjudge_schema (version, name, applied_at) VALUES ($1, $2, $3)",
-            )
-            .bind(version)
-            .bind(*name)
-            .bind(unix_millis(SystemTime::now()))
-            .execute(&mut *transaction)
-            .await?;
         }
-        transaction.commit().await?;
+        run.map_err(migrate_error)?;
         Ok(Migrated {
             from,
             to: SCHEMA_VERSION,

@@ -2,8 +2,9 @@
 //!
 //! The PostgreSQL half needs `JEVJUDGE_TEST_PG_URL` (a superuser URL; each test creates its
 //! own database): `bash scripts/pg.sh -- cargo test -p jevjudge-store` starts a throwaway
-//! server and sets it. Without the variable the PostgreSQL tests say so on standard error and
-//! pass without running; `scripts/test.sh` always runs them.
+//! server and sets it. Without the variable each PostgreSQL test is skipped with a line
+//! `SKIPPED (no PostgreSQL): <test>` on standard error, and under CI (`CI` set) it fails;
+//! `scripts/test.sh` runs them with a server.
 
 use std::{
     path::PathBuf,
@@ -44,6 +45,8 @@ on_both_stores!(
     state_is_kept_only_when_asked_and_erased_by_retention,
     kept_state_exports_as_replayable_records,
     migrations_are_idempotent_and_a_newer_schema_is_refused,
+    a_migration_applied_from_other_sql_is_refused,
+    stores_opening_a_new_database_at_once_migrate_it_once,
     concurrent_writers_each_land_exactly_once,
 );
 
@@ -312,13 +315,26 @@ async fn migrations_are_idempotent_and_a_newer_schema_is_refused(url: StoreUrl) 
     let again = store.migrate().await.unwrap();
     assert_eq!((again.from, again.to), (SCHEMA_VERSION, SCHEMA_VERSION));
     store.check_schema().await.unwrap();
-
-    // A newer jevjudge migrated this database: refused, untouched.
-    sqlx::query("INSERT INTO jevjudge_schema (version, name, applied_at) VALUES ($1, 'future', 0)")
-        .bind(SCHEMA_VERSION + 1)
-        .execute(&any_pool(&url).await)
+    // A jevjudge that still reads the hand-written migrator's table refuses the database
+    // (it holds a version above 2).
+    let pool = any_pool(&url).await;
+    let legacy: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM jevjudge_schema")
+        .fetch_one(&pool)
         .await
         .unwrap();
+    assert_eq!(legacy, Some(SCHEMA_VERSION));
+
+    // A newer jevjudge migrated this database (a migration this one does not know): refused,
+    // untouched.
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES ($1, 'future', TRUE, $2, 0)",
+    )
+    .bind(SCHEMA_VERSION + 1)
+    .bind(vec![0_u8; 48])
+    .execute(&pool)
+    .await
+    .unwrap();
     let error = Store::open(&url)
         .await
         .expect_err("a newer schema is refused");
@@ -330,7 +346,59 @@ async fn migrations_are_idempotent_and_a_newer_schema_is_refused(url: StoreUrl) 
         error.to_string().contains("newer than this jevjudge knows"),
         "{error}"
     );
+    assert!(matches!(
+        store.check_schema().await,
+        Err(StoreError::SchemaTooNew { .. })
+    ));
+    let recorded: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(recorded, SCHEMA_VERSION + 1, "nothing was added or removed");
+    pool.close().await;
     store.close().await;
+}
+
+async fn a_migration_applied_from_other_sql_is_refused(url: StoreUrl) {
+    Store::open(&url).await.unwrap().close().await;
+    let pool = any_pool(&url).await;
+    sqlx::query("UPDATE _sqlx_migrations SET checksum = $1 WHERE version = 1")
+        .bind(vec![0_u8; 48])
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let error = Store::open(&url)
+        .await
+        .expect_err("a changed migration is refused");
+    assert!(
+        matches!(&error, StoreError::Migration(m) if m.contains("migration 1 was applied from different SQL")),
+        "{error}"
+    );
+}
+
+async fn stores_opening_a_new_database_at_once_migrate_it_once(url: StoreUrl) {
+    // Six stores (as six replicas) open one new database at once.
+    let mut opening = tokio::task::JoinSet::new();
+    for _ in 0..6 {
+        let url = url.clone();
+        opening.spawn(async move { Store::open(&url).await });
+    }
+    while let Some(opened) = opening.join_next().await {
+        opened
+            .expect("the task ends")
+            .expect("every store opens")
+            .close()
+            .await;
+    }
+    let pool = any_pool(&url).await;
+    let recorded: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(recorded, (1..=SCHEMA_VERSION).collect::<Vec<_>>());
+    pool.close().await;
 }
 
 async fn any_pool(url: &StoreUrl) -> sqlx::AnyPool {
@@ -423,4 +491,52 @@ async fn a_dead_postgres_is_unavailable_quickly() {
         error.to_string().starts_with("the store is unavailable"),
         "{error}"
     );
+}
+
+/// Skips are never silent: without a server a PostgreSQL test says it was skipped on standard
+/// error, through the harness's output capture; under CI (`CI` set and not empty) it fails.
+#[test]
+fn a_postgres_test_without_a_server_says_skipped_and_fails_under_ci() {
+    const TEST: &str = "a_review_reads_back_as_written::postgres";
+    let run = |ci: Option<&str>| {
+        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+        command.args(["--exact", TEST]);
+        for variable in [
+            "JEVJUDGE_TEST_PG_URL",
+            "JEVJUDGE_TEST_PG_STOP",
+            "JEVJUDGE_TEST_PG_START",
+            "CI",
+        ] {
+            command.env_remove(variable);
+        }
+        if let Some(ci) = ci {
+            command.env("CI", ci);
+        }
+        let output = command.output().expect("the test binary runs");
+        let text = String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr);
+        assert!(text.contains("running 1 test"), "{text}");
+        (output.status.success(), text)
+    };
+
+    let (passed, text) = run(None);
+    assert!(passed, "{text}");
+    assert!(
+        text.contains(&format!("SKIPPED (no PostgreSQL): {TEST}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("bash scripts/pg.sh -- cargo test -p jevjudge-store runs them"),
+        "{text}"
+    );
+    let (passed, text) = run(Some(""));
+    assert!(passed, "an empty CI is not CI: {text}");
+
+    let (passed, text) = run(Some("true"));
+    assert!(!passed, "{text}");
+    assert!(
+        text.contains("CI is set, so this PostgreSQL test may not be skipped"),
+        "{text}"
+    );
+    assert!(!text.contains("SKIPPED"), "{text}");
 }

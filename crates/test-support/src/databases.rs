@@ -4,12 +4,21 @@
 //! on both; [`StoppableServer`] for the store-down tests; [`nothing_pending`] in a queue;
 //! [`all_pages`] of a keyset-paged list (the store's lists and queue pages, the service's).
 //! Behind the `databases` feature, so only those suites build sqlx and the store here.
+//!
+//! Skips are never silent: without the server's variables a PostgreSQL test is skipped with
+//! a line on standard error that test output capture does not hide (`SKIPPED (no
+//! PostgreSQL): <test>`, after one line per test binary saying which command runs them),
+//! and under CI (the `CI` variable set and not empty) it fails instead ([`skip_or_fail`]).
 
 use std::{
     fmt::Debug,
+    io::Write as _,
     path::PathBuf,
     str::FromStr,
-    sync::atomic::{AtomicU32, Ordering},
+    sync::{
+        Once,
+        atomic::{AtomicU32, Ordering},
+    },
     time::SystemTime,
 };
 
@@ -37,18 +46,48 @@ pub fn sqlite_file(prefix: &str) -> PathBuf {
     std::env::temp_dir().join(format!("{}.db", unique(prefix)))
 }
 
-/// A fresh database (named from `prefix`) on the test PostgreSQL server, as a URL; `None`,
-/// said on stderr with `runs_it` (the command that does run it), when `JEVJUDGE_TEST_PG_URL`
-/// is not set.
+/// A fresh database (named from `prefix`) on the test PostgreSQL server, as a URL; `None`
+/// when `JEVJUDGE_TEST_PG_URL` is not set, after [`skip_or_fail`] with `runs_it` (the
+/// command that does run it).
 pub async fn postgres_database(prefix: &str, runs_it: &str) -> Option<String> {
     let Ok(base) = std::env::var("JEVJUDGE_TEST_PG_URL") else {
-        eprintln!(
-            "JEVJUDGE_TEST_PG_URL is not set: the PostgreSQL half of this test is skipped \
-             ({runs_it} runs it)"
-        );
+        skip_or_fail("JEVJUDGE_TEST_PG_URL is not set", runs_it);
         return None;
     };
     Some(create_database(&base, &unique(prefix)).await)
+}
+
+/// Whether the tests run under CI: the `CI` variable is set and not empty.
+pub fn under_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|value| !value.is_empty())
+}
+
+static SKIP_HEADER: Once = Once::new();
+
+/// A PostgreSQL test that cannot run (`why`): under CI ([`under_ci`]) a panic, which fails
+/// the test; elsewhere a line `SKIPPED (no PostgreSQL): <test>` on standard error, after a
+/// first line per test binary with `why` and `runs_it`. The lines are written to the
+/// process's standard error directly, so the test harness's output capture does not hide
+/// them.
+pub fn skip_or_fail(why: &str, runs_it: &str) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a PostgreSQL test")
+        .to_owned();
+    assert!(
+        !under_ci(),
+        "{test}: {why}, and CI is set, so this PostgreSQL test may not be skipped; \
+         run the tests with a server: {runs_it}"
+    );
+    let mut stderr = std::io::stderr().lock();
+    SKIP_HEADER.call_once(|| {
+        let _ = writeln!(
+            stderr,
+            "{why}: the PostgreSQL tests of this binary are SKIPPED ({runs_it} runs them; \
+             with CI set they fail instead)"
+        );
+    });
+    let _ = writeln!(stderr, "SKIPPED (no PostgreSQL): {test}");
 }
 
 /// Creates the database `name` on the server of the superuser URL `base`; its URL.
@@ -76,8 +115,8 @@ pub struct StoppableServer {
 
 impl StoppableServer {
     /// The server from the environment and a fresh database on it (its URL), for the test
-    /// binary `binary`; `None`, said on stderr with the command that runs it, when any of the
-    /// three is not set.
+    /// binary `binary`; `None` when any of the three is not set, after [`skip_or_fail`] with
+    /// the command that runs it.
     pub async fn with_database(binary: &str) -> Option<(StoppableServer, String)> {
         let vars = [
             "JEVJUDGE_TEST_PG_URL",
@@ -88,9 +127,9 @@ impl StoppableServer {
         let [Ok(base), Ok(stop), Ok(start)] = vars else {
             // Cargo names the package of the running test binary.
             let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
-            eprintln!(
-                "JEVJUDGE_TEST_PG_URL/_STOP/_START are not set: {binary} is skipped \
-                 (bash scripts/pg.sh -- cargo test -p {package} --test {binary} runs it)"
+            skip_or_fail(
+                "JEVJUDGE_TEST_PG_URL/_STOP/_START are not set",
+                &format!("bash scripts/pg.sh -- cargo test -p {package} --test {binary}"),
             );
             return None;
         };
@@ -158,7 +197,8 @@ where
 
 /// Runs each named `async fn(StoreUrl)` of the calling module twice, as the tests
 /// `NAME::sqlite` and `NAME::postgres`, with the URLs from the caller's `sqlite_url()` and
-/// `pg_url()` (the PostgreSQL one passes without running when `pg_url()` is `None`).
+/// `pg_url()` (the PostgreSQL one is skipped, and says so, when `pg_url()` is `None`: see
+/// [`skip_or_fail`]).
 #[macro_export]
 macro_rules! on_both_stores {
     ($($name:ident),* $(,)?) => {$(

@@ -34,7 +34,7 @@ use std::{
 
 use serde_json::Value;
 use tokio::{
-    io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _},
+    io::{AsyncBufRead, AsyncBufReadExt as _},
     process::Command,
 };
 
@@ -151,53 +151,38 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// One HTTP/1.1 POST over a fresh connection to `addr` (`host:port`): (status, body).
+/// One POST of a JSON `body` to `addr` (`host:port`): (status, body).
 /// Panics when no answer arrives within 20 s.
 pub async fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
     exchange(
-        addr,
-        &format!(
-            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        ),
+        plain_client()
+            .post(format!("http://{addr}{path}"))
+            .header("content-type", "application/json")
+            .body(body.to_owned()),
     )
     .await
 }
 
-/// One HTTP/1.1 GET over a fresh connection to `addr` (`host:port`): (status, body).
+/// One GET of `path` from `addr` (`host:port`): (status, body).
 /// Panics when no answer arrives within 20 s.
 pub async fn get(addr: &str, path: &str) -> (u16, String) {
-    exchange(
-        addr,
-        &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
-    )
-    .await
+    exchange(plain_client().get(format!("http://{addr}{path}"))).await
 }
 
-/// Sends `request` over a fresh connection to `addr` and reads the answer to its end.
-async fn exchange(addr: &str, request: &str) -> (u16, String) {
-    let mut stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("connects");
-    stream.write_all(request.as_bytes()).await.expect("sends");
-    let mut response = String::new();
-    tokio::time::timeout(
-        Duration::from_secs(20),
-        stream.read_to_string(&mut response),
-    )
-    .await
-    .expect("an answer within 20 s")
-    .expect("reads");
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP response: {response}"));
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
+/// A client with no proxy and a 20 s timeout.
+fn plain_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("a client")
+}
+
+/// Sends `request` and reads the answer to its end.
+async fn exchange(request: reqwest::RequestBuilder) -> (u16, String) {
+    let response = request.send().await.expect("an answer within 20 s");
+    let status = response.status().as_u16();
+    let body = response.text().await.expect("the body reads");
     (status, body)
 }
 

@@ -48,6 +48,7 @@ pub mod record;
 mod request;
 mod response;
 mod secret;
+pub mod strict_json;
 mod usage;
 
 pub use answer::{Answer, ChoiceAnswer, NoulAnswer, ScoreAnswer};

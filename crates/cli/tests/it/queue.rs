@@ -182,3 +182,40 @@ async fn sighup_reloads_the_definitions_and_a_bad_set_keeps_the_old_one() {
     assert_eq!(exit.code(), Some(0));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sighup_right_after_the_listening_line_never_kills_serve() {
+    let dir = temp_dir("queue-early-sighup");
+    std::fs::copy(definition_file("refund-answer-v1"), dir.join("a.toml")).unwrap();
+    // Every handler is installed before the line is printed: a SIGHUP sent the moment it is
+    // read (before, the reload handler was installed by a task spawned after it) reloads.
+    for start in 1..=10 {
+        let mut child = jevjudge()
+            .args(["serve", "--addr", "127.0.0.1:0", "--fake", "--definitions"])
+            .arg(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let addr = listening_on(&mut stdout).await;
+        sighup(pid);
+        assert_eq!(
+            served_versions(&addr).await,
+            ["refund-answer-v1"],
+            "start {start}: serve answers after an early SIGHUP"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "start {start}: serve is still running"
+        );
+        sigterm(pid);
+        let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
+            .await
+            .expect("the server exits")
+            .unwrap();
+        assert_eq!(exit.code(), Some(0), "start {start}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

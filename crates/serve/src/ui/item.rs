@@ -2,15 +2,17 @@
 //! release.
 
 use axum::{Form, extract::Path, http::StatusCode, response::Response};
-use jevjudge_store::{Decision, MAX_NOTE_CHARS, QueueError, QueueItemId, QueueItemView};
+use jevjudge_store::{
+    Decision, MAX_NOTE_CHARS, QueueError, QueueItemId, QueueItemView, check_note,
+};
 use serde_json::Value;
+
+use crate::session::Session;
 
 use super::{
     Ui, field, page,
     pages::{self, Answer, CriterionView, ItemView, ResultRow, ResultView},
-    refused, see_other,
-    session::Session,
-    store_failed,
+    refused, see_other, store_failed,
 };
 
 fn item_id(text: &str) -> Result<QueueItemId, Response> {
@@ -217,7 +219,7 @@ pub(super) async fn decide(
             "Answer every criterion (missing: {}).",
             missing.join(", ")
         ))
-    } else if note.chars().count() > MAX_NOTE_CHARS {
+    } else if check_note(note).is_err() {
         Some(format!(
             "The note is longer than {MAX_NOTE_CHARS} characters."
         ))

@@ -3,7 +3,7 @@
 //! after saving. Server-rendered with maud (every value escaped), one stylesheet and one
 //! small script for the keyboard shortcuts, both embedded and served from `/ui/static/`.
 //!
-//! Protection (`docs/review-ui.md`):
+//! Protection (`docs/how-to/review-queue-team.md`):
 //! - the session is an HMAC-signed cookie ([`session`]), `HttpOnly; SameSite=Strict;
 //!   Path=/ui`, `Secure` unless the page was asked for on a loopback host;
 //! - every form carries a CSRF token derived from the session by HMAC, checked on every POST,
@@ -19,7 +19,6 @@
 
 mod item;
 mod pages;
-mod session;
 
 use std::{
     net::SocketAddr,
@@ -46,9 +45,9 @@ use maud::Markup;
 use serde::Deserialize;
 
 use crate::ServeState;
+use crate::session::{self, PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey};
 use item::{decide, item_page, release};
 use pages::{QueueRow, QueueView, Who};
-use session::{PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey};
 
 /// The Content-Security-Policy of every `/ui` response: nothing but this site's own
 /// stylesheet, script and forms; no inline script or style, no frames, no base URL.
@@ -62,39 +61,24 @@ const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("keys.js");
 const ICON: &str = include_str!("icon.svg");
 
-/// The `/ui` route templates: log lines and metrics label `/ui` requests with these (never
-/// the raw path). Not in [`crate::ROUTES`]: pages are not part of the JSON API's OpenAPI.
-pub(crate) const ROUTES: [&str; 12] = [
-    "/ui",
-    "/ui/",
-    "/ui/sign-in",
-    "/ui/sign-out",
-    "/ui/claim",
-    "/ui/items/{item}",
-    "/ui/items/{item}/decision",
-    "/ui/items/{item}/release",
-    "/ui/static/style.css",
-    "/ui/static/keys.js",
-    "/ui/static/icon.svg",
-    "/ui/{*rest}",
-];
-
 /// The `/ui` routes (merged into the service's router: `nest("/ui", …)` would serve the queue
-/// at `/ui` but not at `/ui/`).
+/// at `/ui` but not at `/ui/`). Log lines and metrics label `/ui` requests with these
+/// templates (never the raw path); they are not in [`crate::ROUTES`]: pages are not part of
+/// the JSON API's OpenAPI.
 pub(crate) fn router() -> Router<ServeState> {
     Router::new()
-        .route(ROUTES[0], get(|| async { see_other("/ui/") }))
-        .route(ROUTES[1], get(queue_page))
-        .route(ROUTES[2], get(sign_in_page).post(sign_in))
-        .route(ROUTES[3], post(sign_out))
-        .route(ROUTES[4], post(claim))
-        .route(ROUTES[5], get(item_page))
-        .route(ROUTES[6], post(decide))
-        .route(ROUTES[7], post(release))
-        .route(ROUTES[8], get(style))
-        .route(ROUTES[9], get(script))
-        .route(ROUTES[10], get(icon))
-        .route(ROUTES[11], any(not_found))
+        .route("/ui", get(|| async { see_other("/ui/") }))
+        .route("/ui/", get(queue_page))
+        .route("/ui/sign-in", get(sign_in_page).post(sign_in))
+        .route("/ui/sign-out", post(sign_out))
+        .route("/ui/claim", post(claim))
+        .route("/ui/items/{item}", get(item_page))
+        .route("/ui/items/{item}/decision", post(decide))
+        .route("/ui/items/{item}/release", post(release))
+        .route("/ui/static/style.css", get(style))
+        .route("/ui/static/keys.js", get(script))
+        .route("/ui/static/icon.svg", get(icon))
+        .route("/ui/{*rest}", any(not_found))
         .layer(middleware::from_fn(same_origin_posts))
         .layer(middleware::from_fn(security_headers))
 }
@@ -167,7 +151,7 @@ impl FromRequestParts<ServeState> for Ui {
         let now = SystemTime::now();
         let session = cookie_header(&parts.headers)
             .and_then(|header| session::cookie(header, SESSION_COOKIE))
-            .and_then(|value| key.verify(value, now));
+            .and_then(|value| key.verify(&value, now));
         Ok(Ui {
             state: state.clone(),
             key,
@@ -207,12 +191,10 @@ impl Ui {
     }
 }
 
-/// The session key: derived from the reviewer token set, so every replica started with the
-/// same set signs and checks sessions alike.
+/// The session key: derived once from the reviewer token set when the service was built, so
+/// every replica started with the same set signs and checks sessions alike.
 fn session_key(state: &ServeState) -> Option<SessionKey> {
-    state
-        .queue_policy()
-        .map(|policy| SessionKey::derive(policy.reviewers.pairs()))
+    state.session_key().cloned()
 }
 
 fn cookie_header(headers: &HeaderMap) -> Option<&str> {
@@ -353,10 +335,10 @@ async fn sign_in(
     let now = SystemTime::now();
     let pre = cookie_header(&headers)
         .and_then(|header| session::cookie(header, PRE_COOKIE))
-        .unwrap_or("");
+        .unwrap_or_default();
     if !ui
         .key
-        .check_pre_csrf(pre, field(&form, "csrf").unwrap_or(""), now)
+        .check_pre_csrf(&pre, field(&form, "csrf").unwrap_or(""), now)
     {
         return fresh_sign_in(
             &ui,

@@ -42,6 +42,17 @@ pub use sql::statements;
 
 /// The longest note a decision may carry, in characters.
 pub const MAX_NOTE_CHARS: usize = 4000;
+
+/// Checks a decision's note: at most [`MAX_NOTE_CHARS`] characters. The message names the
+/// field `note`; every way in (the API, the reviewer pages, the store) checks with this.
+pub fn check_note(note: &str) -> Result<(), String> {
+    if note.chars().count() > MAX_NOTE_CHARS {
+        return Err(format!(
+            "`note` must be at most {MAX_NOTE_CHARS} characters"
+        ));
+    }
+    Ok(())
+}
 /// How often a claim that lost a race on one review's two slots (same reviewer, two claims at
 /// once) is retried.
 const CLAIM_RETRIES: usize = 8;
@@ -431,11 +442,7 @@ fn check_decision(decision: &Decision, criteria: &[String]) -> Result<(), QueueE
         )));
     }
     if let Some(note) = &decision.note {
-        if note.chars().count() > MAX_NOTE_CHARS {
-            return Err(QueueError::Invalid(format!(
-                "`note` must be at most {MAX_NOTE_CHARS} characters"
-            )));
-        }
+        check_note(note).map_err(QueueError::Invalid)?;
     }
     Ok(())
 }

@@ -67,16 +67,21 @@ async fn a_version_1_store_upgrades_to_the_queue_and_keeps_its_reviews() {
     ));
     let url = crate::StoreUrl::Sqlite(path.clone());
     let store = Store::connect(&url).await.unwrap();
-    // Version 1 exactly as a jevjudge before the queue left it, with a review in it.
-    let mut transaction = store.locked_for_tests().await.unwrap();
-    for statement in crate::schema::MIGRATIONS[0].1 {
-        transaction.execute(*statement).await.unwrap();
-    }
-    transaction
-        .execute("INSERT INTO jevjudge_schema (version, name, applied_at) VALUES (1, 'reviews', 0)")
+    // Version 1 exactly as the hand-written migrator left it before the queue.
+    let mut connection = store.pool.acquire().await.unwrap();
+    connection
+        .execute(include_str!("../../migrations/0001_reviews.sql"))
         .await
         .unwrap();
-    transaction.commit().await.unwrap();
+    connection
+        .execute(
+            "CREATE TABLE jevjudge_schema \
+             (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL); \
+             INSERT INTO jevjudge_schema (version, name, applied_at) VALUES (1, 'reviews', 0)",
+        )
+        .await
+        .unwrap();
+    drop(connection);
     assert_eq!(store.schema_version().await.unwrap(), 1);
     let questions = serde_json::json!({"ok": {"type": "noul", "instructions": "OK?"}});
     store
@@ -85,7 +90,7 @@ async fn a_version_1_store_upgrades_to_the_queue_and_keeps_its_reviews() {
         .unwrap();
 
     let migrated = store.migrate().await.unwrap();
-    assert_eq!((migrated.from, migrated.to), (1, 2));
+    assert_eq!((migrated.from, migrated.to), (1, crate::SCHEMA_VERSION));
     store
         .put_definition_expected("sha256:old", &BTreeMap::from([("ok".to_owned(), true)]))
         .await

@@ -1,10 +1,12 @@
-//! The reviewer's session and the forms' CSRF tokens, both HMAC-SHA256 under one key.
+//! The reviewer's session and the forms' CSRF tokens, under one key.
 //!
-//! A session is a signed cookie value, `v1.<name hex>.<expires unix s>.<nonce hex>.<mac hex>`:
-//! nothing is kept in memory or in the store, so any replica holding the same reviewer tokens
-//! accepts it. The key is derived from the reviewer token set ([`SessionKey::derive`]): changing
-//! any token signs every reviewer out, and a session never outlives the token set it was made
-//! under. The name is hex-encoded so no byte of it can break the cookie syntax.
+//! A session is a cookie signed by the `cookie` crate's signed jar (HMAC-SHA256 over the
+//! cookie's name and value), whose value is `<name hex>.<expires unix s>.<nonce hex>`: nothing
+//! is kept in memory or in the store, so any replica holding the same reviewer tokens accepts
+//! it. The key is derived once, when the service is built, from the reviewer token set
+//! ([`SessionKey::derive`]): changing any token signs every reviewer out, and a session never
+//! outlives the token set it was made under. The name is hex-encoded so no byte of it can break
+//! the cookie syntax.
 //!
 //! A form's CSRF token is `HMAC(key, "csrf" ‖ session nonce ‖ purpose)`: fixed for one sign-in
 //! and one purpose, different after signing in again, unguessable without the key. The sign-in
@@ -13,12 +15,13 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cookie::{Cookie, CookieJar, Key, SameSite};
 use hmac::{Hmac, Mac};
 use rand::RngCore as _;
-use sha2::{Digest, Sha256};
+use sha2::{Digest, Sha512};
 use subtle::ConstantTimeEq as _;
 
-type HmacSha256 = Hmac<Sha256>;
+type HmacSha256 = Hmac<sha2::Sha256>;
 
 /// The session cookie's name.
 pub(crate) const SESSION_COOKIE: &str = "jevjudge_ui";
@@ -30,10 +33,12 @@ pub(crate) const SESSION_TTL: Duration = Duration::from_secs(8 * 60 * 60);
 pub(crate) const PRE_TTL: Duration = Duration::from_secs(30 * 60);
 /// The longest reviewer name a session carries.
 const MAX_NAME_BYTES: usize = 256;
+/// The longest cookie value looked at.
+const MAX_VALUE_BYTES: usize = 4096;
 
 /// The key sessions and CSRF tokens are signed with.
 #[derive(Clone)]
-pub(crate) struct SessionKey([u8; 32]);
+pub(crate) struct SessionKey(Key);
 
 impl std::fmt::Debug for SessionKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -42,35 +47,53 @@ impl std::fmt::Debug for SessionKey {
 }
 
 impl SessionKey {
-    /// The key for a reviewer token set: SHA-256 over a domain label and the `name:token`
+    /// The key for a reviewer token set: SHA-512 over a domain label and the `name:token`
     /// pairs in sorted order, so every replica started with the same set derives the same key,
     /// whatever order the pairs were given in.
     pub(crate) fn derive<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> SessionKey {
         let mut pairs: Vec<(&str, &[u8])> = pairs.into_iter().collect();
         pairs.sort_unstable();
-        let mut hash = Sha256::new();
-        hash.update(b"jevjudge-ui-session-v1\0");
+        let mut hash = Sha512::new();
+        hash.update(b"jevjudge-ui-session-v2\0");
         for (name, token) in pairs {
             hash.update((name.len() as u64).to_be_bytes());
             hash.update(name.as_bytes());
             hash.update((token.len() as u64).to_be_bytes());
             hash.update(token);
         }
-        SessionKey(hash.finalize().into())
-    }
-
-    /// Whether `mac` (hex) is this key's MAC of `parts`, compared in constant time.
-    fn signs(&self, mac: &str, parts: &[&[u8]]) -> bool {
-        unhex(mac).is_some_and(|given| bool::from(given.as_slice().ct_eq(&self.mac(parts))))
+        let master: [u8; 64] = hash.finalize().into();
+        SessionKey(Key::from(&master))
     }
 
     fn mac(&self, parts: &[&[u8]]) -> [u8; 32] {
-        let mut mac = HmacSha256::new_from_slice(&self.0).expect("HMAC takes any key length");
+        let mut mac =
+            HmacSha256::new_from_slice(self.0.signing()).expect("HMAC takes any key length");
         for part in parts {
             mac.update(&(part.len() as u64).to_be_bytes());
             mac.update(part);
         }
         mac.finalize().into_bytes().into()
+    }
+
+    /// The signed value of cookie `name` holding `plain`.
+    fn sign(&self, name: &'static str, plain: String) -> String {
+        let mut jar = CookieJar::new();
+        jar.signed_mut(&self.0).add(Cookie::new(name, plain));
+        jar.get(name)
+            .map(|cookie| cookie.value().to_owned())
+            .unwrap_or_default()
+    }
+
+    /// The plain value of cookie `name` whose signed value is `value`, when it is genuine.
+    fn verified(&self, name: &'static str, value: &str) -> Option<String> {
+        if value.len() > MAX_VALUE_BYTES {
+            return None;
+        }
+        let mut jar = CookieJar::new();
+        jar.add_original(Cookie::new(name, value.to_owned()));
+        jar.signed(&self.0)
+            .get(name)
+            .map(|cookie| cookie.value().to_owned())
     }
 
     /// A new session for `name`, valid for [`SESSION_TTL`] from `now`.
@@ -86,52 +109,40 @@ impl SessionKey {
 
     /// The cookie value of a session.
     pub(crate) fn encode(&self, session: &Session) -> String {
-        let name = hex(session.name.as_bytes());
-        let expires = session.expires.to_string();
-        let nonce = hex(&session.nonce);
-        let mac = self.mac(&[
-            b"session",
-            name.as_bytes(),
-            expires.as_bytes(),
-            nonce.as_bytes(),
-        ]);
-        format!("v1.{name}.{expires}.{nonce}.{}", hex(&mac))
+        let plain = format!(
+            "{}.{}.{}",
+            hex::encode(session.name.as_bytes()),
+            session.expires,
+            hex::encode(session.nonce)
+        );
+        self.sign(SESSION_COOKIE, plain)
     }
 
     /// The session a cookie value holds, when it is well formed, signed with this key and not
     /// expired at `now`.
     pub(crate) fn verify(&self, value: &str, now: SystemTime) -> Option<Session> {
-        let ["v1", name, expires, nonce, mac] = fields(value)? else {
-            return None;
-        };
-        let parts: [&[u8]; 4] = [
-            b"session",
-            name.as_bytes(),
-            expires.as_bytes(),
-            nonce.as_bytes(),
-        ];
-        if !self.signs(mac, &parts) {
-            return None;
-        }
+        let plain = self.verified(SESSION_COOKIE, value)?;
+        let [name, expires, nonce] = fields(&plain)?;
         let expires: u64 = expires.parse().ok()?;
         if expires <= unix(now) {
             return None;
         }
-        let name = String::from_utf8(unhex(name)?).ok()?;
+        let name = String::from_utf8(hex::decode(name).ok()?).ok()?;
         if name.is_empty() || name.len() > MAX_NAME_BYTES {
             return None;
         }
-        let nonce: [u8; 16] = unhex(nonce)?.try_into().ok()?;
+        let mut bytes = [0u8; 16];
+        hex::decode_to_slice(nonce, &mut bytes).ok()?;
         Some(Session {
             name,
             expires,
-            nonce,
+            nonce: bytes,
         })
     }
 
     /// The CSRF token of a session's forms.
     pub(crate) fn csrf(&self, session: &Session) -> String {
-        hex(&self.mac(&[b"csrf", &session.nonce]))
+        hex::encode(self.mac(&[b"csrf", &session.nonce]))
     }
 
     /// Whether `given` is the session's CSRF token (constant time).
@@ -144,25 +155,19 @@ impl SessionKey {
     pub(crate) fn pre_session(&self, now: SystemTime) -> String {
         let mut nonce = [0u8; 16];
         rand::rng().fill_bytes(&mut nonce);
-        let nonce = hex(&nonce);
-        let expires = (unix(now) + PRE_TTL.as_secs()).to_string();
-        let mac = self.mac(&[b"pre", nonce.as_bytes(), expires.as_bytes()]);
-        format!("p1.{nonce}.{expires}.{}", hex(&mac))
+        let expires = unix(now) + PRE_TTL.as_secs();
+        self.sign(PRE_COOKIE, format!("{}.{expires}", hex::encode(nonce)))
     }
 
     /// The sign-in form's CSRF token for a pre-session cookie value, when the value is
     /// genuine and not expired.
     pub(crate) fn pre_csrf(&self, pre: &str, now: SystemTime) -> Option<String> {
-        let ["p1", nonce, expires, mac] = fields(pre)? else {
-            return None;
-        };
-        if !self.signs(mac, &[b"pre", nonce.as_bytes(), expires.as_bytes()]) {
-            return None;
-        }
+        let plain = self.verified(PRE_COOKIE, pre)?;
+        let [nonce, expires] = fields(&plain)?;
         if expires.parse::<u64>().ok()? <= unix(now) {
             return None;
         }
-        Some(hex(&self.mac(&[b"pre-csrf", nonce.as_bytes()])))
+        Some(hex::encode(self.mac(&[b"pre-csrf", nonce.as_bytes()])))
     }
 
     /// Whether `given` is the sign-in form's CSRF token for the pre-session cookie `pre`.
@@ -193,19 +198,23 @@ impl std::fmt::Debug for Session {
 
 /// A `Set-Cookie` value: `HttpOnly; SameSite=Strict; Path=/ui`, `Secure` when asked.
 pub(crate) fn set_cookie(name: &str, value: &str, max_age: Duration, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
-    format!(
-        "{name}={value}; Max-Age={}; Path=/ui; HttpOnly; SameSite=Strict{secure}",
-        max_age.as_secs()
-    )
+    let max_age = i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX);
+    Cookie::build((name.to_owned(), value.to_owned()))
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(secure)
+        .path("/ui")
+        .max_age(cookie::time::Duration::seconds(max_age))
+        .build()
+        .to_string()
 }
 
 /// The value of cookie `name` in a `Cookie` header, if present.
-pub(crate) fn cookie<'a>(header: &'a str, name: &str) -> Option<&'a str> {
-    header.split(';').find_map(|pair| {
-        let (key, value) = pair.trim().split_once('=')?;
-        (key == name).then_some(value)
-    })
+pub(crate) fn cookie(header: &str, name: &str) -> Option<String> {
+    Cookie::split_parse(header)
+        .filter_map(Result::ok)
+        .find(|cookie| cookie.name() == name)
+        .map(|cookie| cookie.value().to_owned())
 }
 
 fn unix(time: SystemTime) -> u64 {
@@ -213,17 +222,7 @@ fn unix(time: SystemTime) -> u64 {
         .map_or(0, |elapsed| elapsed.as_secs())
 }
 
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        out.push(DIGITS[usize::from(byte >> 4)] as char);
-        out.push(DIGITS[usize::from(byte & 0xf)] as char);
-    }
-    out
-}
-
-/// The `N` dot-separated fields of a cookie value, when it has exactly `N`.
+/// The `N` dot-separated fields of a value, when it has exactly `N`.
 fn fields<const N: usize>(value: &str) -> Option<[&str; N]> {
     let mut parts = value.split('.');
     let fields: [Option<&str>; N] = std::array::from_fn(|_| parts.next());
@@ -231,21 +230,6 @@ fn fields<const N: usize>(value: &str) -> Option<[&str; N]> {
         return None;
     }
     Some(fields.map(Option::unwrap_or_default))
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || text.len() > 2 * 1024 {
-        return None;
-    }
-    let digit = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
-    };
-    text.as_bytes()
-        .chunks_exact(2)
-        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
-        .collect()
 }
 
 #[cfg(test)]
@@ -268,7 +252,7 @@ mod tests {
         assert!(
             value
                 .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'.'),
+                .all(|b| b.is_ascii_alphanumeric() || b"./+=".contains(&b)),
             "cookie-safe: {value}"
         );
         assert_eq!(key.verify(&value, now()), Some(session));
@@ -294,22 +278,37 @@ mod tests {
     fn a_tampered_name_expiry_or_mac_is_refused() {
         let key = key();
         let value = key.encode(&key.sign_in("ada", now()));
-        let parts: Vec<&str> = value.split('.').collect();
-        let forged_name = format!("v1.{}.{}.{}.{}", hex(b"bob"), parts[2], parts[3], parts[4]);
+        // The signed jar's value: 44 characters of base64 MAC, then the plain value.
+        let (mac, plain) = value.split_at(44);
+        let parts: Vec<&str> = plain.split('.').collect();
+        let forged_name = format!("{mac}{}.{}.{}", hex::encode(b"bob"), parts[1], parts[2]);
         assert_eq!(key.verify(&forged_name, now()), None);
         let later = format!(
-            "v1.{}.{}.{}.{}",
-            parts[1],
-            parts[2].parse::<u64>().unwrap() + 1,
-            parts[3],
-            parts[4]
+            "{mac}{}.{}.{}",
+            parts[0],
+            parts[1].parse::<u64>().unwrap() + 1,
+            parts[2]
         );
         assert_eq!(key.verify(&later, now()), None);
-        let mut mac = parts[4].to_owned();
-        mac.replace_range(0..1, if mac.starts_with('0') { "1" } else { "0" });
-        let bad_mac = format!("v1.{}.{}.{}.{mac}", parts[1], parts[2], parts[3]);
-        assert_eq!(key.verify(&bad_mac, now()), None);
-        for junk in ["", "v1", "v1....", "v2.a.b.c.d", &format!("{value}.x")] {
+        let mut bad_mac = mac.to_owned();
+        bad_mac.replace_range(0..1, if mac.starts_with('A') { "B" } else { "A" });
+        assert_eq!(key.verify(&format!("{bad_mac}{plain}"), now()), None);
+        // A pre-session cookie is no session, though signed with the same key.
+        assert_eq!(key.verify(&key.pre_session(now()), now()), None);
+        let old_format = format!(
+            "v1.{}.9999999999.{}.{}",
+            hex::encode(b"ada"),
+            "00".repeat(16),
+            "00".repeat(32)
+        );
+        for junk in [
+            "",
+            "v1",
+            "v1....",
+            plain,
+            &old_format,
+            &format!("{value}.x"),
+        ] {
             assert_eq!(key.verify(junk, now()), None, "{junk}");
         }
     }
@@ -350,23 +349,42 @@ mod tests {
         assert!(!key.check_pre_csrf(&pre, &token, now() + PRE_TTL));
         let forged = format!("p1.{}.99999999999.{}", "00".repeat(16), "00".repeat(32));
         assert_eq!(key.pre_csrf(&forged, now()), None);
+        let session = key.encode(&key.sign_in("ada", now()));
+        assert_eq!(
+            key.pre_csrf(&session, now()),
+            None,
+            "a session is no pre-session"
+        );
     }
 
     #[test]
     fn the_cookie_has_the_required_attributes() {
         let plain = set_cookie(SESSION_COOKIE, "v", SESSION_TTL, false);
+        let mut attributes: Vec<&str> = plain.split("; ").collect();
+        attributes.sort_unstable();
         assert_eq!(
-            plain,
-            "jevjudge_ui=v; Max-Age=28800; Path=/ui; HttpOnly; SameSite=Strict"
+            attributes,
+            [
+                "HttpOnly",
+                "Max-Age=28800",
+                "Path=/ui",
+                "SameSite=Strict",
+                "jevjudge_ui=v"
+            ]
         );
-        assert!(set_cookie(SESSION_COOKIE, "v", SESSION_TTL, true).ends_with("; Secure"));
+        assert!(!plain.contains("Secure"));
+        assert!(
+            set_cookie(SESSION_COOKIE, "v", SESSION_TTL, true)
+                .split("; ")
+                .any(|attribute| attribute == "Secure")
+        );
     }
 
     #[test]
     fn cookies_are_found_by_exact_name() {
         let header = "a=1; jevjudge_ui_pre=p; jevjudge_ui=s";
-        assert_eq!(cookie(header, SESSION_COOKIE), Some("s"));
-        assert_eq!(cookie(header, PRE_COOKIE), Some("p"));
+        assert_eq!(cookie(header, SESSION_COOKIE).as_deref(), Some("s"));
+        assert_eq!(cookie(header, PRE_COOKIE).as_deref(), Some("p"));
         assert_eq!(cookie(header, "b"), None);
     }
 

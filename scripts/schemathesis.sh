@@ -13,14 +13,14 @@
 #
 # Settings: SCHEMATHESIS_EXAMPLES (max test cases per operation and phase, default 40),
 # SCHEMATHESIS_SEED (default 1, so that CI runs are reproducible).
-# Outputs: target/api-conformance/{schemathesis.txt,junit.xml,serve.log,fake.log} and
+# Outputs: target/schemathesis/{schemathesis.txt,junit.xml,serve.log,fake.log} and
 # queue-{schemathesis.txt,junit.xml,events.ndjson}, serve-queue.log for the queue run (and the
 # servers' stderr in *.log.err).
 # Needs python3 and PyPI access the first time (schemathesis into .venv-schemathesis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
-out_dir api-conformance
+out_dir schemathesis
 venv="$PWD/.venv-schemathesis"
 version=4.32.5
 ensure_venv "$venv" schemathesis "$version" 900

@@ -6,12 +6,12 @@
 # SHOULD, if any, is errors.validation-shape: the live API (and so the fake) answers 400, not
 # 422, to an unknown question type and to too many options or levels.
 #
-# Outputs: target/conformance/{no-key,key}.{json,md,txt} and the servers' logs.
+# Outputs: target/jevcompat/{no-key,key}.{json,md,txt} and the servers' logs.
 # Needs python3 (>= 3.10) and access to PyPI the first time (to install jevcompat).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
-out_dir conformance
+out_dir jevcompat
 venv="$PWD/.venv-jevcompat"
 key_env=JEVJUDGE_CONFORMANCE_KEY
 allowed_should="errors.validation-shape"
