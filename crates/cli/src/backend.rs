@@ -1,15 +1,18 @@
 //! The backend options shared by every subcommand that reviews (cli-and-formats.md §1.1),
 //! resolved into one [`Backend`].
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
-
-use anyhow::{Context, bail};
-use jevjudge_client::{ApiKey, AttemptHook, Client, ConfigError, limit::Limiter};
-use jevjudge_judge::{
-    Backend, BackendKind, FakeBackend, RecordWriter, Recording, ReplayBackend, SystemOneBackend,
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
 };
 
-use crate::InputError;
+use anyhow::bail;
+use jevjudge_client::{ApiKey, AttemptHook, Client, ConfigError, limit::Limiter};
+use jevjudge_judge::{
+    BackendKind, RecordWriter, SystemOneBackend,
+    choice::{self, Choice, ChoiceError, Chosen, Source},
+};
 
 /// Which System One answers a run: the live API (default), recorded exchanges, or the fake.
 #[derive(Debug, Clone, clap::Args)]
@@ -88,20 +91,7 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// The resolved backend and what reports must say about it.
-pub struct ResolvedBackend {
-    /// The backend (possibly wrapped to record).
-    pub backend: Arc<dyn Backend>,
-    /// Where answers come from.
-    pub kind: BackendKind,
-    /// The record writer, when `--record` was given.
-    pub recorder: Option<Arc<RecordWriter>>,
-    /// The model requests ask for (`--model`, the replay's own, or the default).
-    pub model: String,
-    /// With --replay: every model the recording holds, for messages.
-    pub replay_models: Vec<String>,
-    /// With `--replay`: the most records any one request has (for `eval --repeat`).
-    pub records_per_request: Option<usize>,
-}
+pub type ResolvedBackend = Chosen;
 
 impl BackendArgs {
     /// Builds the backend. Configuration problems (no key, bad URL, unreadable records) are
@@ -126,92 +116,33 @@ impl BackendArgs {
         on_attempt: Option<AttemptHook>,
         limiter: Option<Arc<Limiter>>,
     ) -> anyhow::Result<ResolvedBackend> {
-        let mut model = self
-            .model
-            .clone()
-            .unwrap_or_else(|| jevjudge_wire::DEFAULT_MODEL.to_owned());
-        let mut replay_models = Vec::new();
-        let mut records_per_request = None;
-        let (backend, kind): (Arc<dyn Backend>, BackendKind) = if let Some(path) = &self.replay {
-            let _held = crate::inputs::wait_for_writer("--replay", path)?;
-            let records = jevjudge_wire::record::read_file_capped(
-                path,
-                self.max_line_bytes,
-                self.max_input_bytes,
-            )
-            .map_err(|e| InputError(format!("--replay: {e}{}", limit_hint(e.kind()))))?;
-            match jevjudge_wire::record::find_conflict(&records) {
-                Ok(None) => {}
-                Ok(Some(_)) if self.repeated_records => {}
-                Ok(Some((first, second))) => {
-                    return Err(InputError(format!(
-                        "--replay: {}: records {} and {} answer the same request (model, state and \
-                         questions) differently; replay cannot tell which one to use: keep one",
-                        path.display(),
-                        first + 1,
-                        second + 1
-                    ))
-                    .into());
-                }
-                Err(e) => {
-                    return Err(
-                        InputError(format!("--replay: cannot index the records: {e}")).into(),
-                    );
-                }
+        let source = match &self.replay {
+            Some(path) => {
+                let _held = crate::inputs::wait_for_writer("--replay", path)?;
+                let records = jevjudge_wire::record::read_file_capped(
+                    path,
+                    self.max_line_bytes,
+                    self.max_input_bytes,
+                )
+                .map_err(|e| anyhow::anyhow!("--replay: {e}{}", limit_hint(e.kind())))?;
+                Source::Replay(records)
             }
-            let replay = ReplayBackend::new(records, model.clone())
-                .map_err(|e| InputError(format!("--replay: {e}")))?;
-            if replay.is_empty() {
-                return Err(
-                    InputError(format!("--replay: {} holds no records", path.display())).into(),
-                );
-            }
-            let held = || {
-                replay
-                    .models()
-                    .iter()
-                    .map(|m| format!("`{m}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            match &self.model {
-                Some(asked) if !replay.models().contains(&asked.as_str()) => {
-                    return Err(InputError(format!(
-                        "--model `{asked}`: {} holds no exchange for it; it holds {} \
-                         (pass one of them with --model, or leave --model out when it holds one)",
-                        path.display(),
-                        held()
-                    ))
-                    .into());
-                }
-                Some(_) => {}
-                None => match replay.default_model(jevjudge_wire::DEFAULT_MODEL) {
-                    Some(chosen) => model = chosen,
-                    None => {
-                        return Err(InputError(format!(
-                            "--replay: {} holds several models ({}); choose one with --model",
-                            path.display(),
-                            held()
-                        ))
-                        .into());
-                    }
-                },
-            }
-            replay_models = replay.models().iter().map(|m| (*m).to_owned()).collect();
-            let replay = replay.with_model(model.clone());
-            let kind = replay.kind();
-            records_per_request = Some(replay.max_records_per_request());
-            (Arc::new(replay), kind)
-        } else if self.fake {
-            (Arc::new(FakeBackend), BackendKind::Fake)
-        } else {
-            let client = self.client_with(&model, on_attempt, limiter)?;
-            (
-                Arc::new(SystemOneBackend::new(client)),
-                BackendKind::Systemone,
-            )
+            None if self.fake => Source::Fake,
+            None => Source::Live(Arc::new(SystemOneBackend::new(self.client_with(
+                &choice::live_model(self.model.as_deref()),
+                on_attempt,
+                limiter,
+            )?))),
         };
-        match kind {
+        let chosen = Choice {
+            source,
+            model: self.model.clone(),
+            repeated_records: self.repeated_records,
+            record: self.record.clone(),
+        }
+        .resolve()
+        .map_err(|e| self.refusal(e))?;
+        match chosen.kind {
             BackendKind::Fake => eprintln!(
                 "jevjudge: --fake: answers come from an in-process deterministic fake, not a model; \
                  outputs are marked \"fake\""
@@ -222,28 +153,28 @@ impl BackendArgs {
             ),
             _ => {}
         }
-        let Some(path) = &self.record else {
-            return Ok(ResolvedBackend {
-                backend,
-                kind,
-                recorder: None,
-                model,
-                replay_models,
-                records_per_request,
-            });
-        };
-        let writer =
-            Arc::new(RecordWriter::append(path).map_err(|e| {
-                InputError(format!("--record: cannot open {}: {e}", path.display()))
-            })?);
-        let recording = Recording::new(backend, writer.clone(), model.clone());
-        Ok(ResolvedBackend {
-            backend: Arc::new(recording),
-            kind,
-            recorder: Some(writer),
-            model,
-            replay_models,
-            records_per_request,
+        Ok(chosen)
+    }
+
+    /// A refused choice, naming the flags that fix it.
+    fn refusal(&self, error: ChoiceError) -> anyhow::Error {
+        let replay = self.replay.as_deref().unwrap_or(Path::new("")).display();
+        anyhow::Error::msg(match &error {
+            ChoiceError::Conflict { .. } => format!("--replay: {replay}: {error}"),
+            ChoiceError::Index(_) | ChoiceError::Replay(_) => format!("--replay: {error}"),
+            ChoiceError::Empty => format!("--replay: {replay} holds no records"),
+            ChoiceError::ModelNotRecorded { asked, held } => format!(
+                "--model `{asked}`: {replay} holds no exchange for it; it holds {} (pass one of \
+                 them with --model, or leave --model out when it holds one)",
+                choice::quoted(held)
+            ),
+            ChoiceError::SeveralModels { held } => format!(
+                "--replay: {replay} holds several models ({}); choose one with --model",
+                choice::quoted(held)
+            ),
+            ChoiceError::Record { path, source } => {
+                format!("--record: cannot open {}: {source}", path.display())
+            }
         })
     }
 
@@ -274,7 +205,7 @@ impl BackendArgs {
         let key = match &self.api_key_env {
             Some(name) => ApiKey::from_env_var(name)
                 .map_err(|e| {
-                    InputError(match e {
+                    anyhow::Error::msg(match e {
                         ConfigError::InvalidKeyInEnv { .. } => format!(
                             "{} does not hold a valid API key (printable ASCII without whitespace)",
                             shown_var(name)
@@ -286,8 +217,7 @@ impl BackendArgs {
                     })
                 })?
                 .or_else(ApiKey::from_env),
-            None => ApiKey::resolve(|name| std::env::var(name).ok())
-                .map_err(|e| InputError(e.to_string()))?,
+            None => ApiKey::resolve(|name| std::env::var(name).ok())?,
         };
         let Some(key) = key else {
             let named = self
@@ -295,12 +225,11 @@ impl BackendArgs {
                 .as_deref()
                 .map(|v| format!("{}, ", shown_var(v)))
                 .unwrap_or_default();
-            return Err(InputError(format!(
+            anyhow::bail!(
                 "no System One API key: set {named}TYPESAFE_API_KEY or JEV_API_KEY (or name another \
                  variable with --api-key-env), or run offline with --replay FILE.jevl (recorded \
                  answers) or --fake (a deterministic fake)"
-            ))
-            .into());
+            );
         };
         let mut builder = Client::builder()
             .api_key(key)
@@ -340,7 +269,7 @@ impl BackendArgs {
                     ConfigError::ZeroTimeout { .. } => format!("--timeout: {e}"),
                     other => other.to_string(),
                 };
-                InputError(message).into()
+                anyhow::Error::msg(message)
             })
     }
 }
@@ -384,32 +313,4 @@ pub fn report_recording(
         );
     }
     Ok(())
-}
-
-/// Reads a whole file of at most `max_bytes` bytes (reading stops there), naming it in the
-/// error.
-pub fn read_to_string(
-    path: &std::path::Path,
-    what: &str,
-    max_bytes: u64,
-) -> anyhow::Result<String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| {
-            file.take(max_bytes.saturating_add(1))
-                .read_to_end(&mut bytes)
-        })
-        .with_context(|| format!("cannot read the {what} {}", path.display()))
-        .map_err(|e| InputError(format!("{e:#}")))?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(InputError(format!(
-            "the {what} {} is larger than the cap of {max_bytes} bytes (raise it with \
-             --max-input-bytes)",
-            path.display()
-        ))
-        .into());
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| InputError(format!("the {what} {} is not valid UTF-8", path.display())).into())
 }

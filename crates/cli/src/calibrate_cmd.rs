@@ -7,7 +7,7 @@ use jevjudge_eval::{
     Report,
     calibration::{
         Calibration, CalibrationSettings, CriterionSpec, RESAMPLES, SEED, Z, calibrate,
-        calibrated_version, infer_criteria,
+        calibrated_definition_text, calibrated_version, infer_criteria,
     },
     terminal,
 };
@@ -15,7 +15,7 @@ use jevjudge_judge::{Definition, DefinitionFormat};
 use jevjudge_stats::Targets;
 
 use crate::{
-    InputError, exit, output,
+    exit, output,
     report_cmd::{definition_for, read_report},
 };
 
@@ -112,20 +112,18 @@ pub struct Plan {
 }
 
 /// The calibration settings of the flags, each target within 0..=1 and at least one resample.
-pub fn settings(args: &Args) -> Result<CalibrationSettings, InputError> {
+pub fn settings(args: &Args) -> anyhow::Result<CalibrationSettings> {
     for (flag, value) in [
         ("--min-pass-precision", args.min_pass_precision),
         ("--min-fail-precision", args.min_fail_precision),
         ("--max-abstain", args.max_abstain),
     ] {
         if !(0.0..=1.0).contains(&value) {
-            return Err(InputError(format!(
-                "{flag} must be within 0..=1, not {value}"
-            )));
+            anyhow::bail!("{flag} must be within 0..=1, not {value}");
         }
     }
     if args.resamples == 0 {
-        return Err(InputError("--resamples must be at least 1".into()));
+        anyhow::bail!("--resamples must be at least 1");
     }
     Ok(CalibrationSettings {
         targets: Targets {
@@ -147,11 +145,10 @@ impl Plan {
         let settings = settings(&args)?;
         let report = read_report(&args.report)?;
         if report.rows.is_empty() && report.overall.total > 0 {
-            return Err(InputError(format!(
+            anyhow::bail!(
                 "{} holds no rows (a streaming run keeps them in its rows file): calibrate needs the rows",
                 args.report.display()
-            ))
-            .into());
+            );
         }
         if !report.complete {
             eprintln!(
@@ -168,7 +165,7 @@ impl Plan {
             Some(definition) => CriterionSpec::from_definition(definition),
             None => {
                 let specs = infer_criteria(&report)
-                    .map_err(|e| InputError(format!("{}: {e}", args.report.display())))?;
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", args.report.display()))?;
                 let read: Vec<String> = specs
                     .iter()
                     .map(|spec| {
@@ -222,35 +219,15 @@ impl Plan {
         };
         let calibrated = calibration
             .apply(definition, &version)
-            .map_err(|e| InputError(format!("--new-version: {e}")))?;
-        let text = match DefinitionFormat::from_path(out) {
-            Some(DefinitionFormat::Toml) => {
-                let body = calibrated.to_toml_string().map_err(|_| {
-                    InputError(format!(
-                        "--write-definition {}: the definition holds a JSON null in its \
-                         question content, which TOML cannot carry: write a .json file instead",
-                        out.display()
-                    ))
-                })?;
-                format!(
-                    "# Calibrated by `jevjudge calibrate` from {} ({} rows of {}).\n{body}{}",
-                    self.report_path.display(),
-                    self.report.rows.len(),
-                    self.report.definition_version,
-                    if body.ends_with('\n') { "" } else { "\n" }
-                )
-            }
-            Some(DefinitionFormat::Json) => {
-                serde_json::to_string_pretty(&calibrated.to_json_value())? + "\n"
-            }
-            None => {
-                return Err(InputError(format!(
-                    "--write-definition {}: a definition file must end in .toml or .json",
-                    out.display()
-                ))
-                .into());
-            }
-        };
+            .map_err(|e| anyhow::anyhow!("--new-version: {e}"))?;
+        let text = calibrated_definition_text(
+            &calibrated,
+            DefinitionFormat::from_path(out),
+            &self.report_path.display().to_string(),
+            self.report.rows.len(),
+            &self.report.definition_version,
+        )
+        .map_err(|e| anyhow::anyhow!("--write-definition {}: {e}", out.display()))?;
         output::write_atomic(out, &text)?;
         Ok(Some((out.clone(), version)))
     }

@@ -7,7 +7,7 @@ use jevjudge_eval::{
     terminal,
 };
 
-use crate::{InputError, exit, report_cmd::read_report};
+use crate::{exit, report_cmd::read_report};
 
 /// Options of `jevjudge compare`.
 #[derive(Debug, clap::Args)]
@@ -54,11 +54,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         },
     )
     .map_err(|e| {
-        InputError(format!(
+        anyhow::anyhow!(
             "cannot compare {} with {}: {e}",
             args.base.display(),
             args.candidate.display()
-        ))
+        )
     })?;
     let held = args
         .max_regressions

@@ -8,7 +8,7 @@ use std::{collections::HashMap, path::Path, path::PathBuf, sync::Arc, time::Dura
 
 use jevjudge_client::limit::Limiter;
 use jevjudge_eval::{
-    JevEvaluator, Report, Row, RunObserver, Runner,
+    CasesErrorKind, JevEvaluator, MAX_CASES, Report, Row, RunObserver, Runner,
     gates::{self, Gate, Gates},
     html::case_texts,
     junit::to_junit,
@@ -19,9 +19,8 @@ use jevjudge_eval::{
 use jevjudge_judge::{Backend, BackendKind, Definition, Judge};
 
 use crate::{
-    InputError,
     backend::{BackendArgs, ResolvedBackend, parse_positive_duration, report_recording},
-    exit,
+    exit::{self, Failure},
     limits::{self, LimitArgs},
     output,
 };
@@ -34,7 +33,8 @@ use crate::{
     result, whatever the gates); 5 interrupted (Ctrl-C), after writing what finished; 6 the API \
     key was refused (401/403): no new review started, the rest are not run, --resume continues \
     once the key is fixed; 7 a spending cap (--max-input-tokens, --max-cost) stopped the run, \
-    --resume continues."
+    --resume continues; 8 the reviews ran but the report, another output, the rows file or \
+    standard output could not be written."
 )]
 pub struct Args {
     /// The definition file (.toml or .json).
@@ -171,11 +171,35 @@ pub struct Outputs {
     pub include_text: bool,
 }
 
-fn input(error: SessionError) -> anyhow::Error {
-    match error {
-        SessionError::Input(message) => InputError(message).into(),
-        SessionError::Failed(message) => anyhow::anyhow!(message),
-    }
+/// A session error with the flag that fixes it.
+fn flagged(error: SessionError) -> anyhow::Error {
+    let message = match &error {
+        SessionError::Concurrency(e) => format!("--concurrency: {e}"),
+        SessionError::Repeat(e) => format!("--repeat: {e}"),
+        SessionError::Price(price) => {
+            format!("--price-per-million-input must be a finite, non-negative number, not {price}")
+        }
+        SessionError::NotAFile(path) => format!(
+            "--cases {}: a streaming run (--max-cases above {MAX_CASES}) reads the cases twice, \
+             so they must be a regular file, not a pipe, standard input or a process \
+             substitution: save them to a file first",
+            path.display()
+        ),
+        SessionError::ResumeWithoutRows => {
+            "--resume needs the rows file: give --rows FILE or --report OUT.json".to_owned()
+        }
+        SessionError::CannotResume(_) => format!("--resume: {error}"),
+        SessionError::Cases(e) => match e.kind() {
+            CasesErrorKind::LineTooLong { .. } => format!("{e} (raise it with --max-line-bytes)"),
+            CasesErrorKind::TooLarge { .. } => format!(
+                "{e} (raise it with --max-input-bytes, or stream them with --max-cases above \
+                 {MAX_CASES})"
+            ),
+            _ => return error.into(),
+        },
+        SessionError::Input(_) | SessionError::Failed(_) => return error.into(),
+    };
+    anyhow::Error::msg(message)
 }
 
 impl Plan {
@@ -196,7 +220,7 @@ impl Plan {
             retry_errors: args.retry_errors,
             ..SessionPlan::new(PathBuf::new(), args.max_cases)
         };
-        let runner = session.runner(args.concurrency).map_err(input)?;
+        let runner = session.runner(args.concurrency).map_err(flagged)?;
         let gates = Gates {
             min_accuracy: args.min_accuracy,
             max_errors: args.max_errors,
@@ -204,8 +228,8 @@ impl Plan {
             max_false_pass: args.max_false_pass,
             min_coverage: args.min_coverage,
         };
-        gates.check().map_err(|e| InputError(e.to_string()))?;
-        session.check_cases_file().map_err(input)?;
+        gates.check()?;
+        session.check_cases_file().map_err(flagged)?;
         let outputs = Outputs {
             report: args.report,
             junit: args.junit,
@@ -286,7 +310,7 @@ impl Reviewer {
         let resolved = plan.backend.resolve_limited(None, Some(limiter.clone()))?;
         let runner = plan.runner.clone().limiter(
             limiter.clone(),
-            limits::estimator(&plan.definition, &resolved.model),
+            jevjudge_eval::input_token_estimate(&plan.definition, &resolved.model),
         );
         if let Some(records) = resolved.records_per_request.filter(|_| session.repeat > 1) {
             if records < session.repeat {
@@ -296,8 +320,7 @@ impl Reviewer {
                 );
             }
         }
-        let judge = Judge::new(resolved.backend.clone(), plan.budget)
-            .map_err(|e| InputError(e.to_string()))?;
+        let judge = Judge::new(resolved.backend.clone(), plan.budget)?;
         let evaluator = JevEvaluator::new(judge, plan.definition.clone());
         Ok(Reviewer {
             limiter,
@@ -337,7 +360,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let cases = plan
         .session
         .read_cases(&plan.definition, held)
-        .map_err(input)?;
+        .map_err(flagged)?;
     let texts = plan.outputs.include_text.then(|| case_texts(cases.cases()));
     let reviewer = Reviewer::resolve(&plan)?;
     let kind = reviewer.resolved.kind.to_string();
@@ -348,7 +371,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         &kind,
         &reviewer.resolved.model,
     )
-    .map_err(input)?;
+    .map_err(flagged)?;
     if let (true, Some(path)) = (session.torn_tail(), &plan.session.rows) {
         eprintln!(
             "jevjudge: note: the last line of {} was cut short by the interruption; it \
@@ -363,6 +386,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 
     let progress = output::progress_bar(session.to_run() as u64);
     let watcher = limits::watch(&progress, reviewer.limiter.clone());
+    // From here on reviews are sent: what fails is no longer invalid input (exit 8).
     let ran = session
         .run(
             &reviewer.runner,
@@ -371,18 +395,20 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             output::interrupted(),
         )
         .await
-        .map_err(input)?;
+        .map_err(Failure::after_sending)?;
     watcher.abort();
     progress.finish_and_clear();
-    if let Some(error) = session.close_rows_file() {
+    let rows_failed = session.close_rows_file();
+    if let Some(error) = &rows_failed {
         eprintln!("jevjudge: error: rows could not all be written to the rows file: {error}");
     }
-    let outcome = session.finish(ran).map_err(input)?;
+    let outcome = session.finish(ran).map_err(Failure::after_sending)?;
     let (reviews_this_run, cases) = (outcome.reviews_this_run, outcome.cases);
     let report = reviewer.report(outcome, &plan.definition);
 
     let gates = plan.gates.evaluate(&report);
-    plan.write_outputs(&report, &gates, texts.as_ref())?;
+    plan.write_outputs(&report, &gates, texts.as_ref())
+        .map_err(Failure::after_sending)?;
     let rows_path = plan.session.rows.as_deref();
     output::print_stdout(&terminal::summary(
         &report,
@@ -403,8 +429,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     report_recording(
         reviewer.resolved.recorder.as_deref(),
         plan.backend.record.as_deref(),
-    )?;
-    Ok(exit_status(&report, &gates, cases, rows_path))
+    )
+    .map_err(Failure::after_sending)?;
+    let status = exit_status(&report, &gates, cases, rows_path);
+    // Rows that did not reach the rows file cannot be resumed from: that outranks the rest.
+    Ok(if rows_failed.is_some() {
+        exit::FAILED_AFTER_SENDING
+    } else {
+        status
+    })
 }
 
 /// The exit status of a finished run, with the line that explains a non-zero one: stopped by

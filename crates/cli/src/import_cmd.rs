@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use jevjudge_eval::import::import_jevassert;
 
-use crate::{InputError, backend::read_to_string, exit, output::write_atomic};
+use crate::{exit, inputs::read_to_string, output::write_atomic};
 use jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES;
 
 /// Options of `jevjudge import`.
@@ -65,16 +65,16 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .clone()
         .unwrap_or_else(jevjudge_wire::record::now_rfc3339);
     let imported = import_jevassert(&pack, &cases, predictions.as_deref(), &recorded_at)
-        .map_err(|e| InputError(format!("{}: {e}", args.pack.display())))?;
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.pack.display()))?;
     let definition_toml = imported.definition.to_toml_string().map_err(|_| {
-        InputError(format!(
+        anyhow::anyhow!(
             "{}: the pack's question content holds a null (`~`), which a TOML definition cannot \
              carry: remove it from the pack",
             args.pack.display()
-        ))
+        )
     })?;
     std::fs::create_dir_all(&args.out)
-        .map_err(|e| InputError(format!("cannot create {}: {e}", args.out.display())))?;
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
     let definition_text = format!(
         "# Imported by `jevjudge import jevassert` from {}.\n# pass_at_or_above = the pack's \
          `true` floor; fail_at_or_below = 1 - its `false` floor.\n{}",

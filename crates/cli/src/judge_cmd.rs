@@ -10,15 +10,15 @@ use jevjudge_judge::{Judge, Status};
 use serde_json::Value;
 
 use crate::{
-    InputError,
-    backend::{BackendArgs, parse_positive_duration, read_to_string, report_recording},
-    exit,
+    backend::{BackendArgs, parse_positive_duration, report_recording},
+    exit::{self, Failure},
 };
 
 /// Options of `jevjudge judge`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 4 ERROR, \
-    2 invalid input or configuration (nothing was sent).")]
+    2 invalid input or configuration (nothing was sent), 8 the review ran but its result could \
+    not be written.")]
 pub struct Args {
     /// The definition file (.toml or .json).
     #[arg(long, value_name = "DEF")]
@@ -42,10 +42,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let definition = crate::inputs::definition(&args.definition, args.backend.max_input_bytes)?;
     let state = read_state(args.state.as_deref(), args.backend.max_input_bytes)?;
     let resolved = args.backend.resolve()?;
-    let judge = Judge::new(resolved.backend, args.budget).map_err(|e| InputError(e.to_string()))?;
+    let judge = Judge::new(resolved.backend, args.budget)?;
     let verdict = judge.review(state, &definition).await;
     // The Result JSON of §4.1, plus where the answers came from (`fake`/`fixture` must show).
-    let mut output = serde_json::to_value(&verdict)?;
+    let mut output = serde_json::to_value(&verdict).map_err(Failure::after_sending)?;
     if let Some(map) = output.as_object_mut() {
         map.insert(
             "backend".into(),
@@ -55,7 +55,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         );
     }
     crate::output::print_stdout(&format!("{output}\n"));
-    report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())?;
+    report_recording(resolved.recorder.as_deref(), args.backend.record.as_deref())
+        .map_err(Failure::after_sending)?;
     Ok(match verdict.status {
         Status::Pass => exit::SUCCESS,
         Status::Fail => exit::FAILED,
@@ -69,7 +70,7 @@ fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<
         Some(path) if path.as_os_str() != "-" => {
             let text = match crate::inputs::wait_for_writer("--state", path)?.0 {
                 Some(file) => crate::inputs::read_capped(file, "state", path, max_bytes)?,
-                None => read_to_string(path, "state", max_bytes)?,
+                None => crate::inputs::read_to_string(path, "state", max_bytes)?,
             };
             (text, path.display().to_string())
         }
@@ -77,12 +78,10 @@ fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<
             let stdin = std::io::stdin();
             if stdin.is_terminal() {
                 if path.is_none() {
-                    return Err(InputError(
+                    anyhow::bail!(
                         "no state: give --state FILE.json, or pipe the state JSON into standard \
                          input (`--state -` reads it from the terminal, ended by Ctrl-D)"
-                            .to_owned(),
-                    )
-                    .into());
+                    );
                 }
                 eprintln!(
                     "jevjudge: reading the state JSON from standard input (end it with Ctrl-D)"
@@ -93,30 +92,25 @@ fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<
                 .lock()
                 .take(max_bytes.saturating_add(1))
                 .read_to_end(&mut bytes)
-                .map_err(|e| {
-                    InputError(format!("cannot read the state from standard input: {e}"))
-                })?;
+                .map_err(|e| anyhow::anyhow!("cannot read the state from standard input: {e}"))?;
             if bytes.len() as u64 > max_bytes {
-                return Err(InputError(format!(
+                anyhow::bail!(
                     "standard input: the state is larger than the cap of {max_bytes} bytes \
                      (raise it with --max-input-bytes)"
-                ))
-                .into());
+                );
             }
-            let text = String::from_utf8(bytes).map_err(|_| {
-                InputError("standard input: the state is not valid UTF-8".to_owned())
-            })?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("standard input: the state is not valid UTF-8"))?;
             (text, "standard input".to_owned())
         }
     };
     let state: Value = serde_json::from_str(&text)
-        .map_err(|e| InputError(format!("{source}: the state is not JSON: {e}")))?;
+        .map_err(|e| anyhow::anyhow!("{source}: the state is not JSON: {e}"))?;
     if !matches!(state, Value::String(_) | Value::Object(_) | Value::Array(_)) {
-        return Err(InputError(format!(
+        anyhow::bail!(
             "{source}: the state must be a JSON string, object or array, not {}",
             jevjudge_wire::json_kind(&state)
-        ))
-        .into());
+        );
     }
     Ok(state)
 }

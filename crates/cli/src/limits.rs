@@ -3,12 +3,9 @@
 
 use std::{num::NonZeroU32, sync::Arc, time::Duration};
 
-use jevjudge_client::limit::{LimitConfig, Limiter, Rate, Snapshot, Stop, estimate_tokens};
-use jevjudge_eval::Case;
-use jevjudge_judge::Definition;
-use jevjudge_wire::Request;
+use jevjudge_client::limit::{LimitConfig, Limiter, Rate, Snapshot, Stop};
 
-use crate::{InputError, exit};
+use crate::exit;
 
 /// How a run stays under the API's limits and the user's budget.
 #[derive(Debug, Clone, clap::Args)]
@@ -51,23 +48,15 @@ fn parse_token_rate(text: &str) -> Result<NonZeroU32, String> {
 
 impl LimitArgs {
     /// The limiter's configuration; `price` is --price-per-million-input.
-    pub fn config(
-        &self,
-        concurrency: usize,
-        price: Option<f64>,
-    ) -> Result<LimitConfig, InputError> {
+    pub fn config(&self, concurrency: usize, price: Option<f64>) -> anyhow::Result<LimitConfig> {
         let mut cap = self.max_input_tokens;
         if let Some(amount) = self.max_cost {
             if !(amount.is_finite() && amount >= 0.0) {
-                return Err(InputError(format!(
-                    "--max-cost must be a non-negative amount, not {amount}"
-                )));
+                anyhow::bail!("--max-cost must be a non-negative amount, not {amount}");
             }
             let price = price.unwrap_or(0.0);
             if !(price.is_finite() && price > 0.0) {
-                return Err(InputError(format!(
-                    "--max-cost needs a positive --price-per-million-input, not {price}"
-                )));
+                anyhow::bail!("--max-cost needs a positive --price-per-million-input, not {price}");
             }
             let tokens = (amount / price * 1e6).floor().min(u64::MAX as f64) as u64;
             cap = Some(cap.map_or(tokens, |cap| cap.min(tokens)));
@@ -79,21 +68,6 @@ impl LimitArgs {
             max_input_tokens: cap,
             ..LimitConfig::new(concurrency)
         })
-    }
-}
-
-/// Estimates a case's input tokens as its request body's bytes ÷ 4.
-pub fn estimator(
-    definition: &Definition,
-    model: &str,
-) -> impl Fn(&Case) -> u64 + Send + Sync + use<> {
-    let questions = definition.questions().clone();
-    let model = model.to_owned();
-    move |case: &Case| {
-        let request = Request::new(case.input.to_state(), questions.clone());
-        request
-            .to_body(&model)
-            .map_or(0, |body| estimate_tokens(body.len()))
     }
 }
 

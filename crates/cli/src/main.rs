@@ -58,20 +58,15 @@ enum Command {
     Reviews(reviews_cmd::Args),
 }
 
-/// Invalid input or configuration: nothing was sent (exit status 2).
-#[derive(Debug)]
-pub struct InputError(pub String);
-
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for InputError {}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Commands that send reviews or export the store: what they print follows work already
+    // done, so output that cannot be written is a failure after sending.
+    let sends = match &cli.command {
+        Command::Judge(_) | Command::Eval(_) => true,
+        Command::Reviews(args) => args.exports(),
+        _ => false,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -98,11 +93,15 @@ fn main() -> ExitCode {
     });
     match outcome {
         // Output that could not be written is no result: never exit 0 for it.
-        Ok(exit::SUCCESS) if output::stdout_failed() => exit::code(exit::INVALID_INPUT),
+        Ok(exit::SUCCESS) if output::stdout_failed() => exit::code(if sends {
+            exit::FAILED_AFTER_SENDING
+        } else {
+            exit::INVALID_INPUT
+        }),
         Ok(code) => exit::code(code),
         Err(error) => {
             eprintln!("jevjudge: error: {error:#}");
-            exit::code(exit::INVALID_INPUT)
+            exit::code(exit::status_of(&error))
         }
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use jevjudge_judge::Status;
 use jevjudge_serve::{BuildError, QueuePolicy, QueuePolicyError, ReviewerTokens};
 
-use crate::InputError;
+use crate::exit::Failure;
 
 /// The review-queue options of `jevjudge serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -76,7 +76,7 @@ impl QueueArgs {
     /// The policy, or `None` when no queue option was given. The reviewers' variable is read
     /// here (a missing or bad one is exit 2 naming it, never a token); whether the policy can
     /// work with the store flags is checked by the service's builder ([`build_error`]).
-    pub fn policy(&self) -> Result<Option<QueuePolicy>, InputError> {
+    pub fn policy(&self) -> Result<Option<QueuePolicy>, Failure> {
         if !self.any() {
             return Ok(None);
         }
@@ -86,7 +86,7 @@ impl QueueArgs {
             Some(name) => {
                 let value = crate::inputs::env_var("--reviewer-tokens-env", name)?;
                 ReviewerTokens::parse(&value)
-                    .map_err(|e| InputError(format!("--reviewer-tokens-env: {name}: {e}")))?
+                    .map_err(|e| Failure::Input(format!("--reviewer-tokens-env: {name}: {e}")))?
             }
         };
         let mut policy = QueuePolicy::new(self.queue_statuses.iter().copied(), reviewers);

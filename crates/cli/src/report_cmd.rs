@@ -10,7 +10,7 @@ use jevjudge_eval::{
 };
 use jevjudge_judge::Definition;
 
-use crate::{InputError, backend::read_to_string, exit, output};
+use crate::{exit, inputs::read_to_string, output};
 
 /// Options of `jevjudge report`.
 #[derive(Debug, clap::Args)]
@@ -51,7 +51,7 @@ pub struct Args {
 pub fn read_report(path: &Path) -> anyhow::Result<Report> {
     let text = read_to_string(path, "report", jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES)?;
     Report::from_json(&text)
-        .map_err(|e| InputError(format!("{}: not a jevjudge report: {e}", path.display())).into())
+        .map_err(|e| anyhow::anyhow!("{}: not a jevjudge report: {e}", path.display()))
 }
 
 /// Loads a definition and checks that the report's findings belong to it.
@@ -60,13 +60,13 @@ pub fn definition_for(
     report: &Report,
     report_path: &Path,
 ) -> anyhow::Result<Definition> {
-    let definition = Definition::from_path(path).map_err(|e| InputError(e.to_string()))?;
+    let definition = Definition::from_path(path)?;
     check_criteria(report, &CriterionSpec::from_definition(&definition)).map_err(|e| {
-        InputError(format!(
+        anyhow::anyhow!(
             "{} does not fit {}: {e}",
             report_path.display(),
             path.display()
-        ))
+        )
     })?;
     if definition.version() != report.definition_version {
         eprintln!(
@@ -109,8 +109,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     };
     let texts = match (&args.cases, args.include_text) {
         (Some(path), true) => {
-            let cases = read_cases_file(path, MAX_CASES.max(report.rows.len()))
-                .map_err(|e| InputError(e.to_string()))?;
+            let cases = read_cases_file(path, MAX_CASES.max(report.rows.len()))?;
             let texts = case_texts(&cases);
             let missing = report
                 .rows

@@ -18,9 +18,8 @@ use jevjudge_serve::{
 use tracing_subscriber::EnvFilter;
 
 use crate::{
-    InputError,
     backend::{BackendArgs, parse_positive_duration, report_recording},
-    exit,
+    exit::{self, Failure},
 };
 
 /// Options of `jevjudge serve`.
@@ -148,7 +147,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let config = config(&args)?;
     let queue_policy = args.review_queue.policy()?;
     let definitions = Definitions::load_dir(&args.definitions)
-        .map_err(|e| InputError(format!("--definitions: {e}")))?;
+        .map_err(|e| Failure::Input(format!("--definitions: {e}")))?;
     let metrics = Metrics::new();
     // One adaptive limiter for every review of the service, within --max-concurrent.
     let limiter = Limiter::new(LimitConfig::new(config.max_concurrent));
@@ -214,9 +213,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 /// A refusal of the service's builder, in terms of the flags (exit 2).
 fn build_error(args: &Args, error: BuildError) -> anyhow::Error {
     if let Some(message) = crate::queue_cmd::build_error(&error) {
-        return InputError(message).into();
+        return Failure::Input(message).into();
     }
-    InputError(match (&error, &args.store.store) {
+    Failure::Input(match (&error, &args.store.store) {
         (BuildError::Store(e), Some(url)) => format!("--store {url}: {e}"),
         (BuildError::Config(ConfigError::DefaultAboveMax), _) => {
             "--budget must not exceed --max-budget".to_owned()
@@ -233,7 +232,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         Some(name) => {
             let value = crate::inputs::env_var("--auth-token-env", name)?;
             AuthTokens::parse(&value)
-                .map_err(|e| InputError(format!("--auth-token-env: {name}: {e}")))?
+                .map_err(|e| Failure::Input(format!("--auth-token-env: {name}: {e}")))?
         }
     };
     let config = Config {
@@ -249,7 +248,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         ..Config::default()
     };
     config.validate().map_err(|e| {
-        InputError(match e {
+        Failure::Input(match e {
             jevjudge_serve::ConfigError::DefaultAboveMax => {
                 "--budget must not exceed --max-budget".to_owned()
             }

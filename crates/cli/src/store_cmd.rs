@@ -6,7 +6,10 @@ use std::time::Duration;
 use jevjudge_serve::DecisionLogConfig;
 use jevjudge_store::{Store, StoreUrl};
 
-use crate::{InputError, backend::parse_positive_duration, exit};
+use crate::{
+    backend::parse_positive_duration,
+    exit::{self, Failure},
+};
 
 /// Parses a store URL for clap.
 pub fn parse_store_url(text: &str) -> Result<StoreUrl, String> {
@@ -80,11 +83,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         StoreCommand::Migrate(args) => {
             let store = Store::connect(&args.store)
                 .await
-                .map_err(|e| InputError(format!("--store {}: {e}", args.store)))?;
+                .map_err(|e| Failure::Input(format!("--store {}: {e}", args.store)))?;
             let migrated = store
                 .migrate()
                 .await
-                .map_err(|e| InputError(format!("--store {}: {e}", args.store)))?;
+                .map_err(|e| Failure::Input(format!("--store {}: {e}", args.store)))?;
             if migrated.from == migrated.to {
                 crate::output::print_stdout(
                     &(format!(

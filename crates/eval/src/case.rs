@@ -156,15 +156,12 @@ impl fmt::Display for CasesErrorKind {
                 f,
                 "more than {limit} cases; split the file or raise the limit for a streaming run"
             ),
-            CasesErrorKind::LineTooLong { cap } => write!(
-                f,
-                "a line is longer than the cap of {cap} bytes (raise it with --max-line-bytes)"
-            ),
-            CasesErrorKind::TooLarge { cap } => write!(
-                f,
-                "the cases are larger than the cap of {cap} bytes (raise it with \
-                 --max-input-bytes, or stream them with --max-cases above 10000)"
-            ),
+            CasesErrorKind::LineTooLong { cap } => {
+                write!(f, "a line is longer than the cap of {cap} bytes")
+            }
+            CasesErrorKind::TooLarge { cap } => {
+                write!(f, "the cases are larger than the cap of {cap} bytes")
+            }
             CasesErrorKind::Empty => write!(
                 f,
                 "no cases: the file is empty (one JSON object per line is expected)"

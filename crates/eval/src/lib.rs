@@ -56,5 +56,7 @@ pub use repeats::{MAX_REPEATS, Repeated, RepeatedBuilder};
 pub use report::{REPORT_FORMAT, Report, ReportError};
 pub use risk::{Risk, RiskBuilder};
 pub use row::{Outcome, Repeats, Row};
-pub use runner::{CONCURRENCY, MAX_CASES, Run, RunObserver, Runner, RunnerError};
+pub use runner::{
+    CONCURRENCY, MAX_CASES, Run, RunObserver, Runner, RunnerError, input_token_estimate,
+};
 pub use summary::{SummariesBuilder, Summary, SummaryBuilder, error_key, summarize};

@@ -202,12 +202,7 @@ impl CasesDigest {
 
     /// The digest, `sha256:<hex>`.
     pub fn finish(self) -> String {
-        let digest = self.hasher.finalize();
-        let mut out = String::from("sha256:");
-        for byte in digest {
-            out.push_str(&format!("{byte:02x}"));
-        }
-        out
+        format!("sha256:{}", hex::encode(self.hasher.finalize()))
     }
 }
 

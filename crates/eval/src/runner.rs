@@ -363,3 +363,20 @@ fn synthetic<E: Evaluator>(evaluator: &E, id: &str, detail: Detail) -> Evaluator
         verdict: Verdict::error(version, ErrorCode::Evaluator, detail, Duration::ZERO),
     }
 }
+
+/// A case's estimated input tokens when reviewed under `definition` by `model`: its request
+/// body's bytes ÷ 4, what [`Runner::limiter`] paces and caps.
+pub fn input_token_estimate(
+    definition: &jevjudge_judge::Definition,
+    model: &str,
+) -> impl Fn(&Case) -> u64 + Send + Sync + use<> {
+    let questions = definition.questions().clone();
+    let model = model.to_owned();
+    move |case: &Case| {
+        jevjudge_wire::Request::new(case.input.to_state(), questions.clone())
+            .to_body(&model)
+            .map_or(0, |body| {
+                jevjudge_client::limit::estimate_tokens(body.len())
+            })
+    }
+}

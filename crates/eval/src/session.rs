@@ -22,18 +22,45 @@ use jevjudge_client::limit::Stop;
 use jevjudge_judge::{BackendKind, Definition, Status};
 
 use crate::{
-    Case, Evaluator, MAX_CASES, REPORT_FORMAT, Report, Row, Run, RunObserver, Runner, Summary,
-    parse_case,
+    Case, Evaluator, MAX_CASES, REPORT_FORMAT, Report, Row, Run, RunObserver, Runner, RunnerError,
+    Summary, parse_case,
     rows_file::{CasesDigest, RowsHeader, RowsWriter, read_rows_for},
     summarize,
 };
 
-/// A session that cannot start or finish; Display is the whole message.
+/// A session that cannot start or finish. Messages name no command-line flag: a caller that
+/// has flags names them (the concurrency, repeats, price, cases file and resume each have their
+/// own variant).
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
     /// Invalid input or configuration, found before anything was sent.
     #[error("{0}")]
     Input(String),
+    /// The concurrency is out of range.
+    #[error("{0}")]
+    Concurrency(RunnerError),
+    /// A case, or the cases file, breaks a rule or a cap.
+    #[error("{0}")]
+    Cases(crate::CasesError),
+    /// The number of repeats is out of range.
+    #[error("{0}")]
+    Repeat(RunnerError),
+    /// The price per million input tokens is negative or not a number.
+    #[error("the price per million input tokens must be a finite, non-negative number, not {0}")]
+    Price(f64),
+    /// A streaming run's cases are not a regular file: they cannot be read twice.
+    #[error(
+        "{}: a streaming run reads the cases twice, so they must be a regular file, not a pipe, \
+         standard input or a process substitution: save them to a file first",
+        .0.display()
+    )]
+    NotAFile(PathBuf),
+    /// Resuming without a rows file.
+    #[error("resuming needs the rows file")]
+    ResumeWithoutRows,
+    /// The rows file to resume cannot be read, or belongs to another run.
+    #[error("{0}")]
+    CannotResume(String),
     /// The run could not go on or be put together (a cases file that changed while it was
     /// read, a rows file that cannot be appended to or read back).
     #[error("{0}")]
@@ -93,13 +120,10 @@ impl SessionPlan {
     /// The runner of this plan: `concurrency` in flight, streaming or not, its price and
     /// repeats. Errors name the flag.
     pub fn runner(&self, concurrency: usize) -> Result<Runner, SessionError> {
-        let runner = Runner::new(concurrency)
-            .map_err(|e| SessionError::Input(format!("--concurrency: {e}")))?;
+        let runner = Runner::new(concurrency).map_err(SessionError::Concurrency)?;
         if let Some(price) = self.price_per_million_input {
             if !price.is_finite() || price < 0.0 {
-                return Err(SessionError::Input(format!(
-                    "--price-per-million-input must be a finite, non-negative number, not {price}"
-                )));
+                return Err(SessionError::Price(price));
             }
         }
         let runner = if self.streaming {
@@ -110,18 +134,13 @@ impl SessionPlan {
         runner
             .price_per_million_input(self.price_per_million_input)
             .repeats(self.repeat)
-            .map_err(|e| SessionError::Input(format!("--repeat: {e}")))
+            .map_err(SessionError::Repeat)
     }
 
     /// Refuses a streaming run over anything but a regular file: it reads the cases twice.
     pub fn check_cases_file(&self) -> Result<(), SessionError> {
         if self.streaming && !std::fs::metadata(&self.cases).is_ok_and(|m| m.is_file()) {
-            return Err(SessionError::Input(format!(
-                "--cases {}: a streaming run (--max-cases above {MAX_CASES}) reads the cases twice, \
-                 so they must be a regular file, not a pipe, standard input or a process \
-                 substitution: save them to a file first",
-                self.cases.display()
-            )));
+            return Err(SessionError::NotAFile(self.cases.clone()));
         }
         Ok(())
     }
@@ -180,7 +199,7 @@ impl SessionPlan {
                 e
             }),
         }
-        .map_err(|e| SessionError::Input(e.to_string()))?;
+        .map_err(SessionError::Cases)?;
         match label_error {
             Some(message) => Err(SessionError::Input(message)),
             None => Ok(set),
@@ -267,17 +286,15 @@ impl<'p> Session<'p> {
         let mut torn_tail = false;
         let writer = match &plan.rows {
             None if plan.resume => {
-                return Err(SessionError::Input(
-                    "--resume needs the rows file: give --rows FILE or --report OUT.json".into(),
-                ));
+                return Err(SessionError::ResumeWithoutRows);
             }
             None => None,
             Some(path) if plan.resume => {
                 let found = read_rows_for(path, Some(&index_of(&ids)), plan.max_line_bytes)
-                    .map_err(|e| SessionError::Input(format!("--resume: {e}")))?;
+                    .map_err(|e| SessionError::CannotResume(e.to_string()))?;
                 if let Some(problem) = found.header.mismatch(&header) {
-                    return Err(SessionError::Input(format!(
-                        "--resume: {} cannot be resumed: {problem}",
+                    return Err(SessionError::CannotResume(format!(
+                        "{} cannot be resumed: {problem}",
                         path.display()
                     )));
                 }

@@ -120,10 +120,9 @@ impl fmt::Display for LoadError {
                 f.write_str("a definition file must end in .toml or .json")
             }
             LoadErrorKind::Parse(message) => write!(f, "{message}"),
-            LoadErrorKind::TooLarge { cap } => write!(
-                f,
-                "the definition is larger than the cap of {cap} bytes (raise it with --max-input-bytes)"
-            ),
+            LoadErrorKind::TooLarge { cap } => {
+                write!(f, "the definition is larger than the cap of {cap} bytes")
+            }
             LoadErrorKind::Invalid { field, error } => write!(f, "{field}: {error}"),
         }
     }

@@ -23,6 +23,7 @@
 //! placeholders, and only `TEXT` and `BIGINT` columns. No secret is ever stored; state text
 //! only in [`NewReview::kept`], which the caller fills only when asked to.
 
+pub mod export;
 mod queue;
 mod review;
 mod schema;

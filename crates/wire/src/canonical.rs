@@ -216,14 +216,7 @@ impl Sink for HashSink {
 
 /// `"sha256:"` and the lowercase hex of a SHA-256.
 pub(crate) fn hex_digest(bytes: &[u8; 32]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for &b in bytes {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 0x0f)]));
-    }
-    out
+    format!("sha256:{}", hex::encode(bytes))
 }
 
 fn write_value<S: Sink>(value: &Value, sink: &mut S, depth: usize) -> Result<(), CanonicalError> {
@@ -307,11 +300,9 @@ fn write_str<S: Sink>(s: &str, sink: &mut S) {
         // Only ASCII bytes end a run, so every slice boundary is a char boundary.
         sink.put(&s[run_start..i]);
         if escape.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
             let mut buf = *b"\\u0000";
-            buf[4] = HEX[usize::from(b >> 4)];
-            buf[5] = HEX[usize::from(b & 0x0f)];
-            // The buffer is ASCII.
+            // Two lowercase hex digits always fit the last two bytes, and keep the buffer ASCII.
+            let _ = hex::encode_to_slice([b], &mut buf[4..]);
             sink.put(std::str::from_utf8(&buf).unwrap_or_default());
         } else {
             sink.put(escape);

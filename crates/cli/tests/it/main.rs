@@ -11,6 +11,7 @@ use tokio::process::Command;
 mod analysis;
 mod cli;
 mod decision_log;
+mod export_files;
 mod hardening;
 mod limits;
 mod queue;

@@ -55,4 +55,4 @@ pub use metrics::{CriterionMetrics, Metrics, metrics};
 pub use settings::{
     BINS, CalibrationSettings, MIN_AUROC, MIN_CLASS, MIN_OUT_OF_BAG_RATE, RESAMPLES, SEED, Z,
 };
-pub use version::calibrated_version;
+pub use version::{DefinitionTextError, calibrated_definition_text, calibrated_version};

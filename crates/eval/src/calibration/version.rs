@@ -1,4 +1,6 @@
-//! The version name of a calibrated definition.
+//! The version name of a calibrated definition, and the text of its file.
+
+use jevjudge_judge::{Definition, DefinitionFormat};
 
 /// The version of a calibrated definition: `<old>+cal.<n>`.
 ///
@@ -30,4 +32,91 @@ pub fn calibrated_version(old: &str, existing: Option<&str>) -> String {
         }
     }
     format!("{base}+cal.{n}")
+}
+
+/// Why a calibrated definition cannot be written as a file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DefinitionTextError {
+    /// The file name ends in neither `.toml` nor `.json`.
+    #[error("a definition file must end in .toml or .json")]
+    UnknownFormat,
+    /// TOML has no null, and the question content holds one.
+    #[error(
+        "the definition holds a JSON null in its question content, which TOML cannot carry: \
+         write a .json file instead"
+    )]
+    NullInToml,
+}
+
+/// The file text of `calibrated` in `format` (`None`: not a definition file name). A TOML file
+/// opens with a comment naming the report it was calibrated from (`source`), its `rows` and
+/// the definition version the report was made with (`from_version`).
+pub fn calibrated_definition_text(
+    calibrated: &Definition,
+    format: Option<DefinitionFormat>,
+    source: &str,
+    rows: usize,
+    from_version: &str,
+) -> Result<String, DefinitionTextError> {
+    match format.ok_or(DefinitionTextError::UnknownFormat)? {
+        DefinitionFormat::Toml => {
+            let body = calibrated
+                .to_toml_string()
+                .map_err(|_| DefinitionTextError::NullInToml)?;
+            let end = if body.ends_with('\n') { "" } else { "\n" };
+            Ok(format!(
+                "# Calibrated by `jevjudge calibrate` from {source} ({rows} rows of \
+                 {from_version}).\n{body}{end}"
+            ))
+        }
+        DefinitionFormat::Json => Ok(format!("{:#}\n", calibrated.to_json_value())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn definition() -> Definition {
+        Definition::from_str_as(
+            r#"{"version": "v1+cal.1", "criteria": [{"id": "spam", "question": {"instructions": "Spam?"}, "expected": true, "fail_at_or_below": 0.2, "pass_at_or_above": 0.8}]}"#,
+            DefinitionFormat::Json,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_toml_file_names_its_report_and_a_json_file_is_the_definition_alone() {
+        let toml = calibrated_definition_text(
+            &definition(),
+            Some(DefinitionFormat::Toml),
+            "r.json",
+            150,
+            "v1",
+        )
+        .unwrap();
+        assert!(
+            toml.starts_with(
+                "# Calibrated by `jevjudge calibrate` from r.json (150 rows of v1).\n"
+            ),
+            "{toml}"
+        );
+        assert!(toml.ends_with('\n'));
+        let back = Definition::from_str_as(&toml, DefinitionFormat::Toml).unwrap();
+        assert_eq!(back.version(), "v1+cal.1");
+        let json = calibrated_definition_text(
+            &definition(),
+            Some(DefinitionFormat::Json),
+            "r.json",
+            150,
+            "v1",
+        )
+        .unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["version"], "v1+cal.1");
+        assert_eq!(
+            calibrated_definition_text(&definition(), None, "r.json", 150, "v1"),
+            Err(DefinitionTextError::UnknownFormat)
+        );
+    }
 }

@@ -134,11 +134,11 @@ async fn a_rows_file_of_another_definition_is_not_resumed() {
     let other = definition("definition-cut-0.5.toml");
     let cases = resumed.read_cases(&other, None).unwrap();
     let error = Session::open(&resumed, &other, cases, "replay", "jev-1.13.0").unwrap_err();
-    assert!(matches!(error, SessionError::Input(_)));
+    assert!(matches!(error, SessionError::CannotResume(_)));
     assert!(
         error
             .to_string()
-            .starts_with(&format!("--resume: {} cannot be resumed: ", rows.display())),
+            .starts_with(&format!("{} cannot be resumed: ", rows.display())),
         "{error}"
     );
 }
@@ -152,10 +152,7 @@ fn resume_needs_a_rows_file() {
     let definition = definition("definition.toml");
     let cases = plan.read_cases(&definition, None).unwrap();
     let error = Session::open(&plan, &definition, cases, "replay", "m").unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "--resume needs the rows file: give --rows FILE or --report OUT.json"
-    );
+    assert!(matches!(error, SessionError::ResumeWithoutRows), "{error}");
 }
 
 #[test]
@@ -185,24 +182,27 @@ fn a_streaming_plan_refuses_cases_that_cannot_be_read_twice() {
 }
 
 #[test]
-fn the_runner_errors_name_their_flag() {
+fn the_runner_errors_say_which_setting_and_name_no_flag() {
     let plan = SessionPlan::new(PathBuf::from("c.jsonl"), None);
-    let message =
-        |plan: &SessionPlan, concurrency| plan.runner(concurrency).unwrap_err().to_string();
+    let error = |plan: &SessionPlan, concurrency| plan.runner(concurrency).unwrap_err();
+    let concurrency = error(&plan, 0);
+    assert!(matches!(concurrency, SessionError::Concurrency(_)));
     assert_eq!(
-        message(&plan, 0),
-        "--concurrency: concurrency must be within 1..=32, not 0"
+        concurrency.to_string(),
+        "concurrency must be within 1..=32, not 0"
     );
     let priced = SessionPlan {
         price_per_million_input: Some(f64::NAN),
         ..plan.clone()
     };
-    assert!(message(&priced, 4).starts_with("--price-per-million-input must be a finite"));
+    assert!(matches!(error(&priced, 4), SessionError::Price(p) if p.is_nan()));
     let repeated = SessionPlan { repeat: 11, ..plan };
-    assert_eq!(
-        message(&repeated, 4),
-        "--repeat: repeats must be within 1..=10, not 11"
-    );
+    let repeat = error(&repeated, 4);
+    assert!(matches!(repeat, SessionError::Repeat(_)));
+    assert_eq!(repeat.to_string(), "repeats must be within 1..=10, not 11");
+    for message in [concurrency.to_string(), repeat.to_string()] {
+        assert!(!message.contains("--"), "{message}");
+    }
 }
 
 #[test]

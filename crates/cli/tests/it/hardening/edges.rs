@@ -94,6 +94,18 @@ async fn a_full_standard_output_is_not_success() {
         contains_of(&command, &message, "cannot write to standard output");
         contains_of(&command, &message, "exit 2");
     }
+    // The same after reviews were sent: exit 8, not "nothing was sent".
+    let command = format!(
+        "eval --fake --definition {} --cases {}",
+        example("refund/definition.toml").display(),
+        cases.display()
+    );
+    let message = bash_stderr(&format!(
+        "\"$0\" {command} > /dev/full; echo \"exit $?\" >&2"
+    ))
+    .await;
+    contains_of(&command, &message, "cannot write to standard output");
+    contains_of(&command, &message, "exit 8");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -70,6 +70,42 @@ async fn outputs_write_through_symlinks_and_devices_and_are_checked_first() {
     server.shutdown().await;
 }
 
+// Reports keep the mode a new file gets (0666 less the umask), as before they were written
+// through a temporary file; only exports of state text are private.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_report_gets_the_mode_a_new_file_gets() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, cases) = cases_in("harden-report-mode", 2);
+    let report = dir.join("r.json");
+    exits(&mut eval_fake(&cases, &report), 0).await;
+    // The binary inherits this process's umask: a file made here shows what it allows.
+    let probe = dir.join("probe");
+    std::fs::write(&probe, "").unwrap();
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&report), mode(&probe));
+    // Replacing an existing report keeps that rule too.
+    exits(&mut eval_fake(&cases, &report), 0).await;
+    assert_eq!(mode(&report), mode(&probe));
+}
+
+// Exit 2 says nothing was sent. A report that cannot be written once the reviews ran is exit
+// 8: the rows file still holds what the run paid for.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_report_that_cannot_be_written_after_a_full_run_exits_8() {
+    let server = slow_fake().await;
+    let (dir, cases) = cases_in("harden-exit-8", 3);
+    let rows = dir.join("rows.jsonl");
+    // /dev/full opens for writing (checked before the run) and refuses every write.
+    let mut command = eval_live(&server, &cases, Path::new("/dev/full"));
+    command.arg("--rows").arg(&rows);
+    let output = exits(&mut command, 8).await;
+    contains(&stderr(&output), "cannot write /dev/full");
+    assert_eq!(server.request_count(), 3, "every review was sent");
+    let kept = std::fs::read_to_string(&rows).unwrap();
+    assert_eq!(kept.lines().count(), 4, "the header and three rows: {kept}");
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn markdown_escapes_scenario_names() {
     let dir = temp_dir("harden-md");

@@ -1,0 +1,345 @@
+//! The labelled-export rules: what the review queue's decisions make of one queued review — a
+//! case carrying people's labels, or a reason it is left out — and the cases file line it
+//! becomes. [`Store::export_labelled`](crate::Store::export_labelled) reads the reviews;
+//! [`LabelledExport`] applies the rules to each in turn.
+//!
+//! A review is left out, and counted under the first reason that applies, when: a queued copy
+//! is not decided yet (`undecided`); two reviewers answered a criterion differently
+//! (`disagreement`, counted before can't-tell); a reviewer could not tell on a criterion
+//! (`can't tell`); its state text was not kept (`state not kept`).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use jevjudge_wire::record::Record;
+use serde_json::Value;
+
+use crate::{Findings, Labelled, ReviewId};
+
+/// What the export rules make of one queued review's decisions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Label {
+    /// Every copy decided, every criterion answered, the reviewers agreeing: the labels.
+    Case(BTreeMap<String, bool>),
+    /// A copy is not decided yet.
+    Undecided,
+    /// Two reviewers gave different answers on a criterion (counted before can't-tell).
+    Disagreement,
+    /// A reviewer could not tell on a criterion.
+    CantTell,
+}
+
+/// The export rules on a review's decisions (one per queued copy, in slot order).
+pub fn label_of(decisions: &[Option<Findings>]) -> Label {
+    if decisions.is_empty() || decisions.iter().any(Option::is_none) {
+        return Label::Undecided;
+    }
+    let decided: Vec<&Findings> = decisions.iter().flatten().collect();
+    let mut ids: Vec<&String> = decided.iter().flat_map(|d| d.keys()).collect();
+    ids.sort();
+    ids.dedup();
+    let mut labels = BTreeMap::new();
+    let mut cant_tell = false;
+    for id in ids {
+        let answers: Vec<Option<bool>> = decided
+            .iter()
+            .map(|d| d.get(id).copied().flatten())
+            .collect();
+        let known: Vec<bool> = answers.iter().flatten().copied().collect();
+        if known.iter().any(|answer| *answer != known[0]) {
+            return Label::Disagreement;
+        }
+        if known.len() < answers.len() {
+            cant_tell = true;
+        } else {
+            labels.insert(id.clone(), known[0]);
+        }
+    }
+    if cant_tell {
+        Label::CantTell
+    } else {
+        Label::Case(labels)
+    }
+}
+
+/// `expected_pass`: every criterion's label equals the definition's expected flag; `None` when
+/// the labels and the flags name different criteria.
+pub fn expected_pass(
+    labels: &BTreeMap<String, bool>,
+    expected: &BTreeMap<String, bool>,
+) -> Option<bool> {
+    if labels.len() != expected.len() {
+        return None;
+    }
+    let mut pass = true;
+    for (id, flag) in expected {
+        pass &= *labels.get(id)? == *flag;
+    }
+    Some(pass)
+}
+
+/// Why queued reviews stay out of a labelled export, counted. Shown in the rules' order:
+/// `left out: 1 undecided, 2 disagreement, 1 can't tell, 1 state not kept`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LeftOut {
+    /// A queued copy is not decided yet.
+    pub undecided: u64,
+    /// Two reviewers answered a criterion differently.
+    pub disagreement: u64,
+    /// A reviewer could not tell on a criterion.
+    pub cant_tell: u64,
+    /// The review's state text was not kept.
+    pub state_not_kept: u64,
+}
+
+impl std::fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "left out: {} undecided, {} disagreement, {} can't tell, {} state not kept",
+            self.undecided, self.disagreement, self.cant_tell, self.state_not_kept
+        )
+    }
+}
+
+/// Why a labelled export cannot go on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExportError {
+    /// No expected flags for a version: neither stored nor given by the caller.
+    #[error(
+        "the store keeps no expected flags for definition version {version} (its reviews were \
+         logged before the review queue)"
+    )]
+    NoExpectedFlags {
+        /// The definition version.
+        version: String,
+    },
+    /// A review's decisions answer other criteria than the version's expected flags name.
+    #[error(
+        "the decisions of review {review_id} answer criteria {labels:?}, but definition version \
+         {version} has {expected:?}"
+    )]
+    CriteriaDiffer {
+        /// The review.
+        review_id: ReviewId,
+        /// The definition version.
+        version: String,
+        /// The criteria the decisions answer.
+        labels: Vec<String>,
+        /// The criteria of the expected flags.
+        expected: Vec<String>,
+    },
+}
+
+/// One exported case: a line of the cases file and, the first time its record appears, the
+/// record for the record file.
+#[derive(Debug, Clone)]
+pub struct LabelledCase {
+    /// The cases file line (state form, `id` = the review id), ending in a newline.
+    pub line: String,
+    /// The review's replayable record, unless an earlier case already carried it.
+    pub record: Option<Record>,
+}
+
+/// The export rules applied to queued reviews one at a time, with the left-out counts.
+#[derive(Debug, Default)]
+pub struct LabelledExport {
+    flags: HashMap<String, BTreeMap<String, bool>>,
+    records: HashSet<String>,
+    /// The reviews left out so far, by reason.
+    pub left_out: LeftOut,
+    /// The cases exported so far.
+    pub cases: u64,
+}
+
+impl LabelledExport {
+    /// The rules, with expected flags by definition version that take precedence over the
+    /// store's own (for versions logged before the store kept them).
+    pub fn new(flags: HashMap<String, BTreeMap<String, bool>>) -> LabelledExport {
+        LabelledExport {
+            flags,
+            ..LabelledExport::default()
+        }
+    }
+
+    /// The records exported so far (each record once).
+    pub fn records(&self) -> usize {
+        self.records.len()
+    }
+
+    /// The case `labelled` becomes, or `None` when it is left out (and counted).
+    pub fn admit(&mut self, labelled: Labelled) -> Result<Option<LabelledCase>, ExportError> {
+        let labels = match label_of(&labelled.decisions) {
+            Label::Undecided => return Ok(self.leave_out(|l| &mut l.undecided)),
+            Label::Disagreement => return Ok(self.leave_out(|l| &mut l.disagreement)),
+            Label::CantTell => return Ok(self.leave_out(|l| &mut l.cant_tell)),
+            Label::Case(labels) => labels,
+        };
+        let (Some(state), Some(record)) = (labelled.state, labelled.record) else {
+            return Ok(self.leave_out(|l| &mut l.state_not_kept));
+        };
+        let version = labelled.definition_version;
+        let flags = match (self.flags.get(&version), &labelled.expected) {
+            (Some(flags), _) | (None, Some(flags)) => flags,
+            (None, None) => return Err(ExportError::NoExpectedFlags { version }),
+        };
+        let Some(pass) = expected_pass(&labels, flags) else {
+            return Err(ExportError::CriteriaDiffer {
+                review_id: labelled.review_id,
+                labels: labels.keys().cloned().collect(),
+                expected: flags.keys().cloned().collect(),
+                version,
+            });
+        };
+        let case = serde_json::json!({
+            "scenario": version,
+            "id": labelled.review_id.to_string(),
+            "state": state,
+            "expected_pass": pass,
+            "expected_findings": labels,
+        });
+        self.cases += 1;
+        let record = self.records.insert(record.id.clone()).then_some(record);
+        Ok(Some(LabelledCase {
+            line: Value::to_string(&case) + "\n",
+            record,
+        }))
+    }
+
+    fn leave_out(&mut self, reason: impl FnOnce(&mut LeftOut) -> &mut u64) -> Option<LabelledCase> {
+        *reason(&mut self.left_out) += 1;
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn findings(pairs: &[(&str, Option<bool>)]) -> Option<Findings> {
+        Some(pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect())
+    }
+
+    #[test]
+    fn a_single_decision_with_every_answer_is_a_case() {
+        let label = label_of(&[findings(&[("a", Some(true)), ("b", Some(false))])]);
+        assert_eq!(
+            label,
+            Label::Case(BTreeMap::from([("a".into(), true), ("b".into(), false)]))
+        );
+    }
+
+    #[test]
+    fn undecided_copies_are_left_out() {
+        assert_eq!(label_of(&[]), Label::Undecided);
+        assert_eq!(
+            label_of(&[findings(&[("a", Some(true))]), None]),
+            Label::Undecided
+        );
+    }
+
+    #[test]
+    fn two_reviewers_count_only_where_both_agree() {
+        let yes = findings(&[("a", Some(true)), ("b", Some(true))]);
+        assert_eq!(
+            label_of(&[yes.clone(), yes.clone()]),
+            Label::Case(BTreeMap::from([("a".into(), true), ("b".into(), true)]))
+        );
+        let split = findings(&[("a", Some(true)), ("b", Some(false))]);
+        assert_eq!(label_of(&[yes.clone(), split]), Label::Disagreement);
+        // A disagreement counts before a can't-tell.
+        let unsure = findings(&[("a", None), ("b", Some(false))]);
+        assert_eq!(label_of(&[yes, unsure.clone()]), Label::Disagreement);
+        assert_eq!(label_of(&[unsure]), Label::CantTell);
+    }
+
+    #[test]
+    fn expected_pass_needs_every_criterion_as_expected() {
+        let expected = BTreeMap::from([("spam".into(), true), ("rude".into(), false)]);
+        let labels = |spam, rude| BTreeMap::from([("spam".into(), spam), ("rude".into(), rude)]);
+        assert_eq!(expected_pass(&labels(true, false), &expected), Some(true));
+        assert_eq!(expected_pass(&labels(true, true), &expected), Some(false));
+        assert_eq!(expected_pass(&labels(false, false), &expected), Some(false));
+        let other = BTreeMap::from([("spam".into(), true)]);
+        assert_eq!(expected_pass(&other, &expected), None);
+    }
+
+    fn record(id: &str) -> Record {
+        jevjudge_wire::record::parse_line(&format!(
+            r#"{{"v":1,"id":"{id}","ts":"2026-01-01T00:00:00Z","model":"jev-1","request":{{"state":"s","questions":{{}}}},"answers":{{}},"usage":null}}"#
+        ))
+        .unwrap()
+    }
+
+    fn labelled(decisions: Vec<Option<Findings>>, kept: bool) -> Labelled {
+        Labelled {
+            review_id: ReviewId::new(),
+            definition_version: "v1".into(),
+            expected: Some(BTreeMap::from([("spam".into(), true)])),
+            criteria: None,
+            state: kept.then(|| Value::from("a message")),
+            record: kept.then(|| record(&format!("sha256:{}", "0".repeat(64)))),
+            decisions,
+        }
+    }
+
+    #[test]
+    fn left_out_reviews_are_counted_in_the_rules_order() {
+        let mut export = LabelledExport::default();
+        let yes = findings(&[("spam", Some(true))]);
+        let no = findings(&[("spam", Some(false))]);
+        let unsure = findings(&[("spam", None)]);
+        let left = [
+            labelled(vec![yes.clone(), None], true),
+            labelled(vec![yes.clone(), no.clone()], true),
+            labelled(vec![yes.clone(), no], true),
+            labelled(vec![unsure], true),
+            labelled(vec![yes.clone()], false),
+        ];
+        for review in left {
+            assert!(export.admit(review).unwrap().is_none());
+        }
+        assert_eq!(
+            export.left_out.to_string(),
+            "left out: 1 undecided, 2 disagreement, 1 can't tell, 1 state not kept"
+        );
+        // Two cases sharing one record: the record is exported once.
+        let first = export.admit(labelled(vec![yes.clone()], true)).unwrap();
+        let second = export.admit(labelled(vec![yes], true)).unwrap();
+        let (first, second) = (first.unwrap(), second.unwrap());
+        assert!(first.record.is_some() && second.record.is_none());
+        let line: Value = serde_json::from_str(&first.line).unwrap();
+        assert_eq!(line["expected_pass"], true);
+        assert_eq!(line["expected_findings"]["spam"], true);
+        assert_eq!(line["state"], "a message");
+        assert_eq!((export.cases, export.records()), (2, 1));
+    }
+
+    #[test]
+    fn flags_given_by_the_caller_win_and_missing_flags_refuse() {
+        let yes = findings(&[("spam", Some(true))]);
+        let mut given = LabelledExport::new(HashMap::from([(
+            "v1".to_owned(),
+            BTreeMap::from([("spam".to_owned(), false)]),
+        )]));
+        let case = given.admit(labelled(vec![yes.clone()], true)).unwrap();
+        let line: Value = serde_json::from_str(&case.unwrap().line).unwrap();
+        assert_eq!(
+            line["expected_pass"], false,
+            "the given flag expects no spam"
+        );
+        let mut unflagged = labelled(vec![yes.clone()], true);
+        unflagged.expected = None;
+        assert_eq!(
+            LabelledExport::default().admit(unflagged).unwrap_err(),
+            ExportError::NoExpectedFlags {
+                version: "v1".into()
+            }
+        );
+        let mut other = labelled(vec![yes], true);
+        other.expected = Some(BTreeMap::from([("rude".into(), false)]));
+        assert!(matches!(
+            LabelledExport::default().admit(other).unwrap_err(),
+            ExportError::CriteriaDiffer { .. }
+        ));
+    }
+}
