@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rate-limit benchmarks of issue 11 against `jevjudge fake-server` on 127.0.0.1 (bounded; each
+# Rate-limit benchmarks against `jevjudge fake-server` on 127.0.0.1 (bounded; each
 # eval run is killed after 180 s). Release build. Figures come from the JSON reports:
 #   1. --latency 20 --rate-limit 200/s: 2,000 cases at --concurrency 32, adaptive vs fixed:
 #      ERROR rows, 429 share of attempts, wall vs the 10 s the limit allows (2,000 ÷ 200/s);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reviewer API at 100,000 pending items (issue 13): HTTP claim and decision latency, p50 /
+# The reviewer API at 100,000 pending items: HTTP claim and decision latency, p50 /
 # p99, on SQLite and on PostgreSQL, through a release `jevjudge serve`.
 #
 #   bash scripts/bench-queue.sh
@@ -13,7 +13,7 @@
 # sends OPS claims (8 reviewers in turn) and OPS decisions of the claimed items, one at a time,
 # and prints p50 / p99 / max in milliseconds (nearest rank by jevjudge_stats, through
 # scripts/percentiles.py) measured at the client: HTTP, JSON, auth and the store together.
-# Target (issue 13): p99 under 20 ms on both.
+# Target: p99 under 20 ms on both.
 #
 # Settings (environment): PENDING (100000), OPS (2000), STORES (sqlite,postgres), KEEP (1 keeps
 # the work directory with serve's logs), JEVJUDGE (the binary; default

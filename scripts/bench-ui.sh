@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reviewer pages at 100,000 pending items (issue 13 "Show"): how long the pages take over
+# The reviewer pages at 100,000 pending items: how long the pages take over
 # real HTTP on 127.0.0.1, with the queue page (counts by version, each stopping at 10,000, +
 # the oldest 50 items, rendered) the one with a target: under 200 ms. On SQLite and on
 # PostgreSQL.

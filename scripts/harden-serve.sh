@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces issue 9 item 11 against `jevjudge serve`, on the loopback interface only.
+# Reproduces hostile-client cases against `jevjudge serve`, on the loopback interface only.
 #
 #   scripts/harden-serve.sh                      # the binary of this tree (debug build)
 #   JEVJUDGE=/path/to/old/jevjudge scripts/harden-serve.sh   # an older build, for "before"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Concurrent claims on two replicas sharing one PostgreSQL (issue 13): no item is ever handed
+# Concurrent claims on two replicas sharing one PostgreSQL: no item is ever handed
 # out twice.
 #
 #   bash scripts/queue-claims.sh

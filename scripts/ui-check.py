@@ -2,7 +2,7 @@
 """Drives the reviewer pages (/ui/) of a running `jevjudge serve` in headless Chromium over
 WebDriver (chromedriver), with nothing but Python's standard library: a WebDriver client is a
 few JSON requests over HTTP. Called by scripts/ui-check.sh, which starts the service, posts the
-reviews and starts chromedriver; see docs/review-ui.md.
+reviews and starts chromedriver; see docs/how-to/testing.md.
 
 Usage: ui-check.py SERVICE_URL DRIVER_URL TOKEN OUT_DIR
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reviewer pages (/ui/) in a real browser (issue 13 item 5):
+# The reviewer pages (/ui/) in a real browser:
 #   1. builds jevjudge; installs Debian's `chromium` and `chromium-driver` with apt-get when
 #      missing (needs root or sudo; ensure_chromium in scripts/lib.sh);
 #   2. starts `jevjudge serve` on the FAKE backend (every answer is made up by a hash: this

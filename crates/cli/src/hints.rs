@@ -1,5 +1,5 @@
 //! What to say when most of a run's reviews errored: the likeliest cause and the next step
-//! (docs/hardening.md, "Failures you can see").
+//! (docs/reference/file-formats.md).
 
 use jevjudge_eval::Summary;
 use jevjudge_judge::BackendKind;

@@ -1,6 +1,6 @@
 //! Inputs that could make a run wait forever: a named pipe (FIFO) that no program ever opens
 //! for writing would block the open that reads it. Such an input gets a bounded wait
-//! (docs/hardening.md).
+//! (docs/reference/file-formats.md).
 
 use std::{path::Path, time::Duration};
 

@@ -55,7 +55,7 @@
 //! - **Connections**: a request head must be complete within [`Config::header_timeout`] of its
 //!   first byte, an idle connection closes after [`Config::idle_timeout`], and at most
 //!   [`Config::max_connections`] are open (the oldest idle one makes room for a new one).
-//!   Shutdown closes idle and half-open connections at once (`docs/serve-hardening.md`).
+//!   Shutdown closes idle and half-open connections at once (`docs/how-to/run-the-service.md`).
 //! - **Budgets**: a caller's `budget_millis` is capped at [`Config::max_budget`]; the budget
 //!   is end to end, from the request's arrival: the body, the wait for a backend slot, every
 //!   attempt, backoff and Retry-After wait (judge-contract D11).

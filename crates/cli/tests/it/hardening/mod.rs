@@ -1,6 +1,6 @@
 //! Issue 9's hardening, shown with the real `jevjudge` binary: against real HTTP (an in-process
 //! `jevjudge_fake::FakeServer` on 127.0.0.1) or offline (`--fake`, `--replay`). Each test is
-//! named after the defect it shows gone (docs/hardening.md).
+//! named after the defect it shows gone (docs/reference/file-formats.md).
 
 use std::{
     path::{Path, PathBuf},
