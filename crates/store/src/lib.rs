@@ -23,6 +23,7 @@
 //! placeholders, and only `TEXT` and `BIGINT` columns. No secret is ever stored; state text
 //! only in [`NewReview::kept`], which the caller fills only when asked to.
 
+mod error;
 pub mod export;
 mod queue;
 mod review;
@@ -30,6 +31,7 @@ mod schema;
 mod store;
 mod url;
 
+pub use error::{StoreError, StoreKind};
 pub use queue::{
     Agreement, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Labelled,
     MAX_NOTE_CHARS, QueueCursor, QueueEntry, QueueError, QueueItemId, QueueItemIdError,
@@ -41,5 +43,5 @@ pub use review::{
     ReviewIdError, STATUSES, check_reference, parse_time,
 };
 pub use schema::SCHEMA_VERSION;
-pub use store::{MAX_PAGE, Migrated, Store, StoreError, StoreKind};
+pub use store::{MAX_PAGE, Migrated, Store};
 pub use url::{StoreUrl, StoreUrlError};

@@ -109,7 +109,7 @@ pub(crate) async fn bridge(
     transaction
         .ensure_migrations_table()
         .await
-        .map_err(crate::store::migrate_error)?;
+        .map_err(migrate_error)?;
     for migration in migrator.iter().filter(|m| m.version <= legacy) {
         sqlx::query(
             "INSERT INTO _sqlx_migrations \
@@ -124,6 +124,30 @@ pub(crate) async fn bridge(
     }
     transaction.commit().await?;
     Ok(Some(legacy))
+}
+
+/// A migrator error as a [`StoreError`]: an applied migration this binary does not know is a
+/// newer schema; one whose file changed or that was left half applied cannot be migrated.
+pub(crate) fn migrate_error(error: sqlx::migrate::MigrateError) -> StoreError {
+    use sqlx::migrate::MigrateError;
+    match error {
+        MigrateError::VersionMissing(version) => StoreError::SchemaTooNew {
+            found: version,
+            known: SCHEMA_VERSION,
+        },
+        MigrateError::VersionMismatch(version) => StoreError::Migration(format!(
+            "migration {version} was applied from different SQL than this jevjudge's \
+             (its checksum in _sqlx_migrations differs)"
+        )),
+        MigrateError::Dirty(version) => StoreError::Migration(format!(
+            "migration {version} was left partly applied; repair the database by hand"
+        )),
+        MigrateError::Execute(error) => StoreError::Unavailable(error.to_string()),
+        MigrateError::ExecuteMigration(error, version) => {
+            StoreError::Migration(format!("migration {version} failed: {error}"))
+        }
+        other => StoreError::Migration(other.to_string()),
+    }
 }
 
 #[cfg(test)]

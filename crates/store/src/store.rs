@@ -15,7 +15,7 @@ use sqlx::{
 };
 
 use crate::{
-    Cursor, Filter, NewReview, Page, Review, ReviewId, StoreUrl,
+    Cursor, Filter, NewReview, Page, Review, ReviewId, StoreError, StoreKind, StoreUrl,
     review::{rfc3339_millis, unix_millis},
     schema::{self, SCHEMA_VERSION},
 };
@@ -30,94 +30,6 @@ const SQLITE_CONNECTIONS: u32 = 4;
 pub const MAX_PAGE: u32 = 500;
 /// Rows fetched per batch when exporting.
 const EXPORT_BATCH: i64 = 200;
-
-/// Why the store could not do something. Messages hold no password and no state text.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum StoreError {
-    /// The database cannot be reached or refused the statement.
-    #[error("the store is unavailable: {0}")]
-    Unavailable(String),
-    /// The database was migrated by a newer jevjudge.
-    #[error(
-        "the store's schema is version {found}, newer than this jevjudge knows ({known}); \
-         run a jevjudge at least as new as the one that migrated it"
-    )]
-    SchemaTooNew {
-        /// The database's schema version.
-        found: i64,
-        /// The newest version this binary knows.
-        known: i64,
-    },
-    /// A migration could not be applied, or the applied ones differ from this binary's.
-    #[error("the store's schema cannot be migrated: {0}")]
-    Migration(String),
-    /// The database's schema is older than this binary needs (run `jevjudge store migrate`).
-    #[error(
-        "the store's schema is version {found}, older than this jevjudge needs ({known}); \
-         run `jevjudge store migrate --store URL`"
-    )]
-    SchemaOutdated {
-        /// The database's schema version.
-        found: i64,
-        /// The version this binary needs.
-        known: i64,
-    },
-    /// The SQLite file could not be created.
-    #[error("cannot create the SQLite file {path}: {reason}")]
-    Create {
-        /// The file.
-        path: String,
-        /// Why.
-        reason: String,
-    },
-    /// A stored row could not be read back (a column of the wrong type or bad JSON).
-    #[error("a stored review could not be read: {0}")]
-    Corrupt(String),
-    /// The caller asked for something the store cannot do (for example a queue item with
-    /// more than two copies).
-    #[error("invalid: {0}")]
-    Invalid(String),
-}
-
-/// A migrator error as a [`StoreError`]: an applied migration this binary does not know is a
-/// newer schema; one whose file changed or that was left half applied cannot be migrated.
-pub(crate) fn migrate_error(error: sqlx::migrate::MigrateError) -> StoreError {
-    use sqlx::migrate::MigrateError;
-    match error {
-        MigrateError::VersionMissing(version) => StoreError::SchemaTooNew {
-            found: version,
-            known: SCHEMA_VERSION,
-        },
-        MigrateError::VersionMismatch(version) => StoreError::Migration(format!(
-            "migration {version} was applied from different SQL than this jevjudge's \
-             (its checksum in _sqlx_migrations differs)"
-        )),
-        MigrateError::Dirty(version) => StoreError::Migration(format!(
-            "migration {version} was left partly applied; repair the database by hand"
-        )),
-        MigrateError::Execute(error) => StoreError::Unavailable(error.to_string()),
-        MigrateError::ExecuteMigration(error, version) => {
-            StoreError::Migration(format!("migration {version} failed: {error}"))
-        }
-        other => StoreError::Migration(other.to_string()),
-    }
-}
-
-impl From<sqlx::Error> for StoreError {
-    fn from(error: sqlx::Error) -> StoreError {
-        StoreError::Unavailable(error.to_string())
-    }
-}
-
-/// Which database a [`Store`] talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoreKind {
-    /// An SQLite file.
-    Sqlite,
-    /// A PostgreSQL server.
-    Postgres,
-}
 
 /// A connection pool to the decision log; cheap to clone (clones share the pool).
 #[derive(Debug, Clone)]
@@ -221,9 +133,9 @@ impl Store {
     /// migration this binary does not know (made by a newer jevjudge) is refused untouched.
     pub async fn migrate(&self) -> Result<Migrated, StoreError> {
         let mut connection = self.pool.acquire().await?;
-        connection.lock().await.map_err(migrate_error)?;
+        connection.lock().await.map_err(schema::migrate_error)?;
         let result = self.migrate_locked(&mut connection).await;
-        let unlocked = connection.unlock().await.map_err(migrate_error);
+        let unlocked = connection.unlock().await.map_err(schema::migrate_error);
         if result.is_err() || unlocked.is_err() {
             // Never hand a connection that may still hold the lock back to the pool.
             connection.close_on_drop();
@@ -242,11 +154,11 @@ impl Store {
         connection
             .ensure_migrations_table()
             .await
-            .map_err(migrate_error)?;
+            .map_err(schema::migrate_error)?;
         let applied = connection
             .list_applied_migrations()
             .await
-            .map_err(migrate_error)?;
+            .map_err(schema::migrate_error)?;
         let newest = applied.iter().map(|m| m.version).max().unwrap_or(0);
         if applied.iter().any(|m| !migrator.version_exists(m.version)) {
             return Err(StoreError::SchemaTooNew {
@@ -270,7 +182,7 @@ impl Store {
                 _ => break,
             }
         }
-        run.map_err(migrate_error)?;
+        run.map_err(schema::migrate_error)?;
         Ok(Migrated {
             from,
             to: SCHEMA_VERSION,
