@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use jevjudge_client::limit::{LimitConfig, Limiter};
 use jevjudge_serve::{
     AuthTokens, BuildError, Config, ConfigError, Definitions, Metrics, OsSignals, RunOptions,
-    Service,
+    Service, TrustedProxy,
 };
 use tracing_subscriber::EnvFilter;
 
@@ -93,6 +93,13 @@ pub struct Args {
     #[arg(long, value_name = "VAR")]
     pub auth_token_env: Option<String>,
 
+    /// A reverse proxy in front of the service, as an address or a network (10.0.0.0/8,
+    /// 2001:db8::/32); repeatable. Only from peers inside these networks is X-Forwarded-For read
+    /// (its rightmost address outside them is the client) for the per-address limits of
+    /// sign-in attempts and failed token checks; from any other peer its own address counts.
+    #[arg(long = "trusted-proxy", value_name = "CIDR", value_parser = parse_trusted_proxy)]
+    pub trusted_proxies: Vec<TrustedProxy>,
+
     /// Log format on standard error.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -114,6 +121,11 @@ pub enum LogFormat {
     Text,
     /// One JSON object per line.
     Json,
+}
+
+fn parse_trusted_proxy(text: &str) -> Result<TrustedProxy, String> {
+    text.parse()
+        .map_err(|e: jevjudge_serve::TrustedProxyError| e.to_string())
 }
 
 /// Parses `1048576`, `512KiB`, `1MiB` (also `KB`/`MB`, `K`/`M`, as powers of 1024).
@@ -246,6 +258,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         header_timeout: args.header_timeout,
         idle_timeout: args.idle_timeout,
         max_connections: args.max_connections as usize,
+        trusted_proxies: args.trusted_proxies.clone(),
         ..Config::default()
     };
     config.validate().map_err(|e| {
@@ -318,6 +331,33 @@ mod tests {
             Args::parse_flags(&["--definitions", "d", "--budget", "20s"]).expect("valid flags");
         let error = config(&args).expect_err("the default budget is above the cap");
         assert_eq!(error.to_string(), "--budget must not exceed --max-budget");
+    }
+
+    #[test]
+    fn sign_in_lock_out_trusted_proxies_are_repeatable_and_bad_ones_name_the_flag() {
+        let args = Args::parse_flags(&[
+            "--definitions",
+            "d",
+            "--trusted-proxy",
+            "10.0.0.0/8",
+            "--trusted-proxy",
+            "2001:db8::1",
+        ])
+        .expect("valid flags");
+        let proxies: Vec<String> = config(&args)
+            .expect("a config")
+            .trusted_proxies
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(proxies, ["10.0.0.0/8", "2001:db8::1/128"]);
+        for bad in ["proxy.example", "10.0.0.0/33"] {
+            let error = Args::parse_flags(&["--definitions", "d", "--trusted-proxy", bad])
+                .expect_err("not a network");
+            let text = error.to_string();
+            assert!(text.contains("--trusted-proxy"), "{text}");
+            assert!(text.contains(bad), "{text}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::AuthTokens;
+use crate::{AuthTokens, TrustedProxy};
 
 /// The default cap on a request body, in bytes (1 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -67,6 +67,12 @@ pub struct Config {
     /// that has no request in flight, or is refused with a 503 when every one is busy.
     /// Default: 512.
     pub max_connections: usize,
+    /// Networks of the reverse proxies in front of the service. Only from a peer inside one of
+    /// them is `X-Forwarded-For` read to find the client's address (its rightmost address
+    /// outside every one of them); from any other peer the peer's own address counts. The
+    /// per-address limits (sign-in attempts, failed bearer checks) use that address.
+    /// Default: none.
+    pub trusted_proxies: Vec<TrustedProxy>,
 }
 
 impl Default for Config {
@@ -82,6 +88,7 @@ impl Default for Config {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            trusted_proxies: Vec::new(),
         }
     }
 }

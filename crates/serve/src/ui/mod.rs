@@ -45,6 +45,7 @@ use maud::Markup;
 use serde::Deserialize;
 
 use crate::ServeState;
+use crate::client_address::client_address;
 use crate::session::{self, PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey};
 use item::{decide, item_page, release};
 use pages::{QueueRow, QueueView, Who};
@@ -327,11 +328,9 @@ async fn sign_in(
     headers: HeaderMap,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
-    // Before anything is checked: a refused attempt tells nothing about the token.
-    let address = peer.map(|Extension(ConnectInfo(peer))| peer.ip());
-    if let Err(wait) = ui.state.sign_ins().attempt(address) {
-        return too_many_attempts(&ui, wait);
-    }
+    // Only a form that passes the pre-session CSRF check and carries a token spends one of the
+    // address's attempts: junk posted by anyone sharing the address (every reviewer behind one
+    // proxy) costs nothing, so it cannot lock the reviewers out.
     let now = SystemTime::now();
     let pre = cookie_header(&headers)
         .and_then(|header| session::cookie(header, PRE_COOKIE))
@@ -347,6 +346,19 @@ async fn sign_in(
         );
     }
     let token = field(&form, "token").unwrap_or("").trim();
+    if token.is_empty() {
+        return fresh_sign_in(
+            &ui,
+            StatusCode::UNAUTHORIZED,
+            Some("Type your reviewer token."),
+        );
+    }
+    // Before the token is checked: a refused attempt tells nothing about the token.
+    let peer = peer.map(|Extension(ConnectInfo(peer))| peer.ip());
+    let address = client_address(peer, &headers, &ui.state.config().trusted_proxies);
+    if let Err(wait) = ui.state.sign_ins().attempt(address) {
+        return too_many_attempts(&ui, wait);
+    }
     let Some(reviewer) = ui.state.reviewer_for_token(token) else {
         return fresh_sign_in(
             &ui,

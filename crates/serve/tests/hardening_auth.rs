@@ -1,0 +1,276 @@
+//! Who gets in: the sign-in limit per client address and trusted proxies, reviewer and caller
+//! tokens, every method of every protected route, and `Secure` cookies behind a proxy. Over
+//! real HTTP on 127.0.0.1 with a SQLite store, except where a paused clock is needed.
+
+use std::{net::SocketAddr, time::Duration};
+
+use axum::{
+    body::Body,
+    extract::ConnectInfo,
+    http::{Request, StatusCode},
+};
+use jevjudge_judge::{Status, SystemOneBackend};
+use jevjudge_serve::{Config, DecisionLogConfig, Metrics, QueuePolicy, ReviewerTokens};
+use tower::ServiceExt as _;
+
+use crate::{
+    store::sqlite_url,
+    util::{Built, Reply, Service, client, definitions, fake_answering, read},
+};
+
+const ADA: &str = "tok-ada-0123456789abcdef";
+const BOB: &str = "tok-bob-0123456789abcdef";
+
+/// A service with a review queue (reviewers `ada` and `bob`) on a fresh SQLite store.
+async fn built(config: Config) -> (Built, jevjudge_fake::FakeServer) {
+    let fake = fake_answering(&[("supported", 0.5)]).await;
+    let metrics = Metrics::new();
+    let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
+    let reviewers = ReviewerTokens::parse(&format!("ada:{ADA},bob:{BOB}")).expect("reviewers");
+    let built = Built::builder(backend, definitions())
+        .config(config)
+        .metrics(metrics)
+        .decision_log(
+            DecisionLogConfig::url(sqlite_url())
+                .keep_state(true)
+                .requested_model("jev-latest"),
+        )
+        .review_queue(QueuePolicy::new([Status::Inconclusive], reviewers))
+        .build()
+        .await
+        .expect("the store opens");
+    (built, fake)
+}
+
+async fn service(config: Config) -> (Service, jevjudge_fake::FakeServer) {
+    let (built, fake) = built(config).await;
+    (Service::start_built(built).await, fake)
+}
+
+/// A browser-like client that follows no redirect and keeps no cookie by itself.
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client")
+}
+
+/// The `Set-Cookie` headers named `name`.
+fn set_cookies<'a>(reply: &'a Reply, name: &str) -> Vec<&'a str> {
+    reply
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .filter(|value| value.starts_with(&format!("{name}=")))
+        .collect()
+}
+
+/// The value of the first hidden `csrf` field of a page.
+fn csrf(page: &str) -> String {
+    let marker = r#"name="csrf" value=""#;
+    let start = page.find(marker).expect("a csrf field") + marker.len();
+    page[start..][..page[start..].find('"').expect("a closing quote")].to_owned()
+}
+
+/// A sign-in form: its pre-session cookie (`name=value`) and CSRF token.
+async fn form(url: &str, headers: &[(&str, &str)]) -> (String, String) {
+    let mut request = browser().get(format!("{url}/ui/sign-in"));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let reply = read(request.send().await.expect("a response")).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let pre = set_cookies(&reply, "jevjudge_ui_pre")[0]
+        .split(';')
+        .next()
+        .expect("a pair")
+        .to_owned();
+    (pre, csrf(&reply.text()))
+}
+
+/// Posts the sign-in form with these cookie, fields and extra headers.
+async fn post_sign_in(url: &str, cookie: &str, body: String, headers: &[(&str, &str)]) -> Reply {
+    let mut request = browser()
+        .post(format!("{url}/ui/sign-in"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body);
+    if !cookie.is_empty() {
+        request = request.header("cookie", cookie);
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    read(request.send().await.expect("a response")).await
+}
+
+/// Signs in with `token` through a fresh form, sending `headers` with both requests.
+async fn sign_in(url: &str, token: &str, headers: &[(&str, &str)]) -> Reply {
+    let (pre, csrf) = form(url, headers).await;
+    post_sign_in(url, &pre, format!("csrf={csrf}&token={token}"), headers).await
+}
+
+fn signed_in(reply: &Reply) -> bool {
+    reply.status == 303 && !set_cookies(reply, "jevjudge_ui").is_empty()
+}
+
+// 1. Sign-in lock-out.
+
+#[tokio::test]
+async fn sign_in_lock_out_a_reviewer_gets_in_within_2_s_while_junk_floods_from_the_same_address() {
+    let (service, _fake) = service(Config::default()).await;
+    let url = service.url.clone();
+    let (sent, mut flooding) = tokio::sync::watch::channel(0u32);
+    let flood = tokio::spawn(async move {
+        // Junk every 100 ms from the same address: no pre-session cookie, no CSRF field, no
+        // token; the attacker sees the same 403 a stale form gets.
+        let mut junk = 0u32;
+        loop {
+            let reply = post_sign_in(&url, "", "junk=1".to_owned(), &[]).await;
+            assert_eq!(reply.status, 403, "{}", reply.text());
+            junk += 1;
+            sent.send_replace(junk);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    // More junk than the ten attempts an address has, before the reviewer comes.
+    flooding
+        .wait_for(|junk| *junk > 12)
+        .await
+        .expect("the flood runs");
+    let reply = tokio::time::timeout(Duration::from_secs(2), sign_in(&service.url, ADA, &[]))
+        .await
+        .expect("the reviewer is answered within 2 s");
+    assert!(signed_in(&reply), "{} {}", reply.status, reply.text());
+    // A form with a CSRF token but no token costs nothing either.
+    for _ in 0..12 {
+        let (pre, csrf) = form(&service.url, &[]).await;
+        let reply = post_sign_in(&service.url, &pre, format!("csrf={csrf}&token="), &[]).await;
+        assert_eq!(reply.status, 401, "{}", reply.text());
+    }
+    assert!(signed_in(&sign_in(&service.url, BOB, &[]).await));
+    flood.abort();
+    service.stop().await.expect("a clean stop");
+}
+
+/// `POST /ui/sign-in` through the router in-process, from `peer`, with a fresh form.
+async fn sign_in_from(router: &axum::Router, peer: SocketAddr, token: &str) -> StatusCode {
+    let form = router
+        .clone()
+        .oneshot(
+            Request::get("/ui/sign-in")
+                .extension(ConnectInfo(peer))
+                .body(Body::empty())
+                .expect("a request"),
+        )
+        .await
+        .expect("an answer");
+    let pre = form
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .find(|value| value.starts_with("jevjudge_ui_pre="))
+        .and_then(|value| value.split(';').next())
+        .expect("a pre-session cookie")
+        .to_owned();
+    let page = axum::body::to_bytes(form.into_body(), usize::MAX)
+        .await
+        .expect("a body");
+    let csrf = csrf(std::str::from_utf8(&page).expect("UTF-8"));
+    router
+        .clone()
+        .oneshot(
+            Request::post("/ui/sign-in")
+                .extension(ConnectInfo(peer))
+                .header("cookie", pre)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(Body::from(format!("csrf={csrf}&token={token}")))
+                .expect("a request"),
+        )
+        .await
+        .expect("an answer")
+        .status()
+}
+
+#[tokio::test]
+async fn sign_in_lock_out_ten_wrong_tokens_with_valid_forms_lock_the_address_for_6_s_each() {
+    let (built, _fake) = built(Config::default()).await;
+    let router = built.router();
+    tokio::time::pause();
+    let attacker: SocketAddr = "192.0.2.7:40000".parse().expect("an address");
+    let neighbour: SocketAddr = "192.0.2.8:40000".parse().expect("an address");
+    for n in 0..10 {
+        let wrong = format!("wrong-token-0123456789-{n}");
+        assert_eq!(
+            sign_in_from(&router, attacker, &wrong).await,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    // Locked: not even the right token is checked, on any port of that address.
+    assert_eq!(
+        sign_in_from(&router, attacker, ADA).await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    assert_eq!(
+        sign_in_from(&router, "192.0.2.7:40001".parse().expect("an address"), ADA).await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    assert_eq!(
+        sign_in_from(&router, neighbour, ADA).await,
+        StatusCode::SEE_OTHER
+    );
+    tokio::time::advance(Duration::from_secs(5)).await;
+    assert_eq!(
+        sign_in_from(&router, attacker, ADA).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "still locked after 5 s"
+    );
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert_eq!(
+        sign_in_from(&router, attacker, ADA).await,
+        StatusCode::SEE_OTHER,
+        "one attempt back after 6 s"
+    );
+}
+
+#[tokio::test]
+async fn sign_in_lock_out_x_forwarded_for_counts_only_from_a_trusted_proxy() {
+    // The test client (127.0.0.1) is the trusted proxy: each forwarded client has its own
+    // attempts.
+    let config = Config {
+        trusted_proxies: vec!["127.0.0.0/8".parse().expect("a network")],
+        ..Config::default()
+    };
+    let (service, _fake) = service(config).await;
+    let guesser = [("x-forwarded-for", "203.0.113.5")];
+    for n in 0..10 {
+        let reply = sign_in(&service.url, &format!("guess-0123456789-{n}"), &guesser).await;
+        assert_eq!(reply.status, 401, "guess {n}");
+    }
+    assert_eq!(sign_in(&service.url, ADA, &guesser).await.status, 429);
+    let reviewer = [("x-forwarded-for", "198.51.100.1, 203.0.113.6")];
+    assert!(signed_in(&sign_in(&service.url, ADA, &reviewer).await));
+    service.stop().await.expect("a clean stop");
+
+    // Without trusted proxies the header is ignored: the peer's address is spent.
+    let (service, _fake) = service_default().await;
+    for n in 0..10 {
+        let forged = format!("203.0.113.{n}");
+        let reply = sign_in(
+            &service.url,
+            &format!("guess-0123456789-{n}"),
+            &[("x-forwarded-for", &forged)],
+        )
+        .await;
+        assert_eq!(reply.status, 401, "guess {n}");
+    }
+    let reply = sign_in(&service.url, ADA, &[("x-forwarded-for", "198.51.100.1")]).await;
+    assert_eq!(reply.status, 429, "{}", reply.text());
+    service.stop().await.expect("a clean stop");
+}
+
+async fn service_default() -> (Service, jevjudge_fake::FakeServer) {
+    service(Config::default()).await
+}
