@@ -80,7 +80,7 @@ impl SignInThrottle {
 }
 
 /// The key of an address: IPv4 as it is (an IPv4-mapped IPv6 address too), IPv6 by its /64.
-fn key_of(address: IpAddr) -> IpAddr {
+pub(crate) fn key_of(address: IpAddr) -> IpAddr {
     match address {
         IpAddr::V4(v4) => IpAddr::V4(v4),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {

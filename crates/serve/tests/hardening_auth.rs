@@ -274,3 +274,32 @@ async fn sign_in_lock_out_x_forwarded_for_counts_only_from_a_trusted_proxy() {
 async fn service_default() -> (Service, jevjudge_fake::FakeServer) {
     service(Config::default()).await
 }
+
+// 8. Tokens.
+
+const CALLER: &str = "caller-0123456789abcdef";
+
+#[tokio::test]
+async fn tokens_wrong_bearer_tokens_from_one_address_never_lock_out_a_right_one() {
+    let config = Config {
+        auth_tokens: jevjudge_serve::AuthTokens::parse(CALLER).expect("a token"),
+        ..Config::default()
+    };
+    let (service, _fake) = service(config).await;
+    let http = browser();
+    let get = |path: &'static str, token: String| {
+        let request = http
+            .get(format!("{}{path}", service.url))
+            .bearer_auth(token);
+        async move { read(request.send().await.expect("a response")).await }
+    };
+    // Past the 100 a minute that are logged, on the callers' and the reviewers' routes alike.
+    for n in 0..150 {
+        let wrong = format!("wrong-token-0123456789-{n}");
+        assert_eq!(get("/v1/definitions", wrong.clone()).await.status, 401);
+        assert_eq!(get("/v1/queue/stats", wrong).await.status, 401);
+    }
+    assert_eq!(get("/v1/definitions", CALLER.to_owned()).await.status, 200);
+    assert_eq!(get("/v1/queue/stats", ADA.to_owned()).await.status, 200);
+    service.stop().await.expect("a clean stop");
+}
