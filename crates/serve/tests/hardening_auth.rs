@@ -303,3 +303,77 @@ async fn tokens_wrong_bearer_tokens_from_one_address_never_lock_out_a_right_one(
     assert_eq!(get("/v1/queue/stats", ADA.to_owned()).await.status, 200);
     service.stop().await.expect("a clean stop");
 }
+
+// 9. HEAD bypasses the reviewer check.
+
+#[tokio::test]
+async fn head_bypass_every_method_of_every_protected_route_needs_its_token() {
+    let config = Config {
+        auth_tokens: jevjudge_serve::AuthTokens::parse(CALLER).expect("a token"),
+        ..Config::default()
+    };
+    let (service, _fake) = service(config).await;
+    let item = "00000000-0000-0000-0000-000000000000";
+    let callers = [
+        "/v1/reviews/refund-answer-v1".to_owned(),
+        "/v1/reviews".to_owned(),
+        "/v1/definitions".to_owned(),
+        "/metrics".to_owned(),
+    ];
+    let reviewers = [
+        "/v1/queue/claim".to_owned(),
+        format!("/v1/queue/{item}/decision"),
+        format!("/v1/queue/{item}/release"),
+        "/v1/queue/stats".to_owned(),
+    ];
+    let unlisted = reqwest::Method::from_bytes(b"PURGE").expect("a method");
+    let http = browser();
+    for path in callers.iter().chain(&reviewers) {
+        for method in [
+            reqwest::Method::HEAD,
+            reqwest::Method::GET,
+            reqwest::Method::POST,
+            reqwest::Method::PUT,
+            reqwest::Method::DELETE,
+            reqwest::Method::OPTIONS,
+            unlisted.clone(),
+        ] {
+            for token in [None, Some("wrong-token-0123456789")] {
+                let mut request = http.request(method.clone(), format!("{}{path}", service.url));
+                if let Some(token) = token {
+                    request = request.bearer_auth(token);
+                }
+                let reply = read(request.send().await.expect("a response")).await;
+                let case = format!("{method} {path} with {token:?}");
+                assert_eq!(reply.status, 401, "{case}: {}", reply.text());
+                assert_eq!(reply.headers["content-type"], "application/json", "{case}");
+                if method != reqwest::Method::HEAD {
+                    assert_eq!(reply.error_code(), "unauthorized", "{case}");
+                }
+            }
+        }
+    }
+    // With the right token HEAD runs the GET handler, answering as GET does (no body).
+    for (path, token) in [("/v1/queue/stats", ADA), ("/v1/definitions", CALLER)] {
+        let reply = read(
+            http.head(format!("{}{path}", service.url))
+                .bearer_auth(token)
+                .send()
+                .await
+                .expect("a response"),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "HEAD {path}");
+    }
+    // And a method the route does not take, with the right token, is 405.
+    let reply = read(
+        http.request(unlisted, format!("{}/v1/queue/stats", service.url))
+            .bearer_auth(ADA)
+            .send()
+            .await
+            .expect("a response"),
+    )
+    .await;
+    assert_eq!(reply.status, 405, "{}", reply.text());
+    service.stop().await.expect("a clean stop");
+}
