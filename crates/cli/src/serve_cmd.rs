@@ -12,8 +12,8 @@ use std::{io::IsTerminal as _, io::Write as _, net::SocketAddr, path::PathBuf, t
 use anyhow::Context as _;
 use jevjudge_client::limit::{LimitConfig, Limiter};
 use jevjudge_serve::{
-    AuthTokens, BuildError, Config, ConfigError, Definitions, Metrics, OsSignals, RunOptions,
-    Service, TrustedProxy,
+    AuthTokens, BuildError, Config, ConfigError, Definitions, Metrics, OsSignals, PublicUrl,
+    RunOptions, Service, TrustedProxy,
 };
 use tracing_subscriber::EnvFilter;
 
@@ -100,6 +100,13 @@ pub struct Args {
     #[arg(long = "trusted-proxy", value_name = "CIDR", value_parser = parse_trusted_proxy)]
     pub trusted_proxies: Vec<TrustedProxy>,
 
+    /// The address reviewers reach the service at when it is behind a proxy, like
+    /// https://review.example.com. An https URL makes the reviewer pages' cookies Secure
+    /// whatever the Host header says (so does X-Forwarded-Proto: https from any peer), and a
+    /// form posted from its origin counts as the service's own.
+    #[arg(long, value_name = "URL", value_parser = parse_public_url)]
+    pub public_url: Option<PublicUrl>,
+
     /// Log format on standard error.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -126,6 +133,11 @@ pub enum LogFormat {
 fn parse_trusted_proxy(text: &str) -> Result<TrustedProxy, String> {
     text.parse()
         .map_err(|e: jevjudge_serve::TrustedProxyError| e.to_string())
+}
+
+fn parse_public_url(text: &str) -> Result<PublicUrl, String> {
+    text.parse()
+        .map_err(|e: jevjudge_serve::PublicUrlError| e.to_string())
 }
 
 /// Parses `1048576`, `512KiB`, `1MiB` (also `KB`/`MB`, `K`/`M`, as powers of 1024).
@@ -259,6 +271,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         idle_timeout: args.idle_timeout,
         max_connections: args.max_connections as usize,
         trusted_proxies: args.trusted_proxies.clone(),
+        public_url: args.public_url.clone(),
         ..Config::default()
     };
     config.validate().map_err(|e| {
@@ -357,6 +370,26 @@ mod tests {
             let text = error.to_string();
             assert!(text.contains("--trusted-proxy"), "{text}");
             assert!(text.contains(bad), "{text}");
+        }
+    }
+
+    #[test]
+    fn secure_cookies_public_url_is_kept_and_a_bad_one_names_the_flag() {
+        let args = Args::parse_flags(&[
+            "--definitions",
+            "d",
+            "--public-url",
+            "https://Review.Example/",
+        ])
+        .expect("valid flags");
+        let url = config(&args).expect("a config").public_url.expect("a URL");
+        assert_eq!(url.as_str(), "https://review.example");
+        assert!(url.is_https());
+        for bad in ["review.example", "https://a b"] {
+            let error = Args::parse_flags(&["--definitions", "d", "--public-url", bad])
+                .expect_err("not a URL");
+            let text = error.to_string();
+            assert!(text.contains("--public-url"), "{text}");
         }
     }
 

@@ -74,7 +74,7 @@ pub fn app(state: ServeState) -> Router {
         .merge(protected)
         .merge(queue)
         .merge(open)
-        .merge(crate::ui::router())
+        .merge(crate::ui::router(state.clone()))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(
             state.clone(),

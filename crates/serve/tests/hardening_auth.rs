@@ -377,3 +377,79 @@ async fn head_bypass_every_method_of_every_protected_route_needs_its_token() {
     assert_eq!(reply.status, 405, "{}", reply.text());
     service.stop().await.expect("a clean stop");
 }
+
+// 11. `Secure` cookies behind a proxy.
+
+fn is_secure(cookie: &str) -> bool {
+    cookie.split("; ").any(|attribute| attribute == "Secure")
+}
+
+/// Whether the pre-session cookie of the sign-in form asked for with `headers` is `Secure`.
+async fn pre_cookie_secure(url: &str, headers: &[(&str, &str)]) -> bool {
+    let mut request = browser().get(format!("{url}/ui/sign-in"));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let reply = read(request.send().await.expect("a response")).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    is_secure(set_cookies(&reply, "jevjudge_ui_pre")[0])
+}
+
+#[tokio::test]
+async fn secure_cookies_behind_a_proxy_a_header_only_adds_secure() {
+    // A plain-HTTP service asked for on its loopback address: the only case without Secure.
+    let (plain, _fake) = service_default().await;
+    let url = plain.url.clone();
+    assert!(!pre_cookie_secure(&url, &[]).await);
+    assert!(!pre_cookie_secure(&url, &[("x-forwarded-proto", "http")]).await);
+    // A TLS proxy forwarding `Host: 127.0.0.1` says https: Secure, session cookie included.
+    let proxied = [("host", "127.0.0.1"), ("x-forwarded-proto", "https")];
+    assert!(pre_cookie_secure(&url, &proxied).await);
+    assert!(pre_cookie_secure(&url, &[("x-forwarded-proto", "http, HTTPS")]).await);
+    let reply = sign_in(&url, ADA, &proxied).await;
+    assert!(signed_in(&reply), "{}", reply.text());
+    assert!(is_secure(set_cookies(&reply, "jevjudge_ui")[0]));
+    // A header never takes Secure away from a non-loopback host.
+    assert!(
+        pre_cookie_secure(
+            &url,
+            &[("host", "review.example"), ("x-forwarded-proto", "http")]
+        )
+        .await
+    );
+    plain.stop().await.expect("a clean stop");
+
+    // An https --public-url: Secure on every answer, whatever Host and X-Forwarded-Proto say.
+    let config = Config {
+        public_url: Some("https://review.example".parse().expect("a URL")),
+        ..Config::default()
+    };
+    let (public, _fake) = service(config).await;
+    let url = public.url.clone();
+    assert!(pre_cookie_secure(&url, &[]).await);
+    assert!(pre_cookie_secure(&url, &[("x-forwarded-proto", "http")]).await);
+    let reply = sign_in(&url, ADA, &[]).await;
+    assert!(signed_in(&reply), "{}", reply.text());
+    assert!(is_secure(set_cookies(&reply, "jevjudge_ui")[0]));
+    // A form posted from the public URL's origin (the proxy forwards Host: 127.0.0.1) is this
+    // site's.
+    let (pre, csrf) = form(&url, &[]).await;
+    let reply = post_sign_in(
+        &url,
+        &pre,
+        format!("csrf={csrf}&token={BOB}"),
+        &[("origin", "https://review.example")],
+    )
+    .await;
+    assert!(signed_in(&reply), "{}", reply.text());
+    public.stop().await.expect("a clean stop");
+
+    // An http --public-url on loopback turns nothing on.
+    let config = Config {
+        public_url: Some("http://127.0.0.1:8080".parse().expect("a URL")),
+        ..Config::default()
+    };
+    let (local, _fake) = service(config).await;
+    assert!(!pre_cookie_secure(&local.url, &[]).await);
+    local.stop().await.expect("a clean stop");
+}
