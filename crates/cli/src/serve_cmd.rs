@@ -12,8 +12,8 @@ use std::{io::IsTerminal as _, io::Write as _, net::SocketAddr, path::PathBuf, t
 use anyhow::Context as _;
 use jevjudge_client::limit::{LimitConfig, Limiter};
 use jevjudge_serve::{
-    AuthTokens, BuildError, Config, ConfigError, Definitions, Metrics, OsSignals, RunOptions,
-    Service,
+    AuthTokens, BuildError, Config, ConfigError, Definitions, Metrics, OsSignals, PublicUrl,
+    RunOptions, Service, TrustedProxy,
 };
 use tracing_subscriber::EnvFilter;
 
@@ -92,6 +92,20 @@ pub struct Args {
     #[arg(long, value_name = "VAR")]
     pub auth_token_env: Option<String>,
 
+    /// A reverse proxy in front of the service, as an address or a network (10.0.0.0/8,
+    /// 2001:db8::/32); repeatable. Only from peers inside these networks is X-Forwarded-For read
+    /// (its rightmost address outside them is the client) for the per-address limits of
+    /// sign-in attempts and failed token checks; from any other peer its own address counts.
+    #[arg(long = "trusted-proxy", value_name = "CIDR", value_parser = parse_trusted_proxy)]
+    pub trusted_proxies: Vec<TrustedProxy>,
+
+    /// The address reviewers reach the service at when it is behind a proxy, like
+    /// https://review.example.com. An https URL makes the reviewer pages' cookies Secure
+    /// whatever the Host header says (so does X-Forwarded-Proto: https from any peer), and a
+    /// form posted from its origin counts as the service's own.
+    #[arg(long, value_name = "URL", value_parser = parse_public_url)]
+    pub public_url: Option<PublicUrl>,
+
     /// Log format on standard error.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -113,6 +127,16 @@ pub enum LogFormat {
     Text,
     /// One JSON object per line.
     Json,
+}
+
+fn parse_trusted_proxy(text: &str) -> Result<TrustedProxy, String> {
+    text.parse()
+        .map_err(|e: jevjudge_serve::TrustedProxyError| e.to_string())
+}
+
+fn parse_public_url(text: &str) -> Result<PublicUrl, String> {
+    text.parse()
+        .map_err(|e: jevjudge_serve::PublicUrlError| e.to_string())
 }
 
 /// Parses `1048576`, `512KiB`, `1MiB` (also `KB`/`MB`, `K`/`M`, as powers of 1024).
@@ -245,6 +269,8 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         header_timeout: args.header_timeout,
         idle_timeout: args.idle_timeout,
         max_connections: args.max_connections as usize,
+        trusted_proxies: args.trusted_proxies.clone(),
+        public_url: args.public_url.clone(),
         ..Config::default()
     };
     config.validate().map_err(|e| {
@@ -317,6 +343,53 @@ mod tests {
             Args::parse_flags(&["--definitions", "d", "--budget", "20s"]).expect("valid flags");
         let error = config(&args).expect_err("the default budget is above the cap");
         assert_eq!(error.to_string(), "--budget must not exceed --max-budget");
+    }
+
+    #[test]
+    fn sign_in_lock_out_trusted_proxies_are_repeatable_and_bad_ones_name_the_flag() {
+        let args = Args::parse_flags(&[
+            "--definitions",
+            "d",
+            "--trusted-proxy",
+            "10.0.0.0/8",
+            "--trusted-proxy",
+            "2001:db8::1",
+        ])
+        .expect("valid flags");
+        let proxies: Vec<String> = config(&args)
+            .expect("a config")
+            .trusted_proxies
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(proxies, ["10.0.0.0/8", "2001:db8::1/128"]);
+        for bad in ["proxy.example", "10.0.0.0/33"] {
+            let error = Args::parse_flags(&["--definitions", "d", "--trusted-proxy", bad])
+                .expect_err("not a network");
+            let text = error.to_string();
+            assert!(text.contains("--trusted-proxy"), "{text}");
+            assert!(text.contains(bad), "{text}");
+        }
+    }
+
+    #[test]
+    fn secure_cookies_public_url_is_kept_and_a_bad_one_names_the_flag() {
+        let args = Args::parse_flags(&[
+            "--definitions",
+            "d",
+            "--public-url",
+            "https://Review.Example/",
+        ])
+        .expect("valid flags");
+        let url = config(&args).expect("a config").public_url.expect("a URL");
+        assert_eq!(url.as_str(), "https://review.example");
+        assert!(url.is_https());
+        for bad in ["review.example", "https://a b"] {
+            let error = Args::parse_flags(&["--definitions", "d", "--public-url", bad])
+                .expect_err("not a URL");
+            let text = error.to_string();
+            assert!(text.contains("--public-url"), "{text}");
+        }
     }
 
     #[test]

@@ -1,16 +1,42 @@
-//! The bearer-token check on `/v1/*` and `/metrics` (the tokens and their constant-time
-//! comparison are [`crate::AuthTokens`]).
+//! The bearer-token checks: callers' tokens on `/v1/*` (but the queue) and `/metrics`
+//! ([`crate::AuthTokens`]), reviewers' tokens on `/v1/queue/*` ([`crate::ReviewerTokens`]).
+//!
+//! Both run as route layers, so every method of a protected route — `HEAD`, and methods the
+//! route does not take — is checked before anything else answers: without an accepted token
+//! the answer is 401 JSON.
+//!
+//! Failed checks are counted per client address ([`FailedChecks`]) and logged at WARN once a
+//! minute for an address past [`WARN_PAST`] failures in that minute. Nothing is ever refused
+//! for the count: behind a shared proxy every caller has one address, and a limit there would
+//! lock the right tokens out with the wrong ones.
+
+use std::{
+    collections::HashMap,
+    net::{IpAddr, Ipv6Addr, SocketAddr},
+    sync::Mutex,
+    time::Duration,
+};
 
 use axum::{
-    extract::{Request, State},
+    extract::{ConnectInfo, Request, State},
     http::header::AUTHORIZATION,
     middleware::Next,
     response::Response,
 };
+use tokio::time::Instant;
 
-use crate::{ServeError, ServeState};
+use crate::{ServeError, ServeState, client_address::client_address, sign_in_throttle::key_of};
 
-/// Middleware: 401 unless the request carries an accepted token.
+/// Failed token checks one address may make in a minute before a WARN line says so.
+pub const WARN_PAST: u32 = 100;
+/// The window failures are counted in.
+const WINDOW: Duration = Duration::from_secs(60);
+/// Addresses counted at most; past it, new addresses share one count.
+const MAX_ADDRESSES: usize = 10_000;
+/// The count of requests without an address, and of new addresses once memory is full.
+const SHARED: IpAddr = IpAddr::V6(Ipv6Addr::UNSPECIFIED);
+
+/// Middleware: 401 unless the request carries a caller's accepted token.
 pub(crate) async fn require_token(
     State(state): State<ServeState>,
     request: Request,
@@ -21,7 +47,238 @@ pub(crate) async fn require_token(
         .get(AUTHORIZATION)
         .map(|value| value.as_bytes());
     if !state.config().auth_tokens.verify(header) {
+        failed(&state, &request);
         return Err(ServeError::Unauthorized);
     }
     Ok(next.run(request).await)
+}
+
+/// Middleware of `/v1/queue/*`: 401 without a reviewer's token (or without any token when
+/// there is no queue), 404 `no_queue` with a token but no queue; else the
+/// [`crate::Reviewer`] is put in the request's extensions.
+pub(crate) async fn require_reviewer(
+    State(state): State<ServeState>,
+    mut request: Request,
+    next: Next,
+) -> Result<Response, ServeError> {
+    let header = request
+        .headers()
+        .get(AUTHORIZATION)
+        .map(|value| value.as_bytes());
+    let Some(policy) = state.queue_policy() else {
+        // A request without any token is refused as such; with one, it learns there is no
+        // queue to authenticate against.
+        return Err(if header.is_none() {
+            ServeError::Unauthorized
+        } else {
+            ServeError::NoQueue
+        });
+    };
+    let Some(reviewer) = policy.reviewers.reviewer_for_header(header) else {
+        failed(&state, &request);
+        return Err(ServeError::Unauthorized);
+    };
+    request.extensions_mut().insert(reviewer);
+    Ok(next.run(request).await)
+}
+
+/// Counts a failed check against the request's client address, logging when it passes the
+/// limit.
+fn failed(state: &ServeState, request: &Request) {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(peer)| peer.ip());
+    let address = client_address(peer, request.headers(), &state.config().trusted_proxies);
+    if let Some(failures) = state.failed_checks().failed(address) {
+        let address = address.map_or_else(|| "unknown".to_owned(), |a| a.to_string());
+        tracing::warn!(
+            target: "jevjudge_serve::auth",
+            %address,
+            failures,
+            "more than {WARN_PAST} failed token checks from one address within a minute \
+             (a client with a wrong token, or someone guessing)"
+        );
+    }
+}
+
+/// Failed token checks per client address in the current minute (bounded memory).
+pub(crate) struct FailedChecks {
+    windows: Mutex<HashMap<IpAddr, Window>>,
+}
+
+struct Window {
+    started: Instant,
+    failures: u32,
+    warned: bool,
+}
+
+impl FailedChecks {
+    pub(crate) fn new() -> FailedChecks {
+        FailedChecks {
+            windows: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Counts one failure of `address`: `Some(failures)` when a WARN line is due (the first
+    /// failure past [`WARN_PAST`] in its minute), else `None`.
+    pub(crate) fn failed(&self, address: Option<IpAddr>) -> Option<u32> {
+        let now = Instant::now();
+        let mut windows = self
+            .windows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut key = address.map(key_of).unwrap_or(SHARED);
+        if !windows.contains_key(&key) && windows.len() >= MAX_ADDRESSES {
+            windows.retain(|_, window| now.duration_since(window.started) < WINDOW);
+            if windows.len() >= MAX_ADDRESSES {
+                key = SHARED;
+            }
+        }
+        let window = windows.entry(key).or_insert(Window {
+            started: now,
+            failures: 0,
+            warned: false,
+        });
+        if now.duration_since(window.started) >= WINDOW {
+            *window = Window {
+                started: now,
+                failures: 0,
+                warned: false,
+            };
+        }
+        window.failures = window.failures.saturating_add(1);
+        if window.failures > WARN_PAST && !window.warned {
+            window.warned = true;
+            return Some(window.failures);
+        }
+        None
+    }
+
+    #[cfg(test)]
+    fn remembered(&self) -> usize {
+        self.windows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn address(text: &str) -> Option<IpAddr> {
+        Some(text.parse().unwrap())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tokens_failed_checks_warn_once_a_minute_past_100_per_address() {
+        let checks = FailedChecks::new();
+        for n in 0..WARN_PAST {
+            assert_eq!(checks.failed(address("192.0.2.7")), None, "failure {n}");
+        }
+        assert_eq!(checks.failed(address("192.0.2.7")), Some(WARN_PAST + 1));
+        // One line a minute, not one a request; other addresses have their own counts.
+        for _ in 0..500 {
+            assert_eq!(checks.failed(address("192.0.2.7")), None);
+        }
+        assert_eq!(checks.failed(address("192.0.2.8")), None);
+        tokio::time::advance(WINDOW).await;
+        for _ in 0..WARN_PAST {
+            assert_eq!(checks.failed(address("192.0.2.7")), None);
+        }
+        assert_eq!(checks.failed(address("192.0.2.7")), Some(WARN_PAST + 1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tokens_failed_checks_memory_stays_bounded() {
+        let checks = FailedChecks::new();
+        for n in 0..(MAX_ADDRESSES as u32 + 500) {
+            let spread = IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + n));
+            let _ = checks.failed(Some(spread));
+        }
+        assert_eq!(checks.remembered(), MAX_ADDRESSES + 1);
+        tokio::time::advance(WINDOW).await;
+        let _ = checks.failed(address("203.0.113.9"));
+        assert!(checks.remembered() <= 2, "{}", checks.remembered());
+    }
+
+    /// Log lines written while the guard lives, on this thread.
+    #[derive(Clone, Default)]
+    struct Captured(std::sync::Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn tokens_past_100_failed_checks_a_minute_one_warn_line_without_the_token() {
+        use axum::{body::Body, http::Request};
+        use tower::ServiceExt as _;
+
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_max_level(tracing::Level::WARN)
+            .with_ansi(false)
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let backend = jevjudge_judge::backend_fn(|_request| async {
+            Ok(jevjudge_wire::Response::from_slice(br#"{"model":"m","answers":{}}"#).unwrap())
+        });
+        let config = crate::Config {
+            auth_tokens: crate::AuthTokens::parse("right-token-0123456789").unwrap(),
+            ..crate::Config::default()
+        };
+        let state = ServeState::for_tests(
+            backend,
+            crate::Definitions::new(Vec::new()).unwrap(),
+            config,
+            crate::Metrics::new(),
+        )
+        .unwrap();
+        let peer: SocketAddr = "192.0.2.7:4000".parse().unwrap();
+        for n in 0..250 {
+            let request = Request::get("/metrics")
+                .header(
+                    "authorization",
+                    format!("Bearer SECRET-wrong-0123456789-{n}"),
+                )
+                .extension(ConnectInfo(peer))
+                .body(Body::empty())
+                .unwrap();
+            let reply = crate::app(state.clone()).oneshot(request).await.unwrap();
+            assert_eq!(reply.status(), 401);
+        }
+        let request = Request::get("/metrics")
+            .header("authorization", "Bearer right-token-0123456789")
+            .extension(ConnectInfo(peer))
+            .body(Body::empty())
+            .unwrap();
+        let reply = crate::app(state.clone()).oneshot(request).await.unwrap();
+        assert_eq!(reply.status(), 200, "a right token is never refused");
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|line| line.contains("failed token checks"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        assert!(lines[0].contains("WARN"), "{text}");
+        assert!(
+            lines[0].contains("192.0.2.7") && lines[0].contains("failures=101"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("SECRET") && !text.contains("right-token"),
+            "{text}"
+        );
+    }
 }

@@ -11,6 +11,9 @@ use subtle::{Choice, ConstantTimeEq as _};
 
 /// The longest token accepted, in bytes.
 const MAX_TOKEN_BYTES: usize = 4096;
+/// The shortest token accepted, in characters (callers' and reviewers' alike): a short token
+/// falls to guessing.
+pub const MIN_TOKEN_CHARS: usize = 16;
 
 /// The bearer tokens callers may present; empty means authentication is off.
 ///
@@ -41,6 +44,12 @@ pub enum AuthTokensError {
         /// Its position, from 1.
         position: usize,
     },
+    /// A token shorter than 16 characters.
+    #[error("token {position} of the list is shorter than 16 characters")]
+    TooShort {
+        /// Its position, from 1.
+        position: usize,
+    },
 }
 
 impl AuthTokens {
@@ -49,7 +58,7 @@ impl AuthTokens {
         AuthTokens::default()
     }
 
-    /// These tokens (each printable ASCII without whitespace, at most 4096 bytes).
+    /// These tokens (each printable ASCII without whitespace, 16 characters to 4096 bytes).
     pub fn new<I, S>(tokens: I) -> Result<AuthTokens, AuthTokensError>
     where
         I: IntoIterator<Item = S>,
@@ -64,6 +73,9 @@ impl AuthTokens {
             }
             if token.len() > MAX_TOKEN_BYTES || !token.bytes().all(|b| b.is_ascii_graphic()) {
                 return Err(AuthTokensError::Invalid { position });
+            }
+            if token.len() < MIN_TOKEN_CHARS {
+                return Err(AuthTokensError::TooShort { position });
             }
             checked.push(token.as_bytes().to_vec());
         }
@@ -146,17 +158,17 @@ mod tests {
 
     #[test]
     fn one_or_several_comma_separated_tokens() {
-        let tokens = AuthTokens::parse(" alpha , beta-2 ").unwrap();
+        let tokens = AuthTokens::parse(" alpha-0123456789ab , beta-2-0123456789ab ").unwrap();
         assert_eq!(tokens.len(), 2);
         for (header, accepted) in [
-            (Some("Bearer alpha"), true),
-            (Some("bearer beta-2"), true),
-            (Some("BEARER  beta-2 "), true),
-            (Some("Bearer alph"), false),
-            (Some("Bearer alphaa"), false),
+            (Some("Bearer alpha-0123456789ab"), true),
+            (Some("bearer beta-2-0123456789ab"), true),
+            (Some("BEARER  beta-2-0123456789ab "), true),
+            (Some("Bearer alpha-0123456789a"), false),
+            (Some("Bearer alpha-0123456789abc"), false),
             (Some("Bearer "), false),
-            (Some("Basic alpha"), false),
-            (Some("alpha"), false),
+            (Some("Basic alpha-0123456789ab"), false),
+            (Some("alpha-0123456789ab"), false),
             (None, false),
         ] {
             assert_eq!(
@@ -179,11 +191,11 @@ mod tests {
         assert_eq!(AuthTokens::parse(""), Err(AuthTokensError::Empty));
         assert_eq!(AuthTokens::parse("  "), Err(AuthTokensError::Empty));
         assert_eq!(
-            AuthTokens::parse("a,,b"),
+            AuthTokens::parse("a-0123456789abcdef,,b"),
             Err(AuthTokensError::Blank { position: 2 })
         );
         assert_eq!(
-            AuthTokens::parse("a,b c"),
+            AuthTokens::parse("a-0123456789abcdef,b c"),
             Err(AuthTokensError::Invalid { position: 2 })
         );
         assert_eq!(
@@ -198,8 +210,23 @@ mod tests {
     }
 
     #[test]
+    fn tokens_under_16_characters_are_refused_by_position() {
+        assert!(AuthTokens::parse("0123456789abcdef").is_ok());
+        assert_eq!(
+            AuthTokens::parse("0123456789abcdef, 0123456789abcde"),
+            Err(AuthTokensError::TooShort { position: 2 })
+        );
+        assert_eq!(
+            AuthTokens::new(["x"]),
+            Err(AuthTokensError::TooShort { position: 1 })
+        );
+        let message = AuthTokens::parse("secret").unwrap_err().to_string();
+        assert!(!message.contains("secret"), "{message}");
+    }
+
+    #[test]
     fn debug_never_shows_a_token() {
-        let tokens = AuthTokens::parse("tok_secret_1,tok_secret_2").unwrap();
+        let tokens = AuthTokens::parse("tok_secret_1_0123456,tok_secret_2_0123456").unwrap();
         let shown = format!("{tokens:?}");
         assert!(!shown.contains("secret"), "{shown}");
         assert!(shown.contains("count: 2"), "{shown}");

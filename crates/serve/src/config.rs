@@ -1,8 +1,8 @@
 //! Settings of the review service: limits, budgets and callers' tokens.
 
-use std::time::Duration;
+use std::{fmt, str::FromStr, time::Duration};
 
-use crate::AuthTokens;
+use crate::{AuthTokens, TrustedProxy};
 
 /// The default cap on a request body, in bytes (1 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -67,6 +67,89 @@ pub struct Config {
     /// that has no request in flight, or is refused with a 503 when every one is busy.
     /// Default: 512.
     pub max_connections: usize,
+    /// Networks of the reverse proxies in front of the service. Only from a peer inside one of
+    /// them is `X-Forwarded-For` read to find the client's address (its rightmost address
+    /// outside every one of them); from any other peer the peer's own address counts. The
+    /// per-address limits (sign-in attempts, failed bearer checks) use that address.
+    /// Default: none.
+    pub trusted_proxies: Vec<TrustedProxy>,
+    /// The address reviewers reach the service at (`https://review.example.com`), when it is
+    /// behind a proxy. An `https` one makes the reviewer pages' cookies `Secure` whatever the
+    /// request's `Host`, and a form posted from its origin counts as this site's. Default: none.
+    pub public_url: Option<PublicUrl>,
+}
+
+/// The address the service is reached at: `http://` or `https://`, a host (and port), an
+/// optional path; no query, fragment or user. Kept without a trailing `/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicUrl {
+    url: String,
+    /// The length of `scheme://host[:port]`.
+    origin_len: usize,
+}
+
+/// Why a public URL was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PublicUrlError {
+    /// Not `http://` or `https://`.
+    #[error("`{0}` does not start with https:// or http://")]
+    Scheme(String),
+    /// No host, or characters a URL cannot hold here (spaces, controls, non-ASCII, `?`, `#`,
+    /// `@`).
+    #[error("`{0}` is not a URL such as https://review.example.com")]
+    Invalid(String),
+}
+
+impl PublicUrl {
+    /// The URL, without a trailing `/`.
+    pub fn as_str(&self) -> &str {
+        &self.url
+    }
+
+    /// Whether it is an `https://` URL.
+    pub fn is_https(&self) -> bool {
+        self.url.starts_with("https://")
+    }
+
+    /// Its origin: `scheme://host[:port]`.
+    pub fn origin(&self) -> &str {
+        &self.url[..self.origin_len]
+    }
+}
+
+impl FromStr for PublicUrl {
+    type Err = PublicUrlError;
+
+    fn from_str(text: &str) -> Result<PublicUrl, PublicUrlError> {
+        let invalid = || PublicUrlError::Invalid(text.to_owned());
+        let lower = text.to_ascii_lowercase();
+        let scheme = ["https://", "http://"]
+            .into_iter()
+            .find(|scheme| lower.starts_with(scheme))
+            .ok_or_else(|| PublicUrlError::Scheme(text.to_owned()))?;
+        let rest = &text[scheme.len()..];
+        if !rest.bytes().all(|b| b.is_ascii_graphic()) || rest.contains(['?', '#', '@', '\\']) {
+            return Err(invalid());
+        }
+        let host_len = rest.find('/').unwrap_or(rest.len());
+        let host = &rest[..host_len];
+        if host.is_empty() || host.starts_with(':') {
+            return Err(invalid());
+        }
+        let path = rest[host_len..].trim_end_matches('/');
+        let url = format!("{scheme}{}{path}", host.to_ascii_lowercase());
+        Ok(PublicUrl {
+            origin_len: scheme.len() + host.len(),
+            url,
+        })
+    }
+}
+
+impl fmt::Display for PublicUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.url)
+    }
 }
 
 impl Default for Config {
@@ -82,6 +165,8 @@ impl Default for Config {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            trusted_proxies: Vec::new(),
+            public_url: None,
         }
     }
 }
@@ -246,6 +331,38 @@ mod tests {
             let mut config = Config::default();
             change(&mut config);
             assert_eq!(config.validate(), Err(error));
+        }
+    }
+
+    #[test]
+    fn secure_cookies_public_urls_parse_to_an_origin() {
+        let url: PublicUrl = "HTTPS://Review.Example:8443/team/".parse().unwrap();
+        assert_eq!(url.as_str(), "https://review.example:8443/team");
+        assert_eq!(url.origin(), "https://review.example:8443");
+        assert!(url.is_https());
+        let plain: PublicUrl = "http://127.0.0.1:8080".parse().unwrap();
+        assert!(!plain.is_https());
+        assert_eq!(plain.origin(), "http://127.0.0.1:8080");
+        for bad in ["review.example", "ftp://x", ""] {
+            assert_eq!(
+                bad.parse::<PublicUrl>(),
+                Err(PublicUrlError::Scheme(bad.to_owned())),
+                "{bad}"
+            );
+        }
+        for bad in [
+            "https://",
+            "https:///x",
+            "https://a b",
+            "https://x?y",
+            "https://u@x",
+            "https://:80",
+        ] {
+            assert_eq!(
+                bad.parse::<PublicUrl>(),
+                Err(PublicUrlError::Invalid(bad.to_owned())),
+                "{bad}"
+            );
         }
     }
 

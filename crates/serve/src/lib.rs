@@ -130,6 +130,7 @@ mod admission;
 mod auth;
 mod auth_tokens;
 mod body;
+mod client_address;
 mod config;
 mod connection;
 mod decision_log;
@@ -154,10 +155,11 @@ mod state;
 mod ui;
 
 pub use auth_tokens::{AuthTokens, AuthTokensError};
+pub use client_address::{TrustedProxy, TrustedProxyError};
 pub use config::{
     Config, ConfigError, DEFAULT_BUDGET, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUDGET, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_QUEUE, DEFAULT_RETRY_AFTER,
+    DEFAULT_QUEUE, DEFAULT_RETRY_AFTER, PublicUrl, PublicUrlError,
 };
 pub use decision_log::{DecisionLog, RETENTION_SWEEP};
 pub use definitions::{Definitions, DefinitionsError};

@@ -12,9 +12,8 @@ use std::collections::BTreeMap;
 use axum::{
     Extension, Json,
     body::Body,
-    extract::{Path, Request, State, rejection::PathRejection},
-    http::{Method, StatusCode, header::AUTHORIZATION},
-    middleware::Next,
+    extract::{Path, State, rejection::PathRejection},
+    http::StatusCode,
     response::{IntoResponse, Response},
 };
 use jevjudge_store::{Claimed, Decision, MAX_NOTE_CHARS, QueueError, QueueItemId, StoreError};
@@ -29,44 +28,6 @@ use crate::{
 
 /// The largest body of a queue request, in bytes (a decision: findings and a note).
 pub const MAX_QUEUE_BODY_BYTES: usize = 64 * 1024;
-
-/// Middleware of `/v1/queue/*`: 401 without a reviewer's token (or without any token when
-/// there is no queue), 404 `no_queue` with a token but no queue; else the
-/// [`Reviewer`] is put in the request's extensions.
-pub(crate) async fn require_reviewer(
-    State(state): State<ServeState>,
-    mut request: Request,
-    next: Next,
-) -> Result<Response, ServeError> {
-    // A method the route does not take is answered 405 by the router, token or not.
-    let expected = if request.uri().path().ends_with("/stats") {
-        Method::GET
-    } else {
-        Method::POST
-    };
-    if request.method() != expected {
-        return Ok(next.run(request).await);
-    }
-    let header = request
-        .headers()
-        .get(AUTHORIZATION)
-        .map(|value| value.as_bytes());
-    let Some(policy) = state.queue_policy() else {
-        // A request without any token is refused as such; with one, it learns there is no
-        // queue to authenticate against.
-        return Err(if header.is_none() {
-            ServeError::Unauthorized
-        } else {
-            ServeError::NoQueue
-        });
-    };
-    let reviewer = policy
-        .reviewers
-        .reviewer_for_header(header)
-        .ok_or(ServeError::Unauthorized)?;
-    request.extensions_mut().insert(reviewer);
-    Ok(next.run(request).await)
-}
 
 fn unavailable(state: &ServeState, error: &StoreError) -> ServeError {
     tracing::warn!(%error, "the review queue's store failed");

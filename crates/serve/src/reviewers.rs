@@ -9,7 +9,7 @@ use std::fmt;
 
 use subtle::{Choice, ConditionallySelectable as _, ConstantTimeEq as _};
 
-use crate::auth_tokens::bearer;
+use crate::auth_tokens::{MIN_TOKEN_CHARS, bearer};
 
 /// The longest token accepted, in bytes.
 const MAX_TOKEN_BYTES: usize = 4096;
@@ -58,6 +58,22 @@ pub enum ReviewerTokensError {
         /// Its position, from 1.
         position: usize,
     },
+    /// A token shorter than 16 characters.
+    #[error("entry {position} (reviewer `{name}`): the token is shorter than 16 characters")]
+    TokenTooShort {
+        /// Its position, from 1.
+        position: usize,
+        /// The reviewer's name.
+        name: String,
+    },
+    /// A token holding `:` (the separator of name and token).
+    #[error("entry {position} (reviewer `{name}`): the token holds `:`")]
+    TokenWithColon {
+        /// Its position, from 1.
+        position: usize,
+        /// The reviewer's name.
+        name: String,
+    },
     /// Two entries with one name.
     #[error("entry {position}: the name `{name}` is given twice")]
     DuplicateName {
@@ -104,6 +120,18 @@ impl ReviewerTokens {
             }
             if token.len() > MAX_TOKEN_BYTES || !token.bytes().all(|b| b.is_ascii_graphic()) {
                 return Err(ReviewerTokensError::BadToken { position });
+            }
+            if token.contains(':') {
+                return Err(ReviewerTokensError::TokenWithColon {
+                    position,
+                    name: name.to_owned(),
+                });
+            }
+            if token.len() < MIN_TOKEN_CHARS {
+                return Err(ReviewerTokensError::TokenTooShort {
+                    position,
+                    name: name.to_owned(),
+                });
             }
             if entries.iter().any(|(known, _)| known == name) {
                 return Err(ReviewerTokensError::DuplicateName {
@@ -178,33 +206,79 @@ mod tests {
 
     #[test]
     fn pairs_name_reviewers_and_tokens_find_them() {
-        let tokens = ReviewerTokens::parse(" ana:tok-a1 , bo.b@x:tok-b2").unwrap();
+        let tokens =
+            ReviewerTokens::parse(" ana:tok-a1-0123456789ab , bo.b@x:tok-b2-0123456789ab").unwrap();
         assert_eq!(tokens.len(), 2);
         assert_eq!(tokens.names().collect::<Vec<_>>(), ["ana", "bo.b@x"]);
         assert_eq!(
-            tokens.reviewer_for_token(b"tok-b2"),
+            tokens.reviewer_for_token(b"tok-b2-0123456789ab"),
             Some(Reviewer {
                 name: "bo.b@x".to_owned()
             })
         );
         assert_eq!(
             tokens
-                .reviewer_for_header(Some(b"bearer tok-a1"))
+                .reviewer_for_header(Some(b"bearer tok-a1-0123456789ab"))
                 .unwrap()
                 .name,
             "ana"
         );
-        assert_eq!(tokens.reviewer_for_token(b"tok-a"), None);
-        assert_eq!(tokens.reviewer_for_token(b"tok-a12"), None);
+        assert_eq!(tokens.reviewer_for_token(b"tok-a1-0123456789a"), None);
+        assert_eq!(tokens.reviewer_for_token(b"tok-a1-0123456789abc"), None);
         assert_eq!(tokens.reviewer_for_token(b""), None);
-        assert_eq!(tokens.reviewer_for_header(Some(b"Basic tok-a1")), None);
+        assert_eq!(
+            tokens.reviewer_for_header(Some(b"Basic tok-a1-0123456789ab")),
+            None
+        );
         assert_eq!(tokens.reviewer_for_header(None), None);
     }
 
     #[test]
-    fn a_token_may_hold_colons() {
-        let tokens = ReviewerTokens::parse("ana:a:b:c").unwrap();
-        assert_eq!(tokens.reviewer_for_token(b"a:b:c").unwrap().name, "ana");
+    fn tokens_short_or_holding_a_colon_are_refused_naming_the_reviewer_never_the_token() {
+        use ReviewerTokensError::*;
+        let sixteen = "SECRET0123456789";
+        assert_eq!(sixteen.len(), MIN_TOKEN_CHARS);
+        assert!(ReviewerTokens::parse(&format!("ana:{sixteen}")).is_ok());
+        for (value, error) in [
+            (
+                "ana:SECRET0123456789,bob:SECRET012345678",
+                TokenTooShort {
+                    position: 2,
+                    name: "bob".to_owned(),
+                },
+            ),
+            (
+                "ana:S",
+                TokenTooShort {
+                    position: 1,
+                    name: "ana".to_owned(),
+                },
+            ),
+            (
+                "ana:SECRET:0123456789abcdef",
+                TokenWithColon {
+                    position: 1,
+                    name: "ana".to_owned(),
+                },
+            ),
+        ] {
+            let refused = ReviewerTokens::parse(value).unwrap_err();
+            assert_eq!(refused, error, "{value}");
+            let message = refused.to_string();
+            assert!(!message.contains("SECRET"), "{message}");
+            assert!(
+                message.contains(&format!("`{}`", value_name(&refused))),
+                "{message}"
+            );
+        }
+    }
+
+    fn value_name(error: &ReviewerTokensError) -> &str {
+        match error {
+            ReviewerTokensError::TokenTooShort { name, .. }
+            | ReviewerTokensError::TokenWithColon { name, .. } => name,
+            _ => "",
+        }
     }
 
     #[test]
@@ -214,18 +288,21 @@ mod tests {
             ("", Empty),
             ("  ", Empty),
             ("ana", NotAPair { position: 1 }),
-            ("ana:x,bob:", NotAPair { position: 2 }),
+            ("ana:x-0123456789abcdef,bob:", NotAPair { position: 2 }),
             (":x", NotAPair { position: 1 }),
             ("a b:x", BadName { position: 1 }),
-            ("ana:x y", BadToken { position: 1 }),
+            ("ana:x y-0123456789abcdef", BadToken { position: 1 }),
             (
-                "ana:x,ana:y",
+                "ana:x-0123456789abcdef,ana:y-0123456789abcdef",
                 DuplicateName {
                     position: 2,
                     name: "ana".to_owned(),
                 },
             ),
-            ("ana:SECRET,bob:SECRET", DuplicateToken { position: 2 }),
+            (
+                "ana:SECRET0123456789,bob:SECRET0123456789",
+                DuplicateToken { position: 2 },
+            ),
         ] {
             let refused = ReviewerTokens::parse(value).unwrap_err();
             assert_eq!(refused, error, "{value}");
@@ -237,7 +314,8 @@ mod tests {
 
     #[test]
     fn debug_shows_names_never_tokens() {
-        let tokens = ReviewerTokens::parse("ana:tok_SECRET_1,bob:tok_SECRET_2").unwrap();
+        let tokens =
+            ReviewerTokens::parse("ana:tok_SECRET_1_0123456,bob:tok_SECRET_2_0123456").unwrap();
         let shown = format!("{tokens:?}");
         assert!(!shown.contains("SECRET"), "{shown}");
         assert!(shown.contains("ana") && shown.contains("bob"), "{shown}");

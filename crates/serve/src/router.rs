@@ -11,7 +11,10 @@ use axum::{
 };
 
 use crate::{
-    ServeError, ServeState, auth::require_token, queue_api, request_middleware::request_context,
+    ServeError, ServeState,
+    auth::{require_reviewer, require_token},
+    queue_api,
+    request_middleware::request_context,
     review, reviews_api,
 };
 
@@ -60,7 +63,7 @@ pub fn app(state: ServeState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
-            queue_api::require_reviewer,
+            require_reviewer,
         ));
     let open = Router::new()
         .route("/healthz", get(healthz))
@@ -71,7 +74,7 @@ pub fn app(state: ServeState) -> Router {
         .merge(protected)
         .merge(queue)
         .merge(open)
-        .merge(crate::ui::router())
+        .merge(crate::ui::router(state.clone()))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(
             state.clone(),

@@ -3,6 +3,11 @@
 //! attempts left: [`BURST`] at once, then one every [`EVERY`] (ten a minute), a GCRA from
 //! `governor` on tokio's clock. A reviewer signs in once per session (8 h), so the
 //! limit never meets a person; a script guessing tokens gets ten guesses a minute per address.
+//! Only a form that passes the pre-session CSRF check and carries a token takes an attempt,
+//! so junk posted from a shared address (a proxy's) cannot lock the reviewers out.
+//!
+//! The address is the client's as `crate::client_address` finds it: the peer's, or behind a
+//! trusted proxy (`--trusted-proxy`) the one `X-Forwarded-For` names.
 //!
 //! Addresses are keyed as the service sees them: an IPv4 address, or an IPv6 address's /64
 //! (one host usually holds a whole /64, so keying single IPv6 addresses would give it
@@ -75,7 +80,7 @@ impl SignInThrottle {
 }
 
 /// The key of an address: IPv4 as it is (an IPv4-mapped IPv6 address too), IPv6 by its /64.
-fn key_of(address: IpAddr) -> IpAddr {
+pub(crate) fn key_of(address: IpAddr) -> IpAddr {
     match address {
         IpAddr::V4(v4) => IpAddr::V4(v4),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {

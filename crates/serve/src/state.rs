@@ -13,6 +13,7 @@ use jevjudge_judge::{Backend, BackendKind, Judge};
 use crate::{
     Config, ConfigError, Definitions, Metrics,
     admission::Admission,
+    auth::FailedChecks,
     decision_log::{Capturing, DecisionLog},
     metrics::Gauges,
     queue_policy::QueuePolicy,
@@ -43,6 +44,8 @@ struct Inner {
     session_key: Option<SessionKey>,
     /// Sign-in attempts per client address (`/ui/sign-in`).
     sign_ins: SignInThrottle,
+    /// Failed bearer-token checks per client address.
+    failed_checks: FailedChecks,
 }
 
 /// Everything a [`ServeState`] is made of, checked by [`crate::ServiceBuilder::build`].
@@ -95,6 +98,7 @@ impl ServeState {
                 review_queue,
                 limiter,
                 sign_ins: SignInThrottle::new(),
+                failed_checks: FailedChecks::new(),
             }),
         })
     }
@@ -212,6 +216,11 @@ impl ServeState {
     /// The limiter of sign-in attempts per client address.
     pub(crate) fn sign_ins(&self) -> &SignInThrottle {
         &self.inner.sign_ins
+    }
+
+    /// Failed bearer-token checks per client address.
+    pub(crate) fn failed_checks(&self) -> &FailedChecks {
+        &self.inner.failed_checks
     }
 
     /// The reviewer whose token this is (compared in constant time against every reviewer

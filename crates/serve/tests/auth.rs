@@ -16,16 +16,20 @@ fn with_tokens(tokens: &str) -> Config {
 #[tokio::test]
 async fn reviews_need_one_of_the_tokens() {
     let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, with_tokens("tok-alpha,tok-beta")).await;
+    let service = Service::in_front_of(
+        &fake,
+        with_tokens("tok-alpha-0123456789,tok-beta-0123456789"),
+    )
+    .await;
     let body = serde_json::to_vec(&json!({"state": refund_state()})).unwrap();
 
     for headers in [
         vec![],
-        vec![("authorization", "Bearer tok-gamma")],
-        vec![("authorization", "Bearer tok-alph")],
-        vec![("authorization", "Bearer tok-alphaX")],
+        vec![("authorization", "Bearer tok-gamma-0123456789")],
+        vec![("authorization", "Bearer tok-alpha-012345678")],
+        vec![("authorization", "Bearer tok-alpha-0123456789X")],
         vec![("authorization", "Basic dG9rLWFscGhh")],
-        vec![("authorization", "tok-alpha")],
+        vec![("authorization", "tok-alpha-0123456789")],
     ] {
         let reply = service
             .post("refund-answer-v1", body.clone(), &headers)
@@ -37,7 +41,7 @@ async fn reviews_need_one_of_the_tokens() {
     }
     assert_eq!(fake.request_count(), 0, "nothing reached the backend");
 
-    for token in ["Bearer tok-alpha", "bearer tok-beta"] {
+    for token in ["Bearer tok-alpha-0123456789", "bearer tok-beta-0123456789"] {
         let reply = service
             .post(
                 "refund-answer-v1",
@@ -53,7 +57,7 @@ async fn reviews_need_one_of_the_tokens() {
 #[tokio::test]
 async fn auth_comes_before_version_and_body_checks() {
     let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, with_tokens("tok-alpha")).await;
+    let service = Service::in_front_of(&fake, with_tokens("tok-alpha-0123456789")).await;
     let reply = service
         .post("no-such-version", b"not json".to_vec(), &[])
         .await;
@@ -63,14 +67,14 @@ async fn auth_comes_before_version_and_body_checks() {
 #[tokio::test]
 async fn definitions_and_metrics_are_protected_health_and_openapi_are_not() {
     let fake = fake_answering(&[("supported", 0.95)]).await;
-    let service = Service::in_front_of(&fake, with_tokens("tok-alpha")).await;
+    let service = Service::in_front_of(&fake, with_tokens("tok-alpha-0123456789")).await;
     for path in ["/v1/definitions", "/metrics"] {
         assert_eq!(service.get(path).await.status, 401, "{path}");
         let reply = service
             .call(
                 reqwest::Method::GET,
                 path,
-                &[("authorization", "Bearer tok-alpha")],
+                &[("authorization", "Bearer tok-alpha-0123456789")],
             )
             .await;
         assert_eq!(reply.status, 200, "{path}");

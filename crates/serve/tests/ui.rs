@@ -33,7 +33,8 @@ async fn replica(url: Option<StoreUrl>) -> (Service, jevjudge_fake::FakeServer, 
     let fake = fake_answering(&[("supported", 0.5)]).await;
     let metrics = Metrics::new();
     let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
-    let reviewers = ReviewerTokens::parse("ada:tok-ada-1,bob:tok-bob-2").expect("reviewers");
+    let reviewers = ReviewerTokens::parse("ada:tok-ada-1-0123456789ab,bob:tok-bob-2-0123456789ab")
+        .expect("reviewers");
     let built = Built::builder(backend, definitions())
         .metrics(metrics)
         .decision_log(
@@ -235,7 +236,7 @@ async fn sign_in_sets_an_http_only_same_site_strict_cookie_on_path_ui() {
     assert_eq!(session, None);
     assert!(refused.text().contains("not a reviewer"));
 
-    let (reply, session) = sign_in(&service, "tok-ada-1").await;
+    let (reply, session) = sign_in(&service, "tok-ada-1-0123456789ab").await;
     assert_eq!(reply.status, 303);
     assert_eq!(reply.headers["location"], "/ui/");
     let cookie = set_cookies(&reply, "jevjudge_ui")[0];
@@ -245,7 +246,7 @@ async fn sign_in_sets_an_http_only_same_site_strict_cookie_on_path_ui() {
     // On a loopback host the cookie may travel over plain HTTP (docs/how-to/review-queue-team.md).
     assert!(!cookie.contains("Secure"), "{cookie}");
     assert!(
-        !cookie.contains("tok-ada-1"),
+        !cookie.contains("tok-ada-1-0123456789ab"),
         "the token is never in the cookie"
     );
 
@@ -278,9 +279,9 @@ async fn sign_in_sets_an_http_only_same_site_strict_cookie_on_path_ui() {
 #[tokio::test]
 async fn a_post_without_or_with_a_wrong_csrf_token_is_refused() {
     let (service, _fake) = service().await;
-    let (_, ada) = sign_in(&service, "tok-ada-1").await;
+    let (_, ada) = sign_in(&service, "tok-ada-1-0123456789ab").await;
     let ada = ada.expect("a session");
-    let (_, bob) = sign_in(&service, "tok-bob-2").await;
+    let (_, bob) = sign_in(&service, "tok-bob-2-0123456789ab").await;
     let bob = bob.expect("a session");
     let bobs_token = csrf(&get(&format!("{}/ui/", service.url), &bob).await.text());
     let claim = format!("{}/ui/claim", service.url);
@@ -305,7 +306,7 @@ async fn a_post_without_or_with_a_wrong_csrf_token_is_refused() {
     let signin = post(
         &format!("{}/ui/sign-in", service.url),
         "",
-        &[("token", "tok-ada-1")],
+        &[("token", "tok-ada-1-0123456789ab")],
         &[],
     )
     .await;
@@ -332,7 +333,7 @@ async fn a_post_without_or_with_a_wrong_csrf_token_is_refused() {
 #[tokio::test]
 async fn the_item_page_shows_the_draft_escaped_and_no_probability_until_decided() {
     let (service, _fake) = service().await;
-    let (ada, token, item) = claim(&service, "tok-ada-1").await;
+    let (ada, token, item) = claim(&service, "tok-ada-1-0123456789ab").await;
     let page = get(&format!("{}{item}", service.url), &ada).await;
     assert_eq!(page.status, 200);
     let html = page.text();
@@ -355,7 +356,7 @@ async fn the_item_page_shows_the_draft_escaped_and_no_probability_until_decided(
     assert!(html.contains(r#"name="c.supported" value="holds""#));
 
     // Another reviewer sees nothing of it.
-    let (_, bob) = sign_in(&service, "tok-bob-2").await;
+    let (_, bob) = sign_in(&service, "tok-bob-2-0123456789ab").await;
     let bobs = get(&format!("{}{item}", service.url), &bob.expect("a session")).await;
     assert_eq!(bobs.status, 409);
     assert!(!bobs.text().contains("xss"));
@@ -424,7 +425,7 @@ async fn a_session_made_on_one_replica_works_on_another() {
     queue_one(&url).await;
     let (second, _fake_2, _) = replica(Some(url)).await;
     // A form of the first replica is accepted by the second: one key from one token set.
-    let (session, _, item) = claim_across(&first, &second, "tok-ada-1", &[]).await;
+    let (session, _, item) = claim_across(&first, &second, "tok-ada-1-0123456789ab", &[]).await;
     let page = get(&format!("{}{item}", first.url), &session).await;
     assert_eq!(
         page.status, 200,
@@ -463,7 +464,7 @@ async fn sign_in_attempts_past_ten_per_address_get_429_without_checking_the_toke
         assert_eq!(refused.status, 401, "guess {n}");
         assert_eq!(session, None);
     }
-    let (limited, session) = sign_in(&service, "tok-ada-1").await;
+    let (limited, session) = sign_in(&service, "tok-ada-1-0123456789ab").await;
     assert_eq!(limited.status, 429, "{}", limited.text());
     assert_eq!(
         session, None,
@@ -484,7 +485,7 @@ async fn sign_in_attempts_past_ten_per_address_get_429_without_checking_the_toke
     let stats = read(
         browser()
             .get(format!("{}/v1/queue/stats", service.url))
-            .bearer_auth("tok-ada-1")
+            .bearer_auth("tok-ada-1-0123456789ab")
             .send()
             .await
             .expect("a response"),

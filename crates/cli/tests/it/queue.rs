@@ -106,7 +106,7 @@ async fn queue_flags_without_a_store_keeping_state_are_exit_2_naming_the_flag() 
         let mut command = serve_definitions(&dir);
         command
             .args(&extra)
-            .env("JEVJUDGE_TEST_REVIEWERS", "ana:tok-SECRET,bob");
+            .env("JEVJUDGE_TEST_REVIEWERS", "ana:tok-SECRET-0123456789,bob");
         let stderr = start_up_refused(&case, &mut command).await;
         contains_of(&case, &stderr, named);
         assert!(
@@ -118,6 +118,49 @@ async fn queue_flags_without_a_store_keeping_state_are_exit_2_naming_the_flag() 
         !dir.join("reviews.db").exists(),
         "no store is created for a refused configuration"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tokens_under_16_characters_are_exit_2_naming_the_variable_or_reviewer_never_the_token() {
+    let dir = refund_definitions("short-tokens");
+    let store = format!("sqlite:{}", dir.join("reviews.db").display());
+    let reviewers = [
+        "--queue-statuses",
+        "INCONCLUSIVE",
+        "--store",
+        &store,
+        "--store-state",
+        "--reviewer-tokens-env",
+        "JEVJUDGE_TEST_REVIEWERS",
+    ];
+    for (extra, variable, value, named) in [
+        (
+            &["--auth-token-env", "JEVJUDGE_TEST_CALLERS"][..],
+            "JEVJUDGE_TEST_CALLERS",
+            "SECRET-short",
+            "--auth-token-env: JEVJUDGE_TEST_CALLERS: token 1 of the list is shorter than 16 characters",
+        ),
+        (
+            &reviewers[..],
+            "JEVJUDGE_TEST_REVIEWERS",
+            "ana:SECRET-ana-0123456789,bob:SECRET-bob",
+            "--reviewer-tokens-env: JEVJUDGE_TEST_REVIEWERS: entry 2 (reviewer `bob`): the token is shorter than 16 characters",
+        ),
+        (
+            &reviewers[..],
+            "JEVJUDGE_TEST_REVIEWERS",
+            "ana:SECRET:0123456789abcdef",
+            "entry 1 (reviewer `ana`): the token holds `:`",
+        ),
+    ] {
+        let case = format!("{extra:?} {variable}");
+        let mut command = serve_definitions(&dir);
+        command.args(extra).env(variable, value);
+        let stderr = start_up_refused(&case, &mut command).await;
+        contains_of(&case, &stderr, named);
+        assert!(!stderr.contains("SECRET"), "{case}: {stderr}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -5,7 +5,9 @@
 //!
 //! Protection (`docs/how-to/review-queue-team.md`):
 //! - the session is an HMAC-signed cookie ([`session`]), `HttpOnly; SameSite=Strict;
-//!   Path=/ui`, `Secure` unless the page was asked for on a loopback host;
+//!   Path=/ui`, `Secure` unless a plain-HTTP page was asked for on a loopback host by a
+//!   loopback peer (an `https` `--public-url` or `X-Forwarded-Proto: https` always makes it
+//!   `Secure`);
 //! - every form carries a CSRF token derived from the session by HMAC, checked on every POST,
 //!   and a POST whose `Origin` or `Sec-Fetch-Site` says it came from elsewhere is refused;
 //! - every response carries a strict `Content-Security-Policy` ([`CSP`]), `nosniff`,
@@ -27,7 +29,7 @@ use std::{
 
 use axum::{
     Extension, Form, Router,
-    extract::{ConnectInfo, FromRequestParts, Query, Request},
+    extract::{ConnectInfo, FromRequestParts, Query, Request, State},
     http::{
         HeaderMap, HeaderValue, Method, StatusCode,
         header::{
@@ -44,8 +46,9 @@ use jevjudge_store::{MAX_PAGE, QueueCursor, Store};
 use maud::Markup;
 use serde::Deserialize;
 
-use crate::ServeState;
+use crate::client_address::client_address;
 use crate::session::{self, PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey};
+use crate::{PublicUrl, ServeState};
 use item::{decide, item_page, release};
 use pages::{QueueRow, QueueView, Who};
 
@@ -65,7 +68,7 @@ const ICON: &str = include_str!("icon.svg");
 /// at `/ui` but not at `/ui/`). Log lines and metrics label `/ui` requests with these
 /// templates (never the raw path); they are not in [`crate::ROUTES`]: pages are not part of
 /// the JSON API's OpenAPI.
-pub(crate) fn router() -> Router<ServeState> {
+pub(crate) fn router(state: ServeState) -> Router<ServeState> {
     Router::new()
         .route("/ui", get(|| async { see_other("/ui/") }))
         .route("/ui/", get(queue_page))
@@ -79,7 +82,7 @@ pub(crate) fn router() -> Router<ServeState> {
         .route("/ui/static/keys.js", get(script))
         .route("/ui/static/icon.svg", get(icon))
         .route("/ui/{*rest}", any(not_found))
-        .layer(middleware::from_fn(same_origin_posts))
+        .layer(middleware::from_fn_with_state(state, same_origin_posts))
         .layer(middleware::from_fn(security_headers))
 }
 
@@ -99,11 +102,16 @@ async fn security_headers(request: Request, next: Next) -> Response {
 
 /// Refuses a POST that says it came from another site: `Sec-Fetch-Site` other than
 /// `same-origin` (or `none`, typed by the user); without that header, an `Origin` whose host
-/// is not this one. (`Origin: null` proves nothing either way: browsers send it for every
+/// is neither this one nor that of `--public-url`. (`Origin: null` proves nothing either way: browsers send it for every
 /// form of a page under `Referrer-Policy: no-referrer`.) Browsers that send neither are
 /// covered by the CSRF token and the SameSite cookie.
-async fn same_origin_posts(request: Request, next: Next) -> Response {
-    if request.method() == Method::POST && !same_origin(request.headers()) {
+async fn same_origin_posts(
+    State(state): State<ServeState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let public = state.config().public_url.as_ref().map(PublicUrl::origin);
+    if request.method() == Method::POST && !same_origin(request.headers(), public) {
         return refused(
             StatusCode::FORBIDDEN,
             "This form did not come from this site.",
@@ -112,12 +120,18 @@ async fn same_origin_posts(request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
-fn same_origin(headers: &HeaderMap) -> bool {
+fn same_origin(headers: &HeaderMap, public_origin: Option<&str>) -> bool {
     if let Some(site) = headers.get("sec-fetch-site") {
         return matches!(site.as_bytes(), b"same-origin" | b"none");
     }
     match headers.get(ORIGIN).map(HeaderValue::as_bytes) {
         None | Some(b"null") => true,
+        Some(origin)
+            if public_origin
+                .is_some_and(|public| origin.eq_ignore_ascii_case(public.as_bytes())) =>
+        {
+            true
+        }
         Some(origin) => {
             let host = headers.get(HOST).map(HeaderValue::as_bytes);
             let origin_host = origin
@@ -157,7 +171,7 @@ impl FromRequestParts<ServeState> for Ui {
             key,
             store,
             session,
-            secure: !loopback_host(&parts.headers),
+            secure: secure_cookies(state, parts),
         })
     }
 }
@@ -199,6 +213,33 @@ fn session_key(state: &ServeState) -> Option<SessionKey> {
 
 fn cookie_header(headers: &HeaderMap) -> Option<&str> {
     headers.get(COOKIE).and_then(|value| value.to_str().ok())
+}
+
+/// Whether the cookies set on this answer are `Secure`: always, but on a plain-HTTP service
+/// asked for on a loopback host by a loopback peer, with no `https` `--public-url` and no
+/// `X-Forwarded-Proto: https`. A header can only turn `Secure` on (a proxy terminating TLS
+/// says so; a client claiming it only makes its own cookie stricter), never off.
+fn secure_cookies(state: &ServeState, parts: &Parts) -> bool {
+    if state
+        .config()
+        .public_url
+        .as_ref()
+        .is_some_and(PublicUrl::is_https)
+    {
+        return true;
+    }
+    let forwarded_https = parts
+        .headers
+        .get_all("x-forwarded-proto")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|proto| proto.trim().eq_ignore_ascii_case("https"));
+    let loopback_peer = parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .is_none_or(|ConnectInfo(peer)| peer.ip().to_canonical().is_loopback());
+    forwarded_https || !loopback_host(&parts.headers) || !loopback_peer
 }
 
 /// Whether the page was asked for on a loopback host (`localhost`, `127.x.x.x`, `[::1]`),
@@ -327,11 +368,9 @@ async fn sign_in(
     headers: HeaderMap,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
-    // Before anything is checked: a refused attempt tells nothing about the token.
-    let address = peer.map(|Extension(ConnectInfo(peer))| peer.ip());
-    if let Err(wait) = ui.state.sign_ins().attempt(address) {
-        return too_many_attempts(&ui, wait);
-    }
+    // Only a form that passes the pre-session CSRF check and carries a token spends one of the
+    // address's attempts: junk posted by anyone sharing the address (every reviewer behind one
+    // proxy) costs nothing, so it cannot lock the reviewers out.
     let now = SystemTime::now();
     let pre = cookie_header(&headers)
         .and_then(|header| session::cookie(header, PRE_COOKIE))
@@ -347,6 +386,19 @@ async fn sign_in(
         );
     }
     let token = field(&form, "token").unwrap_or("").trim();
+    if token.is_empty() {
+        return fresh_sign_in(
+            &ui,
+            StatusCode::UNAUTHORIZED,
+            Some("Type your reviewer token."),
+        );
+    }
+    // Before the token is checked: a refused attempt tells nothing about the token.
+    let peer = peer.map(|Extension(ConnectInfo(peer))| peer.ip());
+    let address = client_address(peer, &headers, &ui.state.config().trusted_proxies);
+    if let Err(wait) = ui.state.sign_ins().attempt(address) {
+        return too_many_attempts(&ui, wait);
+    }
     let Some(reviewer) = ui.state.reviewer_for_token(token) else {
         return fresh_sign_in(
             &ui,

@@ -256,39 +256,68 @@ fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
 
 #[test]
 fn a_post_from_another_site_is_refused() {
-    assert!(same_origin(&headers(&[("host", "127.0.0.1:8080")])));
-    assert!(same_origin(&headers(&[
-        ("host", "127.0.0.1:8080"),
-        ("origin", "http://127.0.0.1:8080"),
-        ("sec-fetch-site", "same-origin"),
-    ])));
-    assert!(!same_origin(&headers(&[
-        ("host", "127.0.0.1:8080"),
-        ("origin", "http://evil.example"),
-    ])));
+    assert!(same_origin(&headers(&[("host", "127.0.0.1:8080")]), None));
+    assert!(same_origin(
+        &headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://127.0.0.1:8080"),
+            ("sec-fetch-site", "same-origin"),
+        ]),
+        None
+    ));
+    assert!(!same_origin(
+        &headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://evil.example"),
+        ]),
+        None
+    ));
     // Under Referrer-Policy: no-referrer, Chromium sends `Origin: null` with same-origin forms.
-    assert!(same_origin(&headers(&[
-        ("host", "127.0.0.1:8080"),
-        ("origin", "null"),
-        ("sec-fetch-site", "same-origin"),
-    ])));
-    assert!(same_origin(&headers(&[
-        ("host", "127.0.0.1:8080"),
-        ("origin", "null")
-    ])));
-    assert!(!same_origin(&headers(&[
-        ("host", "127.0.0.1:8080"),
-        ("origin", "null"),
-        ("sec-fetch-site", "cross-site"),
-    ])));
-    assert!(!same_origin(&headers(&[
-        ("host", "127.0.0.1:8080"),
-        ("sec-fetch-site", "cross-site"),
-    ])));
-    assert!(!same_origin(&headers(&[
-        ("host", "review.example"),
-        ("sec-fetch-site", "same-site"),
-    ])));
+    assert!(same_origin(
+        &headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "null"),
+            ("sec-fetch-site", "same-origin"),
+        ]),
+        None
+    ));
+    assert!(same_origin(
+        &headers(&[("host", "127.0.0.1:8080"), ("origin", "null")]),
+        None
+    ));
+    assert!(!same_origin(
+        &headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "null"),
+            ("sec-fetch-site", "cross-site"),
+        ]),
+        None
+    ));
+    assert!(!same_origin(
+        &headers(&[("host", "127.0.0.1:8080"), ("sec-fetch-site", "cross-site"),]),
+        None
+    ));
+    assert!(!same_origin(
+        &headers(&[("host", "review.example"), ("sec-fetch-site", "same-site"),]),
+        None
+    ));
+    // Behind a proxy that forwards its own Host, a form from --public-url's origin is this
+    // site's; any other is not.
+    let public = Some("https://review.example");
+    assert!(same_origin(
+        &headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "https://review.example")
+        ]),
+        public
+    ));
+    assert!(!same_origin(
+        &headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "https://evil.example")
+        ]),
+        public
+    ));
 }
 
 #[test]
