@@ -123,6 +123,7 @@ fn version<'de, D: Deserializer<'de>>(from: D) -> Result<Option<String>, D::Erro
     match Value::deserialize(from)? {
         Value::Null => Ok(None),
         Value::String(version) if !version.is_empty() && version.chars().count() <= 256 => {
+            jevjudge_store::check_no_controls("version", &version).map_err(D::Error::custom)?;
             Ok(Some(version))
         }
         _ => Err(D::Error::custom(
@@ -183,7 +184,7 @@ fn note<'de, D: Deserializer<'de>>(from: D) -> Result<Option<String>, D::Error> 
         Value::Null => Ok(None),
         Value::String(note) => match jevjudge_store::check_note(&note) {
             Ok(()) => Ok(Some(note)),
-            Err(_) => Err(refused()),
+            Err(message) => Err(D::Error::custom(message)),
         },
         _ => Err(refused()),
     }
@@ -237,6 +238,8 @@ pub(crate) async fn claim(
     {
         Ok(Some(claimed)) => Ok(Json(claim_json(&claimed)).into_response()),
         Ok(None) => Ok(StatusCode::NO_CONTENT.into_response()),
+        // A version the store refuses (a control character) is the caller's mistake.
+        Err(StoreError::Invalid(message)) => Err(body::invalid(message)),
         Err(error) => Err(unavailable(&state, &error)),
     }
 }
@@ -513,6 +516,27 @@ mod tests {
     }
 
     #[test]
+    fn control_characters_in_a_claim_version_are_refused_422_naming_the_field() {
+        for version in ["v1\u{0}", "\u{7}", "v\n1"] {
+            let body = json!({ "version": version }).to_string();
+            let error = body::parse::<ClaimBody>(body.as_bytes(), &CLAIM_BODY)
+                .err()
+                .expect("refused");
+            assert_eq!(error.status().as_u16(), 422);
+            assert_eq!(error.code(), "invalid_body");
+            assert!(
+                error
+                    .to_string()
+                    .contains("`version` must not contain control characters"),
+                "{error}"
+            );
+        }
+        // Line breaks and tabs are a note's own; other control characters are not.
+        let fine = json!({"findings": {"a": true}, "note": "line one\r\nline two\tend"});
+        assert!(parsed(&fine).is_ok());
+    }
+
+    #[test]
     fn a_decision_takes_true_false_or_null_per_criterion_and_a_note() {
         let fields = json!({"findings": {"a": true, "b": false, "c": null}, "note": "ok"});
         let decided = parsed(&fields).unwrap();
@@ -538,7 +562,11 @@ mod tests {
             (json!({"findings": {}, "extra": 1}), "unknown field `extra`"),
             (
                 json!({"findings": {}, "note": "x".repeat(MAX_NOTE_CHARS + 1)}),
-                "`note` must be a string",
+                "`note` must be at most",
+            ),
+            (
+                json!({"findings": {}, "note": "a\u{0}b"}),
+                "`note` must not contain control characters",
             ),
         ] {
             let error = parsed(&body).unwrap_err();

@@ -37,7 +37,7 @@ pub use queue::{
 };
 pub use review::{
     Cursor, CursorError, Filter, KeptState, MAX_REFERENCE_CHARS, NewReview, Page, Review, ReviewId,
-    ReviewIdError, STATUSES, check_reference, parse_time,
+    ReviewIdError, STATUSES, check_no_controls, check_reference, parse_time,
 };
 pub use schema::SCHEMA_VERSION;
 pub use store::{MAX_PAGE, Migrated, Store, StoreError, StoreKind};

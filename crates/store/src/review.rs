@@ -82,8 +82,16 @@ pub fn check_reference(reference: &str) -> Result<(), String> {
             "`reference` must be at most {MAX_REFERENCE_CHARS} characters"
         ));
     }
-    if reference.chars().any(char::is_control) {
-        return Err("`reference` must not contain control characters".to_owned());
+    check_no_controls("reference", reference)
+}
+
+/// Checks a text field that reaches the store as it is (a definition version, a filter, a
+/// reference): no control character (U+0000 to U+001F, U+007F to U+009F). PostgreSQL refuses
+/// a NUL in text outright, so such a value must be refused as the caller's mistake before it
+/// gets there, alike on both stores. The message names `field`.
+pub fn check_no_controls(field: &str, text: &str) -> Result<(), String> {
+    if text.chars().any(char::is_control) {
+        return Err(format!("`{field}` must not contain control characters"));
     }
     Ok(())
 }
@@ -298,6 +306,29 @@ mod tests {
         assert!(check_reference(&"é".repeat(257)).is_err());
         assert!(check_reference("").is_err());
         assert!(check_reference("a\nb").is_err());
+    }
+
+    #[test]
+    fn control_characters_in_text_fields_are_refused_naming_the_field() {
+        assert!(check_no_controls("version", "refund-answer-v1").is_ok());
+        assert!(check_no_controls("version", "é✓ v2").is_ok());
+        for text in [
+            "a\0b",
+            "\0",
+            "a\tb",
+            "a\nb",
+            "a\rb",
+            "\u{1b}[31m",
+            "\u{7f}",
+            "\u{85}",
+        ] {
+            assert_eq!(
+                check_no_controls("version", text),
+                Err("`version` must not contain control characters".to_owned()),
+                "{text:?}"
+            );
+        }
+        assert!(check_reference("a\0b").is_err());
     }
 
     #[test]

@@ -328,6 +328,7 @@ impl Store {
         cursor: Option<Cursor>,
     ) -> Result<Page, StoreError> {
         let limit = limit.clamp(1, MAX_PAGE);
+        check_filter(filter)?;
         let (clause, binds) = where_clause(filter, cursor);
         let sql = format!(
             "SELECT {COLUMNS} FROM reviews{clause} ORDER BY id DESC LIMIT ${}",
@@ -355,6 +356,7 @@ impl Store {
 
     /// How many reviews match `filter`.
     pub async fn count(&self, filter: &Filter) -> Result<u64, StoreError> {
+        check_filter(filter)?;
         let (clause, binds) = where_clause(filter, None);
         let sql = format!("SELECT COUNT(*) AS n FROM reviews{clause}");
         count_rows(&self.pool, &sql, binds).await
@@ -560,6 +562,21 @@ impl<'a> Batches<'a> {
         self.after = last.try_get(self.key)?;
         Ok(Some(rows))
     }
+}
+
+/// Refuses a filter text with a control character ([`StoreError::Invalid`] naming it), which
+/// PostgreSQL would refuse as an encoding error (and SQLite match as nothing).
+fn check_filter(filter: &Filter) -> Result<(), StoreError> {
+    for (field, text) in [
+        ("reference", &filter.reference),
+        ("version", &filter.version),
+        ("status", &filter.status),
+    ] {
+        if let Some(text) = text {
+            crate::check_no_controls(field, text).map_err(StoreError::Invalid)?;
+        }
+    }
+    Ok(())
 }
 
 /// ` WHERE …` with `$1…$n` for the filters given, and the values to bind in order.

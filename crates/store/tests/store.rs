@@ -28,6 +28,10 @@ use serde_json::{Map, Value, json};
 #[path = "queue/mod.rs"]
 mod queue;
 
+/// Hostile input, per-reviewer lease caps and retention.
+#[path = "hardening/mod.rs"]
+mod hardening;
+
 fn sqlite_url() -> StoreUrl {
     StoreUrl::Sqlite(sqlite_file("jevjudge_store"))
 }

@@ -220,9 +220,11 @@ pub(super) async fn decide(
             missing.join(", ")
         ))
     } else if check_note(note).is_err() {
-        Some(format!(
-            "The note is longer than {MAX_NOTE_CHARS} characters."
-        ))
+        Some(if note.chars().count() > MAX_NOTE_CHARS {
+            format!("The note is longer than {MAX_NOTE_CHARS} characters.")
+        } else {
+            "The note holds control characters: only line breaks and tabs may be in it.".to_owned()
+        })
     } else {
         None
     };

@@ -256,6 +256,11 @@ fn see_other(location: &str) -> Response {
         .into_response()
 }
 
+/// A page's sentence for a field the store refuses (`` `version` must not … ``).
+fn control_message(message: &str) -> String {
+    format!("The {}.", message.replace('`', ""))
+}
+
 fn store_failed(error: impl std::fmt::Display) -> Response {
     tracing::warn!(target: "jevjudge_serve::ui", %error, "review page: the store failed");
     refused(
@@ -417,6 +422,9 @@ async fn queue_page(ui: Ui, Query(query): Query<QueueQuery>) -> Response {
     };
     let csrf = ui.key.csrf(session);
     let version = query.version.as_deref().filter(|v| !v.is_empty());
+    if let Some(Err(message)) = version.map(|v| jevjudge_store::check_no_controls("version", v)) {
+        return refused(StatusCode::BAD_REQUEST, &control_message(&message));
+    }
     let cursor = match query.cursor.as_deref().filter(|c| !c.is_empty()) {
         None => None,
         Some(text) => match text.parse::<QueueCursor>() {
@@ -481,6 +489,9 @@ async fn claim(ui: Ui, Form(form): Form<Vec<(String, String)>>) -> Response {
         Err(response) => return response,
     };
     let version = field(&form, "version").filter(|v| !v.is_empty());
+    if let Some(Err(message)) = version.map(|v| jevjudge_store::check_no_controls("version", v)) {
+        return refused(StatusCode::UNPROCESSABLE_ENTITY, &control_message(&message));
+    }
     match ui
         .store
         .claim(&session.name, version, ui.state.lease())

@@ -43,13 +43,22 @@ pub use sql::statements;
 /// The longest note a decision may carry, in characters.
 pub const MAX_NOTE_CHARS: usize = 4000;
 
-/// Checks a decision's note: at most [`MAX_NOTE_CHARS`] characters. The message names the
-/// field `note`; every way in (the API, the reviewer pages, the store) checks with this.
+/// Checks a decision's note: at most [`MAX_NOTE_CHARS`] characters, and no control character
+/// but line breaks (`\n`, `\r`) and tabs (PostgreSQL refuses a NUL in text). The message names
+/// the field `note`; every way in (the API, the reviewer pages, the store) checks with this.
 pub fn check_note(note: &str) -> Result<(), String> {
     if note.chars().count() > MAX_NOTE_CHARS {
         return Err(format!(
             "`note` must be at most {MAX_NOTE_CHARS} characters"
         ));
+    }
+    if note
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return Err(
+            "`note` must not contain control characters other than line breaks and tabs".to_owned(),
+        );
     }
     Ok(())
 }

@@ -109,6 +109,7 @@ impl Store {
                 "a reviewer name is required".to_owned(),
             ));
         }
+        check_texts(reviewer, version)?;
         let now = unix_millis(now);
         let expires = now.saturating_add(millis_of(lease));
         // PostgreSQL: the lease and the read of the review and its definition are ONE
@@ -196,6 +197,9 @@ impl Store {
         decision: &Decision,
         now: SystemTime,
     ) -> Result<Decided, QueueError> {
+        if let Some(note) = &decision.note {
+            check_note(note).map_err(QueueError::Invalid)?;
+        }
         let now = unix_millis(now);
         // One pool checkout for the check and the transaction (each checkout costs the pool's
         // liveness round trip).
@@ -414,6 +418,9 @@ impl Store {
         now: SystemTime,
     ) -> Result<QueuePage, StoreError> {
         let limit = limit.clamp(1, MAX_PAGE);
+        if let Some(version) = version {
+            crate::check_no_controls("version", version).map_err(StoreError::Invalid)?;
+        }
         let mut conditions = vec!["q.decided_at IS NULL".to_owned()];
         let mut binds: Vec<Bind> = Vec::new();
         if let Some(version) = version {
@@ -564,4 +571,14 @@ impl Store {
         }
         Ok(count)
     }
+}
+
+/// Refuses a reviewer name or version filter with a control character
+/// ([`StoreError::Invalid`] naming it): PostgreSQL would refuse a NUL as an encoding error.
+fn check_texts(reviewer: &str, version: Option<&str>) -> Result<(), StoreError> {
+    crate::check_no_controls("reviewer", reviewer).map_err(StoreError::Invalid)?;
+    if let Some(version) = version {
+        crate::check_no_controls("version", version).map_err(StoreError::Invalid)?;
+    }
+    Ok(())
 }
