@@ -243,3 +243,46 @@ async fn defect_4_control_characters_are_refused_naming_the_field(url: StoreUrl)
     let saved = as_reviewer(&service, Method::POST, &decision, ANA, Some(body)).await;
     assert_eq!(saved.status, 200, "{}", saved.text());
 }
+
+/// `time` as RFC 3339 at a UTC offset of `hours` (`…T14:00:00+02:00`), its letters in the
+/// case given.
+fn at_offset(time: std::time::SystemTime, hours: i64, lower: bool) -> String {
+    let shift = std::time::Duration::from_secs(hours.unsigned_abs() * 3600);
+    let local = if hours >= 0 {
+        time + shift
+    } else {
+        time - shift
+    };
+    let text = humantime::format_rfc3339_seconds(local).to_string();
+    let text = format!(
+        "{}{}{:02}:00",
+        text.trim_end_matches('Z'),
+        if hours >= 0 { '+' } else { '-' },
+        hours.abs()
+    );
+    if lower { text.to_lowercase() } else { text }
+}
+
+#[tokio::test]
+async fn defect_10_since_takes_rfc3339_offsets_and_lower_case_letters() {
+    let url = sqlite_url();
+    let (service, _store, _fake) = queued(&url, |_| {}).await;
+    queue_reviews(&service, 1).await;
+    let now = std::time::SystemTime::now();
+    let hour = std::time::Duration::from_secs(3600);
+    let count = |reply: &Reply| reply.json()["reviews"].as_array().map(Vec::len);
+    for (hours, lower) in [(2, false), (-5, false), (2, true), (0, true)] {
+        let before = at_offset(now - hour, hours, lower);
+        let after = at_offset(now + hour, hours, lower);
+        let reply = service
+            .get(&format!("/v1/reviews?since={}", encode(&before)))
+            .await;
+        assert_eq!(reply.status, 200, "{before}: {}", reply.text());
+        assert_eq!(count(&reply), Some(1), "{before}");
+        let reply = service
+            .get(&format!("/v1/reviews?since={}", encode(&after)))
+            .await;
+        assert_eq!(reply.status, 200, "{after}: {}", reply.text());
+        assert_eq!(count(&reply), Some(0), "{after}");
+    }
+}
