@@ -30,7 +30,7 @@ mod store;
 mod url;
 
 pub use queue::{
-    Agreement, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Labelled,
+    Agreement, Claim, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Labelled,
     MAX_NOTE_CHARS, QueueCursor, QueueEntry, QueueError, QueueItemId, QueueItemIdError,
     QueueItemView, QueuePage, QueueReason, QueueStats, SECOND_REVIEW, Subject, check_note,
     statements,

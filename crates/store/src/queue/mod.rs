@@ -173,6 +173,20 @@ pub struct Claimed {
     pub lease_expires: SystemTime,
 }
 
+/// What a claim under a per-reviewer lease cap ([`Store::claim_capped`]) gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// An item, now leased to the reviewer.
+    Leased(Box<Claimed>),
+    /// Nothing is pending (that this reviewer may take).
+    Empty,
+    /// The reviewer already holds as many live leases as the cap allows: no item was leased.
+    AtCap {
+        /// The items the reviewer holds, soonest lease end first.
+        held: Vec<QueueItemId>,
+    },
+}
+
 /// A reviewer's decision: whether each criterion's condition really holds (`None`: can't tell).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]

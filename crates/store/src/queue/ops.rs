@@ -104,6 +104,53 @@ impl Store {
         lease: Duration,
         now: SystemTime,
     ) -> Result<Option<Claimed>, StoreError> {
+        match self
+            .claim_inner(reviewer, version, lease, now, None)
+            .await?
+        {
+            Claim::Leased(claimed) => Ok(Some(*claimed)),
+            Claim::Empty | Claim::AtCap { .. } => Ok(None),
+        }
+    }
+
+    /// [`Store::claim`] for a reviewer who may hold at most `max_leases` live leases: when they
+    /// hold that many already, nothing is leased and [`Claim::AtCap`] lists what they hold.
+    /// The count and the claim are atomic across replicas: on SQLite one write transaction
+    /// (`BEGIN IMMEDIATE`); on PostgreSQL one transaction under an advisory lock of the
+    /// reviewer's name, so two claims of one reviewer take turns and the second sees the
+    /// first's lease.
+    pub async fn claim_capped(
+        &self,
+        reviewer: &str,
+        version: Option<&str>,
+        lease: Duration,
+        max_leases: u32,
+    ) -> Result<Claim, StoreError> {
+        self.claim_capped_at(reviewer, version, lease, max_leases, SystemTime::now())
+            .await
+    }
+
+    /// [`Store::claim_capped`] at an explicit time (tests, benchmarks).
+    pub async fn claim_capped_at(
+        &self,
+        reviewer: &str,
+        version: Option<&str>,
+        lease: Duration,
+        max_leases: u32,
+        now: SystemTime,
+    ) -> Result<Claim, StoreError> {
+        self.claim_inner(reviewer, version, lease, now, Some(max_leases))
+            .await
+    }
+
+    async fn claim_inner(
+        &self,
+        reviewer: &str,
+        version: Option<&str>,
+        lease: Duration,
+        now: SystemTime,
+        cap: Option<u32>,
+    ) -> Result<Claim, StoreError> {
         if reviewer.is_empty() {
             return Err(StoreError::Invalid(
                 "a reviewer name is required".to_owned(),
@@ -119,13 +166,47 @@ impl Store {
             StoreKind::Postgres => claim_with_review_sql(version.is_some()),
             StoreKind::Sqlite => claim_sql(self.kind, version.is_some()),
         };
-        let mut attempt = 0;
-        let row = loop {
+        let bound = || {
             let mut query = sqlx::query(&sql).bind(reviewer).bind(expires).bind(now);
             if let Some(version) = version {
                 query = query.bind(version);
             }
-            match query.fetch_optional(&self.pool).await {
+            query
+        };
+        let mut attempt = 0;
+        let row = loop {
+            let result = match cap {
+                None => bound().fetch_optional(&self.pool).await,
+                Some(cap) => {
+                    let mut transaction = self.begin_write().await?;
+                    if self.kind == StoreKind::Postgres {
+                        // Claims of one reviewer take turns until commit; READ COMMITTED
+                        // reads the held leases after the lock, so they include the last
+                        // claim's.
+                        sqlx::query(
+                            "SELECT CAST(pg_advisory_xact_lock($1, hashtext($2)) AS TEXT) \
+                             AS locked",
+                        )
+                        .bind(CLAIM_LOCK_CLASS)
+                        .bind(reviewer)
+                        .fetch_one(&mut *transaction)
+                        .await?;
+                    }
+                    let held = held_items(&mut transaction, reviewer, now).await?;
+                    if held.len() >= cap as usize {
+                        transaction.rollback().await?;
+                        return Ok(Claim::AtCap { held });
+                    }
+                    match bound().fetch_optional(&mut *transaction).await {
+                        Ok(row) => {
+                            transaction.commit().await?;
+                            Ok(row)
+                        }
+                        Err(error) => Err(error),
+                    }
+                }
+            };
+            match result {
                 Ok(row) => break row,
                 // The same reviewer's other claim took the review's other slot meanwhile.
                 Err(error) if is_unique_violation(&error) && attempt < CLAIM_RETRIES => {
@@ -135,7 +216,7 @@ impl Store {
             }
         };
         let Some(row) = row else {
-            return Ok(None);
+            return Ok(Claim::Empty);
         };
         let item: String = row.try_get("item_id")?;
         let item: QueueItemId = item.parse().map_err(|_| corrupt("queue_items.id"))?;
@@ -155,13 +236,13 @@ impl Store {
                 self.review_with_definition(&review_id).await?
             }
         };
-        Ok(Some(Claimed {
+        Ok(Claim::Leased(Box::new(Claimed {
             item,
             subject,
             reason,
             slot: u8::try_from(slot).map_err(|_| corrupt("queue_items.slot"))?,
             lease_expires: time_of(expires),
-        }))
+        })))
     }
 
     /// A review with its kept state, its definition's questions and expected flags.
@@ -581,4 +662,31 @@ fn check_texts(reviewer: &str, version: Option<&str>) -> Result<(), StoreError> 
         crate::check_no_controls("version", version).map_err(StoreError::Invalid)?;
     }
     Ok(())
+}
+
+/// The first key of the advisory locks that serialise one reviewer's capped claims on
+/// PostgreSQL (the second is a hash of the name); two-key locks never meet sqlx's migration
+/// lock, which takes one 64-bit key.
+const CLAIM_LOCK_CLASS: i32 = 0x6a65_7601;
+
+/// The items `reviewer` holds under a live lease at `now`, soonest lease end first.
+async fn held_items(
+    connection: &mut sqlx::AnyConnection,
+    reviewer: &str,
+    now: i64,
+) -> Result<Vec<QueueItemId>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT id FROM queue_items WHERE claimed_by = $1 AND decided_at IS NULL \
+         AND lease_expires > $2 ORDER BY lease_expires, id",
+    )
+    .bind(reviewer)
+    .bind(now)
+    .fetch_all(&mut *connection)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            let id: String = row.try_get("id")?;
+            id.parse().map_err(|_| corrupt("queue_items.id"))
+        })
+        .collect()
 }

@@ -4,14 +4,19 @@
 use std::{collections::BTreeMap, time::Duration};
 
 use jevjudge_store::{
-    Decision, Enqueue, Filter, KeptState, QueueError, QueueReason, Store, StoreError, StoreUrl,
+    Claim, Decision, Enqueue, Filter, KeptState, QueueError, QueueReason, Store, StoreError,
+    StoreUrl,
 };
 use jevjudge_test_support::on_both_stores;
 use serde_json::json;
 
 use super::{pg_url, review, sqlite_url};
 
-on_both_stores!(defect_4_control_characters_are_invalid_not_unavailable);
+on_both_stores!(
+    defect_4_control_characters_are_invalid_not_unavailable,
+    defect_6_a_reviewer_holds_at_most_the_cap_and_others_still_claim,
+    defect_6_concurrent_claims_of_one_reviewer_never_pass_the_cap,
+);
 
 const LEASE: Duration = Duration::from_secs(600);
 
@@ -96,5 +101,90 @@ async fn defect_4_control_characters_are_invalid_not_unavailable(url: StoreUrl) 
         .decide(claimed.item, "ana", &decision("line\r\nnext\tend"))
         .await
         .expect("line breaks and tabs are a note's own");
+    store.close().await;
+}
+
+async fn defect_6_a_reviewer_holds_at_most_the_cap_and_others_still_claim(url: StoreUrl) {
+    let store = store(&url).await;
+    for n in 0..30 {
+        queue_one(&store, &format!("item {n}")).await;
+    }
+    let mut leased = Vec::new();
+    for attempt in 0..30 {
+        match store
+            .claim_capped("ana", None, LEASE, 5)
+            .await
+            .expect("answers")
+        {
+            Claim::Leased(claimed) => leased.push(claimed.item),
+            Claim::AtCap { held } => {
+                assert!(attempt >= 5, "the sixth claim is the first refused");
+                let mut held = held;
+                held.sort();
+                let mut expected = leased.clone();
+                expected.sort();
+                assert_eq!(held, expected, "the refusal lists what ana holds");
+            }
+            Claim::Empty => panic!("30 items are pending"),
+        }
+    }
+    assert_eq!(leased.len(), 5);
+    // Another reviewer still gets items, up to the cap too.
+    for _ in 0..5 {
+        assert!(matches!(
+            store.claim_capped("ben", None, LEASE, 5).await.unwrap(),
+            Claim::Leased(_)
+        ));
+    }
+    // A decision frees a slot under the cap.
+    let decision = Decision {
+        findings: BTreeMap::from([("supported".to_owned(), Some(true))]),
+        note: None,
+    };
+    store
+        .decide(leased[0], "ana", &decision)
+        .await
+        .expect("decided");
+    assert!(matches!(
+        store.claim_capped("ana", None, LEASE, 5).await.unwrap(),
+        Claim::Leased(_)
+    ));
+    assert_eq!(store.queue_stats().await.unwrap().claimed, 10);
+    store.close().await;
+}
+
+async fn defect_6_concurrent_claims_of_one_reviewer_never_pass_the_cap(url: StoreUrl) {
+    let store = store(&url).await;
+    for n in 0..30 {
+        queue_one(&store, &format!("item {n}")).await;
+    }
+    // Two "replicas" (two pools) claiming for ana at once, 12 claims each.
+    let other = Store::open(&url).await.expect("a second pool");
+    let mut tasks = Vec::new();
+    for n in 0..24 {
+        let store = if n % 2 == 0 {
+            store.clone()
+        } else {
+            other.clone()
+        };
+        tasks.push(tokio::spawn(async move {
+            store.claim_capped("ana", None, LEASE, 5).await
+        }));
+    }
+    let mut leased = 0;
+    for task in tasks {
+        match task
+            .await
+            .expect("the task ends")
+            .expect("the store answers")
+        {
+            Claim::Leased(_) => leased += 1,
+            Claim::AtCap { held } => assert!(held.len() >= 5, "{held:?}"),
+            Claim::Empty => panic!("30 items are pending"),
+        }
+    }
+    assert_eq!(leased, 5, "exactly the cap");
+    assert_eq!(store.queue_stats().await.unwrap().claimed, 5);
+    other.close().await;
     store.close().await;
 }
