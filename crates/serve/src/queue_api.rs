@@ -17,7 +17,9 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use jevjudge_store::{Claimed, Decision, MAX_NOTE_CHARS, QueueError, QueueItemId, StoreError};
+use jevjudge_store::{
+    Claim, Claimed, Decision, MAX_NOTE_CHARS, QueueError, QueueItemId, StoreError,
+};
 use serde::{Deserialize, Deserializer, de::DeserializeOwned, de::Error as _};
 use serde_json::{Value, json};
 
@@ -223,8 +225,9 @@ pub fn claim_json(claimed: &Claimed) -> Value {
     })
 }
 
-/// `POST /v1/queue/claim` with an optional `{"version": "…"}`: 200 with the leased item, or
-/// 204 when nothing is pending.
+/// `POST /v1/queue/claim` with an optional `{"version": "…"}`: 200 with the leased item, 204
+/// when nothing is pending, 409 `too_many_leases` (with the `held` item ids) when the reviewer
+/// holds `--max-leases-per-reviewer` items already.
 pub(crate) async fn claim(
     State(state): State<ServeState>,
     Extension(reviewer): Extension<Reviewer>,
@@ -233,11 +236,19 @@ pub(crate) async fn claim(
     let ClaimBody { version } = json_body(body, &CLAIM_BODY).await?;
     let store = state.store().ok_or(ServeError::NoQueue)?;
     match store
-        .claim(&reviewer.name, version.as_deref(), state.lease())
+        .claim_capped(
+            &reviewer.name,
+            version.as_deref(),
+            state.lease(),
+            state.max_leases_per_reviewer(),
+        )
         .await
     {
-        Ok(Some(claimed)) => Ok(Json(claim_json(&claimed)).into_response()),
-        Ok(None) => Ok(StatusCode::NO_CONTENT.into_response()),
+        Ok(Claim::Leased(claimed)) => Ok(Json(claim_json(&claimed)).into_response()),
+        Ok(Claim::Empty) => Ok(StatusCode::NO_CONTENT.into_response()),
+        Ok(Claim::AtCap { held }) => Err(ServeError::TooManyLeases {
+            held: held.iter().map(ToString::to_string).collect(),
+        }),
         // A version the store refuses (a control character) is the caller's mistake.
         Err(StoreError::Invalid(message)) => Err(body::invalid(message)),
         Err(error) => Err(unavailable(&state, &error)),
@@ -357,8 +368,16 @@ pub(crate) fn describe(document: &mut Value) {
             "400": error("The body is not JSON (`malformed_json`)."),
             "401": unauthorized.clone(),
             "404": no_queue(""),
+            "409": {
+                "description": "The reviewer holds as many items as one reviewer may \
+                                (--max-leases-per-reviewer, `too_many_leases`): decide or \
+                                release one of `held` first.",
+                "content": {"application/json": {"schema": {
+                    "$ref": "#/components/schemas/TooManyLeases"}}}
+            },
             "413": error("The body is over 64 KiB (`body_too_large`)."),
-            "422": error("The body is not `{\"version\": …}` (`invalid_body`)."),
+            "422": error("The body is not `{\"version\": …}`, or the version holds a control \
+                          character (`invalid_body`)."),
             "503": unavailable.clone()
         }
     }});
@@ -440,6 +459,20 @@ pub(crate) fn describe(document: &mut Value) {
                 }
             }},
             "lease_expires": {"type": "string", "description": "RFC 3339."}
+        }
+    });
+    schemas["TooManyLeases"] = json!({
+        "type": "object",
+        "required": ["error", "held"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {"code": {"const": "too_many_leases"},
+                               "message": {"type": "string"}}
+            },
+            "held": {"type": "array", "items": {"type": "string"},
+                     "description": "The items the reviewer holds (queue item ids)."}
         }
     });
     schemas["QueueDecision"] = json!({

@@ -286,3 +286,67 @@ async fn defect_10_since_takes_rfc3339_offsets_and_lower_case_letters() {
         assert_eq!(count(&reply), Some(0), "{after}");
     }
 }
+
+jevjudge_test_support::on_both_stores!(defect_6_one_reviewer_holds_at_most_five_items);
+
+async fn defect_6_one_reviewer_holds_at_most_five_items(url: StoreUrl) {
+    let (service, _store, _fake) = queued(&url, |_| {}).await;
+    queue_reviews(&service, 30).await;
+    let mut held = Vec::new();
+    let mut refusals = 0;
+    for _ in 0..30 {
+        let reply = as_reviewer(&service, Method::POST, "/v1/queue/claim", ANA, None).await;
+        match reply.status {
+            200 => held.push(reply.json()["item"].as_str().expect("an item").to_owned()),
+            409 => {
+                refusals += 1;
+                assert_eq!(reply.error_code(), "too_many_leases", "{}", reply.text());
+                assert!(reply.headers.get("retry-after").is_none());
+                let json = reply.json();
+                assert!(json["error"]["message"].as_str().is_some());
+                let mut listed: Vec<String> = json["held"]
+                    .as_array()
+                    .expect("held")
+                    .iter()
+                    .map(|id| id.as_str().expect("an id").to_owned())
+                    .collect();
+                listed.sort();
+                let mut expected = held.clone();
+                expected.sort();
+                assert_eq!(listed, expected);
+            }
+            other => panic!("{other}: {}", reply.text()),
+        }
+    }
+    assert_eq!((held.len(), refusals), (5, 25));
+    // Another reviewer still gets items.
+    let reply = as_reviewer(&service, Method::POST, "/v1/queue/claim", BOB, None).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    // The reviewer pages refuse the same way.
+    let (session, token) = sign_in(&service, ANA).await;
+    let reply = page(
+        &format!("{}/ui/claim", service.url),
+        &session,
+        Some(&[("csrf", &token), ("version", "")]),
+    )
+    .await;
+    assert_eq!(reply.status, 409, "{}", reply.text());
+    assert!(reply.text().contains(&held[0]), "{}", reply.text());
+    // Releasing one makes room for one more.
+    let release = format!("/v1/queue/{}/release", held[0]);
+    let reply = as_reviewer(&service, Method::POST, &release, ANA, None).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let reply = as_reviewer(&service, Method::POST, "/v1/queue/claim", ANA, None).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+}
+
+#[tokio::test]
+async fn defect_6_the_cap_is_the_policys() {
+    let url = sqlite_url();
+    let (service, _store, _fake) = queued(&url, |policy| policy.max_leases_per_reviewer = 2).await;
+    queue_reviews(&service, 3).await;
+    for expected in [200, 200, 409] {
+        let reply = as_reviewer(&service, Method::POST, "/v1/queue/claim", ANA, None).await;
+        assert_eq!(reply.status, expected, "{}", reply.text());
+    }
+}

@@ -40,7 +40,7 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{any, get, post},
 };
-use jevjudge_store::{MAX_PAGE, QueueCursor, Store};
+use jevjudge_store::{Claim, MAX_PAGE, QueueCursor, Store};
 use maud::Markup;
 use serde::Deserialize;
 
@@ -494,11 +494,28 @@ async fn claim(ui: Ui, Form(form): Form<Vec<(String, String)>>) -> Response {
     }
     match ui
         .store
-        .claim(&session.name, version, ui.state.lease())
+        .claim_capped(
+            &session.name,
+            version,
+            ui.state.lease(),
+            ui.state.max_leases_per_reviewer(),
+        )
         .await
     {
-        Ok(Some(claimed)) => see_other(&format!("/ui/items/{}", claimed.item)),
-        Ok(None) => see_other("/ui/?message=empty"),
+        Ok(Claim::Leased(claimed)) => see_other(&format!("/ui/items/{}", claimed.item)),
+        Ok(Claim::Empty) => see_other("/ui/?message=empty"),
+        Ok(Claim::AtCap { held }) => refused(
+            StatusCode::CONFLICT,
+            &format!(
+                "You hold {} items, the most one reviewer may hold at once: decide or release \
+                 one of them before claiming another ({}).",
+                held.len(),
+                held.iter()
+                    .map(|item| format!("/ui/items/{item}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
         Err(error) => store_failed(error),
     }
 }
