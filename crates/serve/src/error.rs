@@ -97,6 +97,9 @@ pub enum ServeError {
     /// 409 `already_decided`: the item has been decided already.
     #[error("the item has been decided already")]
     AlreadyDecided,
+    /// 409 `item_expired`: the item was closed undecided, its state text erased by retention.
+    #[error("the item has expired: retention erased its state text before it was decided")]
+    ItemExpired,
     /// 409 `too_many_leases`: the reviewer holds as many items as one reviewer may; the body
     /// lists them in `held`.
     #[error(
@@ -140,6 +143,7 @@ impl ServeError {
             ServeError::NoQueue | ServeError::QueueItemNotFound => StatusCode::NOT_FOUND,
             ServeError::LeaseNotHeld
             | ServeError::AlreadyDecided
+            | ServeError::ItemExpired
             | ServeError::TooManyLeases { .. } => StatusCode::CONFLICT,
             ServeError::InvalidDecision { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ServeError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -168,6 +172,7 @@ impl ServeError {
             ServeError::QueueItemNotFound => "queue_item_not_found",
             ServeError::LeaseNotHeld => "lease_not_held",
             ServeError::AlreadyDecided => "already_decided",
+            ServeError::ItemExpired => "item_expired",
             ServeError::TooManyLeases { .. } => "too_many_leases",
             ServeError::InvalidDecision { .. } => "invalid_decision",
             ServeError::Internal => "internal",
@@ -175,7 +180,7 @@ impl ServeError {
     }
 
     /// Every code, for the OpenAPI document.
-    pub(crate) const CODES: [&'static str; 22] = [
+    pub(crate) const CODES: [&'static str; 23] = [
         "unauthorized",
         "unknown_version",
         "not_found",
@@ -195,6 +200,7 @@ impl ServeError {
         "queue_item_not_found",
         "lease_not_held",
         "already_decided",
+        "item_expired",
         "too_many_leases",
         "invalid_decision",
         "internal",
@@ -269,6 +275,7 @@ mod tests {
             ServeError::QueueItemNotFound,
             ServeError::LeaseNotHeld,
             ServeError::AlreadyDecided,
+            ServeError::ItemExpired,
             ServeError::TooManyLeases { held: Vec::new() },
             ServeError::InvalidDecision {
                 message: String::new(),

@@ -82,6 +82,7 @@ fn queue_error(state: &ServeState, error: QueueError) -> ServeError {
         QueueError::NotFound => ServeError::QueueItemNotFound,
         QueueError::LeaseNotHeld => ServeError::LeaseNotHeld,
         QueueError::AlreadyDecided => ServeError::AlreadyDecided,
+        QueueError::Expired => ServeError::ItemExpired,
         QueueError::Invalid(message) => ServeError::InvalidDecision { message },
         QueueError::Store(error) => unavailable(state, &error),
         _ => ServeError::Internal,
@@ -395,8 +396,9 @@ pub(crate) fn describe(document: &mut Value) {
             "400": error("The body is not JSON (`malformed_json`)."),
             "401": unauthorized.clone(),
             "404": no_queue(", or no item has this id (`queue_item_not_found`)"),
-            "409": error("The lease is not the caller's or has expired (`lease_not_held`), or the \
-                          item was decided already (`already_decided`)."),
+            "409": error("The lease is not the caller's or has expired (`lease_not_held`), the \
+                          item was decided already (`already_decided`), or it expired: \
+                          retention erased its state text (`item_expired`)."),
             "413": error("The body is over 64 KiB (`body_too_large`)."),
             "422": error("The body is not a decision (`invalid_body`), or its findings do not \
                           answer exactly the definition's criteria (`invalid_decision`)."),
@@ -415,8 +417,9 @@ pub(crate) fn describe(document: &mut Value) {
             }}}},
             "401": unauthorized.clone(),
             "404": no_queue(", or no item has this id (`queue_item_not_found`)"),
-            "409": error("The lease is not the caller's or has expired (`lease_not_held`), or the \
-                          item was decided already (`already_decided`)."),
+            "409": error("The lease is not the caller's or has expired (`lease_not_held`), the \
+                          item was decided already (`already_decided`), or it expired: \
+                          retention erased its state text (`item_expired`)."),
             "503": unavailable.clone()
         }
     }});
@@ -506,12 +509,15 @@ pub(crate) fn describe(document: &mut Value) {
     });
     schemas["QueueStats"] = json!({
         "type": "object",
-        "required": ["pending_by_version", "claimed", "decided", "agreement"],
+        "required": ["pending_by_version", "claimed", "decided", "expired", "agreement"],
         "properties": {
             "pending_by_version": {"type": "object",
                                    "additionalProperties": {"type": "integer", "minimum": 0}},
             "claimed": {"type": "integer", "minimum": 0},
             "decided": {"type": "integer", "minimum": 0},
+            "expired": {"type": "integer", "minimum": 0,
+                        "description": "Items closed undecided: retention erased their \
+                                        review's state text."},
             "agreement": {"type": "object", "additionalProperties": {
                 "type": "object",
                 "required": ["items", "observed", "kappa"],

@@ -350,3 +350,30 @@ async fn defect_6_the_cap_is_the_policys() {
         assert_eq!(reply.status, expected, "{}", reply.text());
     }
 }
+
+jevjudge_test_support::on_both_stores!(defect_5_items_whose_state_was_erased_expire);
+
+async fn defect_5_items_whose_state_was_erased_expire(url: StoreUrl) {
+    let (service, store, _fake) = queued(&url, |_| {}).await;
+    queue_reviews(&service, 3).await;
+    let held = as_reviewer(&service, Method::POST, "/v1/queue/claim", ANA, None).await;
+    assert_eq!(held.status, 200, "{}", held.text());
+    let item = held.json()["item"].as_str().expect("an item").to_owned();
+    // The retention sweep, as `serve --retain-state` runs it, past every review.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    let erased = store.erase_state_before_counting(later).await.unwrap();
+    assert_eq!((erased.reviews, erased.expired_items), (3, 3));
+    // Nothing is handed out with "state": null.
+    let reply = as_reviewer(&service, Method::POST, "/v1/queue/claim", BOB, None).await;
+    assert_eq!(reply.status, 204, "{}", reply.text());
+    let stats = as_reviewer(&service, Method::GET, "/v1/queue/stats", BOB, None).await;
+    assert_eq!(stats.status, 200, "{}", stats.text());
+    assert_eq!(stats.json()["expired"], 3);
+    assert_eq!(stats.json()["claimed"], 0);
+    assert_eq!(stats.json()["pending_by_version"], json!({}));
+    let decision = format!("/v1/queue/{item}/decision");
+    let body = json!({"findings": {"supported": true}});
+    let reply = as_reviewer(&service, Method::POST, &decision, ANA, Some(body)).await;
+    assert_eq!(reply.status, 409, "{}", reply.text());
+    assert_eq!(reply.error_code(), "item_expired");
+}

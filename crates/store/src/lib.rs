@@ -40,5 +40,5 @@ pub use review::{
     ReviewIdError, STATUSES, check_no_controls, check_reference, parse_time,
 };
 pub use schema::SCHEMA_VERSION;
-pub use store::{MAX_PAGE, Migrated, Store, StoreError, StoreKind};
+pub use store::{Erased, MAX_PAGE, Migrated, Store, StoreError, StoreKind};
 pub use url::{StoreUrl, StoreUrlError};

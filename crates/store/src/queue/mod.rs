@@ -221,6 +221,9 @@ pub enum QueueError {
     /// The item was decided already (HTTP 409).
     #[error("the item has been decided already")]
     AlreadyDecided,
+    /// The item was closed undecided: retention erased its review's state text (HTTP 409).
+    #[error("the item has expired: its state text was erased by retention before a decision")]
+    Expired,
     /// The decision is not valid for this item (HTTP 422), with the reason.
     #[error("{0}")]
     Invalid(String),
@@ -255,6 +258,8 @@ pub struct QueueStats {
     pub claimed: u64,
     /// Decided items.
     pub decided: u64,
+    /// Items closed undecided because retention erased their review's state text.
+    pub expired: u64,
     /// Agreement per criterion id where two reviewers decided the same review.
     pub agreement: BTreeMap<String, Agreement>,
 }
@@ -376,6 +381,9 @@ pub struct Labelled {
     pub record: Option<Record>,
     /// Each queued copy in slot order: its decided findings, or `None` while undecided.
     pub decisions: Vec<Option<BTreeMap<String, Option<bool>>>>,
+    /// Whether a copy was closed undecided because retention erased the state text (such a
+    /// review is left out of a labelled export and counted as expired).
+    pub expired: bool,
 }
 
 impl Claimed {
@@ -402,6 +410,7 @@ impl fmt::Debug for Labelled {
             .field("state", &self.state.as_ref().map(|_| "<private>"))
             .field("record", &self.record.as_ref().map(|_| "<private>"))
             .field("decisions", &self.decisions)
+            .field("expired", &self.expired)
             .finish_non_exhaustive()
     }
 }

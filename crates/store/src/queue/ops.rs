@@ -1,6 +1,8 @@
 //! The queue's operations on a [`Store`]: enqueue, claim, decide, release, counts, pages,
 //! items and labelled exports.
 
+use std::collections::HashSet;
+
 use super::{sql::*, *};
 
 impl Store {
@@ -421,10 +423,18 @@ impl Store {
         let rows = query_with(pending_sql, pending_binds.collect())
             .fetch_all(&self.pool)
             .await?;
+        let expired_sql = match cap() {
+            None => "SELECT COUNT(*) AS n FROM queue_items WHERE expired_at IS NOT NULL",
+            Some(_) => {
+                "SELECT COUNT(*) AS n FROM (SELECT 1 FROM queue_items \
+                 WHERE expired_at IS NOT NULL LIMIT $1) capped"
+            }
+        };
         Ok(QueueStats {
             pending_by_version: counts_by_version(&rows)?,
             claimed: self.live_leases(now).await?,
             decided: count_rows(&self.pool, decided_sql, cap().into_iter().collect()).await?,
+            expired: count_rows(&self.pool, expired_sql, cap().into_iter().collect()).await?,
             agreement: BTreeMap::new(),
         })
     }
@@ -595,8 +605,8 @@ impl Store {
             let first: String = first.try_get("review_id")?;
             let last: String = last.try_get("review_id")?;
             let copies = sqlx::query(
-                "SELECT q.review_id AS review_id, q.slot AS slot, d.findings AS findings \
-                 FROM queue_items q LEFT JOIN queue_decisions d ON d.item_id = q.id \
+                "SELECT q.review_id AS review_id, q.slot AS slot, d.findings AS findings, \
+                 q.expired_at AS expired_at FROM queue_items q LEFT JOIN queue_decisions d ON d.item_id = q.id \
                  WHERE q.review_id >= $1 AND q.review_id <= $2 ORDER BY q.review_id, q.slot",
             )
             .bind(&first)
@@ -616,10 +626,15 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
             let mut decisions: BTreeMap<String, Vec<Option<Findings>>> = BTreeMap::new();
+            let mut expired: HashSet<String> = HashSet::new();
             for row in &copies {
                 let findings: Option<String> = row.try_get("findings")?;
+                let review_id: String = row.try_get("review_id")?;
+                if row.try_get::<Option<i64>, _>("expired_at")?.is_some() {
+                    expired.insert(review_id.clone());
+                }
                 decisions
-                    .entry(row.try_get("review_id")?)
+                    .entry(review_id)
                     .or_default()
                     .push(findings.as_deref().map(findings_of).transpose()?);
             }
@@ -646,6 +661,7 @@ impl Store {
                     state,
                     record,
                     decisions: decisions.remove(&id).unwrap_or_default(),
+                    expired: expired.contains(&id),
                 })?;
                 count += 1;
             }
