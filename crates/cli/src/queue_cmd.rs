@@ -139,17 +139,10 @@ pub fn build_error(error: &BuildError) -> Option<String> {
 mod tests {
     use super::*;
 
-    #[derive(clap::Parser)]
-    struct Flags {
-        #[command(flatten)]
-        queue: QueueArgs,
-    }
-
     fn policy_of(args: &[&str]) -> Result<Option<QueuePolicy>, String> {
-        use clap::Parser as _;
-        let flags = Flags::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))
-            .map_err(|e| e.to_string())?;
-        flags.queue.policy().map_err(|e| e.0)
+        let flags: QueueArgs =
+            crate::flags_test::parse("serve", args).map_err(|e| e.to_string())?;
+        flags.policy().map_err(|e| e.0)
     }
 
     #[test]
