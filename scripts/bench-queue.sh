@@ -43,7 +43,7 @@ run_store() {
     "$BENCH" --seed-only "$url" "$PENDING"
     spawn_listening "$WORK/$name.out" "$JEVJUDGE" serve --definitions "$WORK/definitions" \
         --addr 127.0.0.1:0 --fake --store "$url" --store-state --queue-statuses INCONCLUSIVE \
-        --reviewer-tokens-env JEVJUDGE_BENCH_REVIEWERS
+        --reviewer-tokens-env JEVJUDGE_BENCH_REVIEWERS --max-leases-per-reviewer "$OPS"
     local serve_pid=$LISTEN_PID serve_url=$LISTEN_URL
     python3 - "$serve_url" "$OPS" <<'PY'
 import http.client, json, os, sys, time, urllib.parse

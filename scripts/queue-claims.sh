@@ -36,7 +36,8 @@ for name in a b; do
     spawn_listening "$WORK/$name.out" env TYPESAFE_API_KEY=claims-dummy-key "$JEVJUDGE" serve \
         --definitions "$WORK/definitions" --addr 127.0.0.1:0 --base-url "$FAKE_URL" \
         --store "$JEVJUDGE_TEST_PG_URL" --store-state --queue-statuses INCONCLUSIVE,FAIL \
-        --sample-pass 1 --reviewer-tokens-env JEVJUDGE_CLAIMS_REVIEWERS
+        --sample-pass 1 --reviewer-tokens-env JEVJUDGE_CLAIMS_REVIEWERS \
+        --max-leases-per-reviewer "$CLAIMS"
     urls+=("$LISTEN_URL")
 done
 echo "fake at $FAKE_URL; replicas ${urls[0]}, ${urls[1]} on one PostgreSQL"

@@ -41,6 +41,13 @@ pub struct QueueArgs {
     #[arg(long, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=7 * 24 * 3600))]
     pub lease: Option<u64>,
+
+    /// The most items one reviewer may hold under live leases at once (default 5); a claim
+    /// past it is refused with 409 `too_many_leases`, listing the held items, so one reviewer
+    /// cannot lock everyone else out of the queue.
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_leases_per_reviewer: Option<u32>,
 }
 
 /// Parses INCONCLUSIVE or FAIL (any case).
@@ -71,6 +78,7 @@ impl QueueArgs {
             || self.second_review.is_some()
             || self.reviewer_tokens_env.is_some()
             || self.lease.is_some()
+            || self.max_leases_per_reviewer.is_some()
     }
 
     /// The policy, or `None` when no queue option was given. The reviewers' variable is read
@@ -96,6 +104,9 @@ impl QueueArgs {
         if let Some(lease) = self.lease {
             policy.lease = Duration::from_secs(lease);
         }
+        if let Some(cap) = self.max_leases_per_reviewer {
+            policy.max_leases_per_reviewer = cap;
+        }
         Ok(Some(policy))
     }
 }
@@ -104,7 +115,7 @@ impl QueueArgs {
 /// for an error that is not about the queue.
 pub fn build_error(error: &BuildError) -> Option<String> {
     const QUEUE_FLAGS: &str = "the review queue (--queue-statuses, --sample-pass, \
-        --second-review, --reviewer-tokens-env, --lease)";
+        --second-review, --reviewer-tokens-env, --lease, --max-leases-per-reviewer)";
     const WHY: &str = "reviews and their state text are queued in the store";
     Some(match error {
         BuildError::QueueWithoutStore => {
@@ -127,6 +138,40 @@ pub fn build_error(error: &BuildError) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn policy_of(args: &[&str]) -> Result<Option<QueuePolicy>, String> {
+        let flags: QueueArgs =
+            crate::flags_test::parse("serve", args).map_err(|e| e.to_string())?;
+        flags.policy().map_err(|e| e.0)
+    }
+
+    #[test]
+    fn max_leases_per_reviewer_defaults_to_5_and_takes_1_or_more() {
+        let policy = policy_of(&["--queue-statuses", "INCONCLUSIVE"])
+            .unwrap()
+            .expect("a policy");
+        assert_eq!(policy.max_leases_per_reviewer, 5);
+        let policy = policy_of(&[
+            "--queue-statuses",
+            "FAIL",
+            "--max-leases-per-reviewer",
+            "12",
+        ])
+        .unwrap()
+        .expect("a policy");
+        assert_eq!(policy.max_leases_per_reviewer, 12);
+        for bad in ["0", "x", "1000001"] {
+            let error = policy_of(&["--queue-statuses", "FAIL", "--max-leases-per-reviewer", bad])
+                .unwrap_err();
+            assert!(error.contains("--max-leases-per-reviewer"), "{error}");
+        }
+        // The flag alone asks for a queue (the builder then names what is missing).
+        assert!(
+            policy_of(&["--max-leases-per-reviewer", "3"])
+                .unwrap()
+                .is_some()
+        );
+    }
 
     #[test]
     fn statuses_and_rates_are_checked() {

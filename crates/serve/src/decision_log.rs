@@ -174,7 +174,8 @@ impl DecisionLog {
     }
 
     /// Erases kept state text older than `retain`, now and every [`RETENTION_SWEEP`], for
-    /// ever (spawn it; errors are logged and retried at the next sweep).
+    /// ever (spawn it; errors are logged and retried at the next sweep). Queue items still
+    /// open on an erased review are closed as expired in the same transaction.
     pub async fn run_retention(self: Arc<Self>, retain: Duration) {
         let mut ticks = tokio::time::interval(RETENTION_SWEEP);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -183,9 +184,16 @@ impl DecisionLog {
             let cutoff = SystemTime::now()
                 .checked_sub(retain)
                 .unwrap_or(SystemTime::UNIX_EPOCH);
-            match self.store.erase_state_before(cutoff).await {
-                Ok(0) => {}
-                Ok(erased) => tracing::info!(erased, "state text past its retention erased"),
+            match self.store.erase_state_before_counting(cutoff).await {
+                Ok(jevjudge_store::Erased {
+                    reviews: 0,
+                    expired_items: 0,
+                }) => {}
+                Ok(erased) => tracing::info!(
+                    erased = erased.reviews,
+                    expired_items = erased.expired_items,
+                    "state text past its retention erased; open queue items of it expired"
+                ),
                 Err(error) => tracing::warn!(%error, "the retention sweep failed; retrying later"),
             }
         }

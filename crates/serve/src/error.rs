@@ -97,6 +97,19 @@ pub enum ServeError {
     /// 409 `already_decided`: the item has been decided already.
     #[error("the item has been decided already")]
     AlreadyDecided,
+    /// 409 `item_expired`: the item was closed undecided, its state text erased by retention.
+    #[error("the item has expired: retention erased its state text before it was decided")]
+    ItemExpired,
+    /// 409 `too_many_leases`: the reviewer holds as many items as one reviewer may; the body
+    /// lists them in `held`.
+    #[error(
+        "you hold {} items, the most one reviewer may hold at once: decide or release one \
+         (listed in `held`) before claiming another", held.len()
+    )]
+    TooManyLeases {
+        /// The items the reviewer holds.
+        held: Vec<String>,
+    },
     /// 422 `invalid_decision`: a decision that does not fit the item (for example an unknown criterion id); the
     /// message names the field.
     #[error("{message}")]
@@ -128,7 +141,10 @@ impl ServeError {
             ServeError::ReviewNotFound | ServeError::NoStore => StatusCode::NOT_FOUND,
             ServeError::InvalidQuery { .. } => StatusCode::BAD_REQUEST,
             ServeError::NoQueue | ServeError::QueueItemNotFound => StatusCode::NOT_FOUND,
-            ServeError::LeaseNotHeld | ServeError::AlreadyDecided => StatusCode::CONFLICT,
+            ServeError::LeaseNotHeld
+            | ServeError::AlreadyDecided
+            | ServeError::ItemExpired
+            | ServeError::TooManyLeases { .. } => StatusCode::CONFLICT,
             ServeError::InvalidDecision { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ServeError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -156,13 +172,15 @@ impl ServeError {
             ServeError::QueueItemNotFound => "queue_item_not_found",
             ServeError::LeaseNotHeld => "lease_not_held",
             ServeError::AlreadyDecided => "already_decided",
+            ServeError::ItemExpired => "item_expired",
+            ServeError::TooManyLeases { .. } => "too_many_leases",
             ServeError::InvalidDecision { .. } => "invalid_decision",
             ServeError::Internal => "internal",
         }
     }
 
     /// Every code, for the OpenAPI document.
-    pub(crate) const CODES: [&'static str; 21] = [
+    pub(crate) const CODES: [&'static str; 23] = [
         "unauthorized",
         "unknown_version",
         "not_found",
@@ -182,6 +200,8 @@ impl ServeError {
         "queue_item_not_found",
         "lease_not_held",
         "already_decided",
+        "item_expired",
+        "too_many_leases",
         "invalid_decision",
         "internal",
     ];
@@ -189,9 +209,12 @@ impl ServeError {
 
 impl IntoResponse for ServeError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({
+        let mut body = serde_json::json!({
             "error": {"code": self.code(), "message": self.to_string()}
         });
+        if let ServeError::TooManyLeases { held } = &self {
+            body["held"] = serde_json::json!(held);
+        }
         let mut response = (self.status(), Json(body)).into_response();
         let headers = response.headers_mut();
         match self {
@@ -252,6 +275,8 @@ mod tests {
             ServeError::QueueItemNotFound,
             ServeError::LeaseNotHeld,
             ServeError::AlreadyDecided,
+            ServeError::ItemExpired,
+            ServeError::TooManyLeases { held: Vec::new() },
             ServeError::InvalidDecision {
                 message: String::new(),
             },

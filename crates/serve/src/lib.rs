@@ -167,7 +167,10 @@ pub use error::ServeError;
 pub use metrics::Metrics;
 pub use openapi::openapi;
 pub use queue_api::{MAX_QUEUE_BODY_BYTES, claim_json};
-pub use queue_policy::{DEFAULT_LEASE, QueuePolicy, QueuePolicyError, Queueing, Reason, draw};
+pub use queue_policy::{
+    DEFAULT_LEASE, DEFAULT_MAX_LEASES_PER_REVIEWER, QueuePolicy, QueuePolicyError, Queueing,
+    Reason, draw,
+};
 pub use reload::{ReloadOutcome, reload_definitions};
 pub use request_middleware::{REQUEST_ID_HEADER, RequestId};
 pub use review::{MAX_STATE_VALUES, ReviewRequest};

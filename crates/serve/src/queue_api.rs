@@ -16,7 +16,9 @@ use axum::{
     http::StatusCode,
     response::{IntoResponse, Response},
 };
-use jevjudge_store::{Claimed, Decision, MAX_NOTE_CHARS, QueueError, QueueItemId, StoreError};
+use jevjudge_store::{
+    Claim, Claimed, Decision, MAX_NOTE_CHARS, QueueError, QueueItemId, StoreError,
+};
 use serde::{Deserialize, Deserializer, de::DeserializeOwned, de::Error as _};
 use serde_json::{Value, json};
 
@@ -41,6 +43,7 @@ fn queue_error(state: &ServeState, error: QueueError) -> ServeError {
         QueueError::NotFound => ServeError::QueueItemNotFound,
         QueueError::LeaseNotHeld => ServeError::LeaseNotHeld,
         QueueError::AlreadyDecided => ServeError::AlreadyDecided,
+        QueueError::Expired => ServeError::ItemExpired,
         QueueError::Invalid(message) => ServeError::InvalidDecision { message },
         QueueError::Store(error) => unavailable(state, &error),
         _ => ServeError::Internal,
@@ -84,6 +87,7 @@ fn version<'de, D: Deserializer<'de>>(from: D) -> Result<Option<String>, D::Erro
     match Value::deserialize(from)? {
         Value::Null => Ok(None),
         Value::String(version) if !version.is_empty() && version.chars().count() <= 256 => {
+            jevjudge_store::check_no_controls("version", &version).map_err(D::Error::custom)?;
             Ok(Some(version))
         }
         _ => Err(D::Error::custom(
@@ -144,7 +148,7 @@ fn note<'de, D: Deserializer<'de>>(from: D) -> Result<Option<String>, D::Error> 
         Value::Null => Ok(None),
         Value::String(note) => match jevjudge_store::check_note(&note) {
             Ok(()) => Ok(Some(note)),
-            Err(_) => Err(refused()),
+            Err(message) => Err(D::Error::custom(message)),
         },
         _ => Err(refused()),
     }
@@ -183,8 +187,9 @@ pub fn claim_json(claimed: &Claimed) -> Value {
     })
 }
 
-/// `POST /v1/queue/claim` with an optional `{"version": "…"}`: 200 with the leased item, or
-/// 204 when nothing is pending.
+/// `POST /v1/queue/claim` with an optional `{"version": "…"}`: 200 with the leased item, 204
+/// when nothing is pending, 409 `too_many_leases` (with the `held` item ids) when the reviewer
+/// holds `--max-leases-per-reviewer` items already.
 pub(crate) async fn claim(
     State(state): State<ServeState>,
     Extension(reviewer): Extension<Reviewer>,
@@ -193,11 +198,21 @@ pub(crate) async fn claim(
     let ClaimBody { version } = json_body(body, &CLAIM_BODY).await?;
     let store = state.store().ok_or(ServeError::NoQueue)?;
     match store
-        .claim(&reviewer.name, version.as_deref(), state.lease())
+        .claim_capped(
+            &reviewer.name,
+            version.as_deref(),
+            state.lease(),
+            state.max_leases_per_reviewer(),
+        )
         .await
     {
-        Ok(Some(claimed)) => Ok(Json(claim_json(&claimed)).into_response()),
-        Ok(None) => Ok(StatusCode::NO_CONTENT.into_response()),
+        Ok(Claim::Leased(claimed)) => Ok(Json(claim_json(&claimed)).into_response()),
+        Ok(Claim::Empty) => Ok(StatusCode::NO_CONTENT.into_response()),
+        Ok(Claim::AtCap { held }) => Err(ServeError::TooManyLeases {
+            held: held.iter().map(ToString::to_string).collect(),
+        }),
+        // A version the store refuses (a control character) is the caller's mistake.
+        Err(StoreError::Invalid(message)) => Err(body::invalid(message)),
         Err(error) => Err(unavailable(&state, &error)),
     }
 }
@@ -315,8 +330,16 @@ pub(crate) fn describe(document: &mut Value) {
             "400": error("The body is not JSON (`malformed_json`)."),
             "401": unauthorized.clone(),
             "404": no_queue(""),
+            "409": {
+                "description": "The reviewer holds as many items as one reviewer may \
+                                (--max-leases-per-reviewer, `too_many_leases`): decide or \
+                                release one of `held` first.",
+                "content": {"application/json": {"schema": {
+                    "$ref": "#/components/schemas/TooManyLeases"}}}
+            },
             "413": error("The body is over 64 KiB (`body_too_large`)."),
-            "422": error("The body is not `{\"version\": …}` (`invalid_body`)."),
+            "422": error("The body is not `{\"version\": …}`, or the version holds a control \
+                          character (`invalid_body`)."),
             "503": unavailable.clone()
         }
     }});
@@ -334,8 +357,9 @@ pub(crate) fn describe(document: &mut Value) {
             "400": error("The body is not JSON (`malformed_json`)."),
             "401": unauthorized.clone(),
             "404": no_queue(", or no item has this id (`queue_item_not_found`)"),
-            "409": error("The lease is not the caller's or has expired (`lease_not_held`), or the \
-                          item was decided already (`already_decided`)."),
+            "409": error("The lease is not the caller's or has expired (`lease_not_held`), the \
+                          item was decided already (`already_decided`), or it expired: \
+                          retention erased its state text (`item_expired`)."),
             "413": error("The body is over 64 KiB (`body_too_large`)."),
             "422": error("The body is not a decision (`invalid_body`), or its findings do not \
                           answer exactly the definition's criteria (`invalid_decision`)."),
@@ -354,8 +378,9 @@ pub(crate) fn describe(document: &mut Value) {
             }}}},
             "401": unauthorized.clone(),
             "404": no_queue(", or no item has this id (`queue_item_not_found`)"),
-            "409": error("The lease is not the caller's or has expired (`lease_not_held`), or the \
-                          item was decided already (`already_decided`)."),
+            "409": error("The lease is not the caller's or has expired (`lease_not_held`), the \
+                          item was decided already (`already_decided`), or it expired: \
+                          retention erased its state text (`item_expired`)."),
             "503": unavailable.clone()
         }
     }});
@@ -400,6 +425,20 @@ pub(crate) fn describe(document: &mut Value) {
             "lease_expires": {"type": "string", "description": "RFC 3339."}
         }
     });
+    schemas["TooManyLeases"] = json!({
+        "type": "object",
+        "required": ["error", "held"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {"code": {"const": "too_many_leases"},
+                               "message": {"type": "string"}}
+            },
+            "held": {"type": "array", "items": {"type": "string"},
+                     "description": "The items the reviewer holds (queue item ids)."}
+        }
+    });
     schemas["QueueDecision"] = json!({
         "type": "object",
         "additionalProperties": false,
@@ -431,12 +470,15 @@ pub(crate) fn describe(document: &mut Value) {
     });
     schemas["QueueStats"] = json!({
         "type": "object",
-        "required": ["pending_by_version", "claimed", "decided", "agreement"],
+        "required": ["pending_by_version", "claimed", "decided", "expired", "agreement"],
         "properties": {
             "pending_by_version": {"type": "object",
                                    "additionalProperties": {"type": "integer", "minimum": 0}},
             "claimed": {"type": "integer", "minimum": 0},
             "decided": {"type": "integer", "minimum": 0},
+            "expired": {"type": "integer", "minimum": 0,
+                        "description": "Items closed undecided: retention erased their \
+                                        review's state text."},
             "agreement": {"type": "object", "additionalProperties": {
                 "type": "object",
                 "required": ["items", "observed", "kappa"],
@@ -474,6 +516,27 @@ mod tests {
     }
 
     #[test]
+    fn control_characters_in_a_claim_version_are_refused_422_naming_the_field() {
+        for version in ["v1\u{0}", "\u{7}", "v\n1"] {
+            let body = json!({ "version": version }).to_string();
+            let error = body::parse::<ClaimBody>(body.as_bytes(), &CLAIM_BODY)
+                .err()
+                .expect("refused");
+            assert_eq!(error.status().as_u16(), 422);
+            assert_eq!(error.code(), "invalid_body");
+            assert!(
+                error
+                    .to_string()
+                    .contains("`version` must not contain control characters"),
+                "{error}"
+            );
+        }
+        // Line breaks and tabs are a note's own; other control characters are not.
+        let fine = json!({"findings": {"a": true}, "note": "line one\r\nline two\tend"});
+        assert!(parsed(&fine).is_ok());
+    }
+
+    #[test]
     fn a_decision_takes_true_false_or_null_per_criterion_and_a_note() {
         let fields = json!({"findings": {"a": true, "b": false, "c": null}, "note": "ok"});
         let decided = parsed(&fields).unwrap();
@@ -499,7 +562,11 @@ mod tests {
             (json!({"findings": {}, "extra": 1}), "unknown field `extra`"),
             (
                 json!({"findings": {}, "note": "x".repeat(MAX_NOTE_CHARS + 1)}),
-                "`note` must be a string",
+                "`note` must be at most",
+            ),
+            (
+                json!({"findings": {}, "note": "a\u{0}b"}),
+                "`note` must not contain control characters",
             ),
         ] {
             let error = parsed(&body).unwrap_err();

@@ -15,6 +15,9 @@ use crate::reviewers::ReviewerTokens;
 /// The default lease of a claimed item (600 s).
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(600);
 
+/// The default most items one reviewer may hold under live leases at once.
+pub const DEFAULT_MAX_LEASES_PER_REVIEWER: u32 = 5;
+
 /// Why a review was queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reason {
@@ -48,6 +51,9 @@ pub struct QueuePolicy {
     pub seed: u64,
     /// How long a claim holds its item.
     pub lease: Duration,
+    /// The most items one reviewer may hold under live leases at once (a claim past it is
+    /// refused with 409 `too_many_leases`), so one reviewer cannot lock the queue.
+    pub max_leases_per_reviewer: u32,
     /// The reviewers and their tokens.
     pub reviewers: ReviewerTokens,
 }
@@ -70,6 +76,9 @@ pub enum QueuePolicyError {
     /// A zero lease.
     #[error("the lease must be positive")]
     ZeroLease,
+    /// A zero cap of leases per reviewer.
+    #[error("the most leases per reviewer must be at least 1")]
+    ZeroMaxLeases,
     /// Nothing would ever be queued.
     #[error("nothing would be queued: no status is queued and the PASS sample is 0")]
     Nothing,
@@ -92,6 +101,7 @@ impl QueuePolicy {
             second_review: 0.0,
             seed: 0,
             lease: DEFAULT_LEASE,
+            max_leases_per_reviewer: DEFAULT_MAX_LEASES_PER_REVIEWER,
             reviewers,
         }
     }
@@ -115,6 +125,9 @@ impl QueuePolicy {
         }
         if self.lease.is_zero() {
             return Err(QueuePolicyError::ZeroLease);
+        }
+        if self.max_leases_per_reviewer == 0 {
+            return Err(QueuePolicyError::ZeroMaxLeases);
         }
         if self.statuses.is_empty() && self.sample_pass == 0.0 {
             return Err(QueuePolicyError::Nothing);
@@ -284,6 +297,13 @@ mod tests {
                     ..policy()
                 },
                 "lease",
+            ),
+            (
+                QueuePolicy {
+                    max_leases_per_reviewer: 0,
+                    ..policy()
+                },
+                "the most leases per reviewer must be at least 1",
             ),
             (
                 QueuePolicy::new([], ReviewerTokens::default()),

@@ -69,6 +69,7 @@ impl ListQuery {
                     if value.is_empty() || value.chars().count() > 256 {
                         return Err("`version` must be 1 to 256 characters".to_owned());
                     }
+                    jevjudge_store::check_no_controls("version", &value)?;
                     query.filter.version = Some(value);
                 }
                 "status" => {
@@ -132,6 +133,8 @@ pub(crate) async fn list_reviews(
         .await
     {
         Ok(page) => Ok(Json(page).into_response()),
+        // A filter the store refuses (a control character) is the caller's mistake.
+        Err(StoreError::Invalid(message)) => Err(ServeError::InvalidQuery { message }),
         Err(error) => Err(unavailable(&state, &error)),
     }
 }
@@ -365,6 +368,14 @@ mod tests {
             (
                 vec![("version", "a"), ("version", "b")],
                 "`version` is given more than once",
+            ),
+            (
+                vec![("version", "v1\0")],
+                "`version` must not contain control characters",
+            ),
+            (
+                vec![("reference", "T\u{1b}1")],
+                "`reference` must not contain control characters",
             ),
         ] {
             assert_eq!(parse(&pairs).err().as_deref(), Some(message), "{pairs:?}");

@@ -208,6 +208,14 @@ impl ServeState {
             .map_or(crate::queue_policy::DEFAULT_LEASE, |policy| policy.lease)
     }
 
+    /// The most items one reviewer may hold under live leases at once.
+    pub fn max_leases_per_reviewer(&self) -> u32 {
+        self.queue_policy().map_or(
+            crate::queue_policy::DEFAULT_MAX_LEASES_PER_REVIEWER,
+            |policy| policy.max_leases_per_reviewer,
+        )
+    }
+
     /// The key of the reviewer pages' sessions, when reviews are queued.
     pub(crate) fn session_key(&self) -> Option<&SessionKey> {
         self.inner.session_key.as_ref()

@@ -10,6 +10,7 @@ mod definitions;
 mod embed;
 mod endpoints;
 mod errors;
+mod hardening;
 mod hardening_auth;
 mod limits;
 mod queue;

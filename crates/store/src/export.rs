@@ -3,8 +3,9 @@
 //! becomes. [`Store::export_labelled`](crate::Store::export_labelled) reads the reviews;
 //! [`LabelledExport`] applies the rules to each in turn.
 //!
-//! A review is left out, and counted under the first reason that applies, when: a queued copy
-//! is not decided yet (`undecided`); two reviewers answered a criterion differently
+//! A review is left out, and counted under the first reason that applies, when: retention
+//! erased its state text before every copy was decided, closing the open copies (`expired`); a
+//! queued copy is not decided yet (`undecided`); two reviewers answered a criterion differently
 //! (`disagreement`, counted before can't-tell); a reviewer could not tell on a criterion
 //! (`can't tell`); its state text was not kept (`state not kept`).
 
@@ -78,9 +79,12 @@ pub fn expected_pass(
 }
 
 /// Why queued reviews stay out of a labelled export, counted. Shown in the rules' order:
-/// `left out: 1 undecided, 2 disagreement, 1 can't tell, 1 state not kept`.
+/// `left out: 0 expired, 1 undecided, 2 disagreement, 1 can't tell, 1 state not kept`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct LeftOut {
+    /// Retention erased the state text before every copy was decided (the open copies were
+    /// closed as expired).
+    pub expired: u64,
     /// A queued copy is not decided yet.
     pub undecided: u64,
     /// Two reviewers answered a criterion differently.
@@ -95,8 +99,8 @@ impl std::fmt::Display for LeftOut {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "left out: {} undecided, {} disagreement, {} can't tell, {} state not kept",
-            self.undecided, self.disagreement, self.cant_tell, self.state_not_kept
+            "left out: {} expired, {} undecided, {} disagreement, {} can't tell, {} state not kept",
+            self.expired, self.undecided, self.disagreement, self.cant_tell, self.state_not_kept
         )
     }
 }
@@ -168,6 +172,9 @@ impl LabelledExport {
 
     /// The case `labelled` becomes, or `None` when it is left out (and counted).
     pub fn admit(&mut self, labelled: Labelled) -> Result<Option<LabelledCase>, ExportError> {
+        if labelled.expired {
+            return Ok(self.leave_out(|l| &mut l.expired));
+        }
         let labels = match label_of(&labelled.decisions) {
             Label::Undecided => return Ok(self.leave_out(|l| &mut l.undecided)),
             Label::Disagreement => return Ok(self.leave_out(|l| &mut l.disagreement)),
@@ -272,6 +279,7 @@ mod tests {
 
     fn labelled(decisions: Vec<Option<Findings>>, kept: bool) -> Labelled {
         Labelled {
+            expired: false,
             review_id: ReviewId::new(),
             definition_version: "v1".into(),
             expected: Some(BTreeMap::from([("spam".into(), true)])),
@@ -294,13 +302,19 @@ mod tests {
             labelled(vec![yes.clone(), no], true),
             labelled(vec![unsure], true),
             labelled(vec![yes.clone()], false),
+            // One copy decided, the other closed when retention erased the state: expired,
+            // not undecided.
+            Labelled {
+                expired: true,
+                ..labelled(vec![yes.clone(), None], false)
+            },
         ];
         for review in left {
             assert!(export.admit(review).unwrap().is_none());
         }
         assert_eq!(
             export.left_out.to_string(),
-            "left out: 1 undecided, 2 disagreement, 1 can't tell, 1 state not kept"
+            "left out: 1 expired, 1 undecided, 2 disagreement, 1 can't tell, 1 state not kept"
         );
         // Two cases sharing one record: the record is exported once.
         let first = export.admit(labelled(vec![yes.clone()], true)).unwrap();

@@ -9,12 +9,15 @@
 //!   jevjudge is refused with [`StoreError::SchemaTooNew`].
 //! - [`Store::insert`] writes a [`NewReview`] (committed when it returns); [`Store::get`] and
 //!   [`Store::list`] read [`Review`]s back, newest first, with an opaque [`Cursor`];
-//!   [`Store::erase_state_before`] applies a retention to kept state text;
+//!   [`Store::erase_state_before`] applies a retention to kept state text (closing the open
+//!   queue items of erased reviews as expired; on SQLite with `secure_delete` on and the
+//!   write-ahead log truncated after it);
 //!   [`Store::export_records`] rebuilds replayable `.jevl` records; [`Store::ping`] is the
 //!   health check.
 //!
 //! - The review queue (issue 13): [`Store::insert_queued`] logs a review and queues it in one
-//!   transaction; [`Store::claim`] leases the oldest pending item (atomic across replicas);
+//!   transaction; [`Store::claim`] leases the oldest pending item (atomic across replicas),
+//!   [`Store::claim_capped`] only while the reviewer holds fewer than a cap of live leases;
 //!   [`Store::decide`] and [`Store::release`] check the lease; [`Store::queue_stats`] (with
 //!   Cohen's kappa), [`Store::queue_page`], [`Store::queue_item`] and
 //!   [`Store::export_labelled`] read it back.
@@ -33,15 +36,15 @@ mod url;
 
 pub use error::{StoreError, StoreKind};
 pub use queue::{
-    Agreement, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Labelled,
+    Agreement, Claim, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Labelled,
     MAX_NOTE_CHARS, QueueCursor, QueueEntry, QueueError, QueueItemId, QueueItemIdError,
     QueueItemView, QueuePage, QueueReason, QueueStats, SECOND_REVIEW, Subject, check_note,
     statements,
 };
 pub use review::{
     Cursor, CursorError, Filter, KeptState, MAX_REFERENCE_CHARS, NewReview, Page, Review, ReviewId,
-    ReviewIdError, STATUSES, check_reference, parse_time,
+    ReviewIdError, STATUSES, check_no_controls, check_reference, parse_time,
 };
 pub use schema::SCHEMA_VERSION;
-pub use store::{MAX_PAGE, Migrated, Store};
+pub use store::{Erased, MAX_PAGE, Migrated, Store};
 pub use url::{StoreUrl, StoreUrlError};

@@ -82,8 +82,16 @@ pub fn check_reference(reference: &str) -> Result<(), String> {
             "`reference` must be at most {MAX_REFERENCE_CHARS} characters"
         ));
     }
-    if reference.chars().any(char::is_control) {
-        return Err("`reference` must not contain control characters".to_owned());
+    check_no_controls("reference", reference)
+}
+
+/// Checks a text field that reaches the store as it is (a definition version, a filter, a
+/// reference): no control character (U+0000 to U+001F, U+007F to U+009F). PostgreSQL refuses
+/// a NUL in text outright, so such a value must be refused as the caller's mistake before it
+/// gets there, alike on both stores. The message names `field`.
+pub fn check_no_controls(field: &str, text: &str) -> Result<(), String> {
+    if text.chars().any(char::is_control) {
+        return Err(format!("`{field}` must not contain control characters"));
     }
     Ok(())
 }
@@ -251,17 +259,55 @@ pub(crate) fn rfc3339_millis(millis: i64) -> String {
     humantime::format_rfc3339_millis(time).to_string()
 }
 
-/// Parses RFC 3339 (`2026-11-30T12:00:00Z`, fractions allowed) or a bare date (`2026-11-30`,
-/// midnight UTC).
+/// Parses an RFC 3339 time, normalised to UTC: `2026-11-30T12:00:00Z`, with a fraction
+/// (`…:00.5Z`), with an offset (`2026-11-30T14:00:00+02:00`, `…-05:00`), with lower-case `t`
+/// and `z`, or with a space for `T`; or a bare date (`2026-11-30`, midnight UTC).
 pub fn parse_time(text: &str) -> Result<SystemTime, String> {
     let text = text.trim();
-    let full = if text.len() == 10 {
-        format!("{text}T00:00:00Z")
-    } else {
-        text.to_owned()
+    let refused = || format!("`{text}` is not an RFC 3339 time like 2026-11-30T12:00:00Z");
+    if !text.is_ascii() {
+        return Err(refused());
+    }
+    if text.len() == 10 {
+        return humantime::parse_rfc3339(&format!("{text}T00:00:00Z")).map_err(|_| refused());
+    }
+    let upper = text.to_ascii_uppercase();
+    // `±HH:MM` at the end: the local time, then the offset taken away.
+    let (local, offset_secs) = match upper.len().checked_sub(6).map(|at| upper.split_at(at)) {
+        Some((local, offset))
+            if offset.len() == 6
+                && matches!(offset.as_bytes()[0], b'+' | b'-')
+                && offset.as_bytes()[3] == b':' =>
+        {
+            let number = |digits: &str| {
+                digits
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+                    .then(|| digits.parse::<u64>().ok())
+                    .flatten()
+            };
+            let (Some(hours), Some(minutes)) = (number(&offset[1..3]), number(&offset[4..6]))
+            else {
+                return Err(refused());
+            };
+            if hours > 23 || minutes > 59 {
+                return Err(refused());
+            }
+            let secs = i64::try_from(hours * 3600 + minutes * 60).map_err(|_| refused())?;
+            let sign = if offset.starts_with('-') { -1 } else { 1 };
+            (format!("{local}Z"), sign * secs)
+        }
+        _ => (upper.clone(), 0),
     };
-    humantime::parse_rfc3339_weak(&full)
-        .map_err(|_| format!("`{text}` is not an RFC 3339 time like 2026-11-30T12:00:00Z"))
+    let local = humantime::parse_rfc3339_weak(&local).map_err(|_| refused())?;
+    let shift = Duration::from_secs(offset_secs.unsigned_abs());
+    // 14:00+02:00 is 12:00 UTC; 07:00-05:00 is 12:00 UTC.
+    let utc = if offset_secs >= 0 {
+        local.checked_sub(shift)
+    } else {
+        local.checked_add(shift)
+    };
+    utc.ok_or_else(refused)
 }
 
 #[cfg(test)]
@@ -301,6 +347,29 @@ mod tests {
     }
 
     #[test]
+    fn control_characters_in_text_fields_are_refused_naming_the_field() {
+        assert!(check_no_controls("version", "refund-answer-v1").is_ok());
+        assert!(check_no_controls("version", "é✓ v2").is_ok());
+        for text in [
+            "a\0b",
+            "\0",
+            "a\tb",
+            "a\nb",
+            "a\rb",
+            "\u{1b}[31m",
+            "\u{7f}",
+            "\u{85}",
+        ] {
+            assert_eq!(
+                check_no_controls("version", text),
+                Err("`version` must not contain control characters".to_owned()),
+                "{text:?}"
+            );
+        }
+        assert!(check_reference("a\0b").is_err());
+    }
+
+    #[test]
     fn cursors_round_trip_and_refuse_others() {
         let cursor = Cursor::after(ReviewId::new());
         assert_eq!(cursor.to_string().parse::<Cursor>(), Ok(cursor));
@@ -318,5 +387,37 @@ mod tests {
         );
         assert!(parse_time("2026-11-30T01:02:03.5Z").is_ok());
         assert!(parse_time("yesterday").is_err());
+    }
+
+    #[test]
+    fn defect_10_times_with_offsets_and_lower_case_letters_parse_as_utc() {
+        let noon = 1_795_996_800_000 + 12 * 3_600_000;
+        for text in [
+            "2026-11-30T12:00:00Z",
+            "2026-11-30t12:00:00z",
+            "2026-11-30T14:00:00+02:00",
+            "2026-11-30t14:00:00+02:00",
+            "2026-11-30T07:00:00-05:00",
+            "2026-11-30T12:00:00+00:00",
+            "2026-11-30T12:00:00-00:00",
+            "2026-11-30 12:00:00Z",
+            "2026-12-01T01:30:00+13:30",
+        ] {
+            assert_eq!(parse_time(text).map(unix_millis), Ok(noon), "{text}");
+        }
+        assert_eq!(
+            parse_time("2026-11-30T14:00:00.250+02:00").map(unix_millis),
+            Ok(noon + 250)
+        );
+        for text in [
+            "2026-11-30T12:00:00+24:00",
+            "2026-11-30T12:00:00+02:60",
+            "2026-11-30T12:00:00+0x:00",
+            "2026-11-30T12:00:00+02-00",
+            "2026-11-30T12:00:00é",
+            "2026-13-30T12:00:00+02:00",
+        ] {
+            assert!(parse_time(text).is_err(), "{text}");
+        }
     }
 }

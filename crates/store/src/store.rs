@@ -38,6 +38,15 @@ pub struct Store {
     pub(crate) kind: StoreKind,
 }
 
+/// What a retention sweep ([`Store::erase_state_before_counting`]) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Erased {
+    /// Reviews whose state text was erased.
+    pub reviews: u64,
+    /// Open queue items closed as expired (their review's state is gone).
+    pub expired_items: u64,
+}
+
 /// What [`Store::migrate`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Migrated {
@@ -69,7 +78,7 @@ impl Store {
                             connection
                                 .execute(
                                     "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; \
-                                 PRAGMA synchronous = NORMAL;",
+                                 PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;",
                                 )
                                 .await?;
                             Ok(())
@@ -240,6 +249,7 @@ impl Store {
         cursor: Option<Cursor>,
     ) -> Result<Page, StoreError> {
         let limit = limit.clamp(1, MAX_PAGE);
+        check_filter(filter)?;
         let (clause, binds) = where_clause(filter, cursor);
         let sql = format!(
             "SELECT {COLUMNS} FROM reviews{clause} ORDER BY id DESC LIMIT ${}",
@@ -267,23 +277,58 @@ impl Store {
 
     /// How many reviews match `filter`.
     pub async fn count(&self, filter: &Filter) -> Result<u64, StoreError> {
+        check_filter(filter)?;
         let (clause, binds) = where_clause(filter, None);
         let sql = format!("SELECT COUNT(*) AS n FROM reviews{clause}");
         count_rows(&self.pool, &sql, binds).await
     }
 
     /// Erases the state text (and kept answers) of reviews received before `cutoff`;
-    /// verdicts stay. Returns how many reviews lost their state.
+    /// verdicts stay. Returns how many reviews lost their state. In the same transaction,
+    /// queue items of those reviews still open are closed as expired (nobody could decide
+    /// them without the state; [`Store::erase_state_before_counting`] says how many). On
+    /// SQLite the write-ahead log is then checkpointed and truncated, so the erased text
+    /// survives neither in it nor (with `secure_delete`, on for every connection) in the
+    /// database file's free space.
     pub async fn erase_state_before(&self, cutoff: SystemTime) -> Result<u64, StoreError> {
-        let done = sqlx::query(
+        Ok(self.erase_state_before_counting(cutoff).await?.reviews)
+    }
+
+    /// [`Store::erase_state_before`], with how many queue items it closed as expired.
+    pub async fn erase_state_before_counting(
+        &self,
+        cutoff: SystemTime,
+    ) -> Result<Erased, StoreError> {
+        let now = unix_millis(SystemTime::now());
+        let mut transaction = self.begin_write().await?;
+        let erased = sqlx::query(
             "UPDATE reviews SET state = NULL, answers = NULL, state_erased_at = $1 \
              WHERE received_at < $2 AND state IS NOT NULL",
         )
-        .bind(unix_millis(SystemTime::now()))
+        .bind(now)
         .bind(unix_millis(cutoff))
-        .execute(&self.pool)
+        .execute(&mut *transaction)
         .await?;
-        Ok(done.rows_affected())
+        // Open items only (through the open-items index), whatever sweep erased their state.
+        let expired = sqlx::query(
+            "UPDATE queue_items SET decided_at = $1, expired_at = $1, lease_expires = NULL \
+             WHERE decided_at IS NULL AND EXISTS (SELECT 1 FROM reviews r \
+             WHERE r.id = queue_items.review_id AND r.state IS NULL \
+             AND r.state_erased_at IS NOT NULL)",
+        )
+        .bind(now)
+        .execute(&mut *transaction)
+        .await?;
+        transaction.commit().await?;
+        if self.kind == StoreKind::Sqlite {
+            // Copies every page into the database file and empties the log. A reader holding
+            // an old snapshot can keep frames from being copied: the next sweep tries again.
+            self.pool.execute("PRAGMA wal_checkpoint(TRUNCATE)").await?;
+        }
+        Ok(Erased {
+            reviews: erased.rows_affected(),
+            expired_items: expired.rows_affected(),
+        })
     }
 
     /// Replayable `.jevl` records of the reviews whose state and answers are kept, oldest
@@ -472,6 +517,21 @@ impl<'a> Batches<'a> {
         self.after = last.try_get(self.key)?;
         Ok(Some(rows))
     }
+}
+
+/// Refuses a filter text with a control character ([`StoreError::Invalid`] naming it), which
+/// PostgreSQL would refuse as an encoding error (and SQLite match as nothing).
+fn check_filter(filter: &Filter) -> Result<(), StoreError> {
+    for (field, text) in [
+        ("reference", &filter.reference),
+        ("version", &filter.version),
+        ("status", &filter.status),
+    ] {
+        if let Some(text) = text {
+            crate::check_no_controls(field, text).map_err(StoreError::Invalid)?;
+        }
+    }
+    Ok(())
 }
 
 /// ` WHERE …` with `$1…$n` for the filters given, and the values to bind in order.

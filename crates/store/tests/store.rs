@@ -28,6 +28,10 @@ use serde_json::{Map, Value, json};
 #[path = "queue/mod.rs"]
 mod queue;
 
+/// Hostile input, per-reviewer lease caps and retention.
+#[path = "hardening/mod.rs"]
+mod hardening;
+
 fn sqlite_url() -> StoreUrl {
     StoreUrl::Sqlite(sqlite_file("jevjudge_store"))
 }
@@ -322,7 +326,7 @@ async fn migrations_are_idempotent_and_a_newer_schema_is_refused(url: StoreUrl) 
         .fetch_one(&pool)
         .await
         .unwrap();
-    assert_eq!(legacy, Some(SCHEMA_VERSION));
+    assert_eq!(legacy, Some(3), "the last version recorded there");
 
     // A newer jevjudge migrated this database (a migration this one does not know): refused,
     // untouched.

@@ -121,7 +121,9 @@ async fn decided_reviews_export_as_cases_that_eval_and_calibrate_run_on() {
     assert!(stdout.contains("cases.jsonl: 55 cases\n"), "{stdout}");
     assert!(stdout.contains("recordings.jevl: 55 records\n"), "{stdout}");
     assert!(
-        stdout.contains("left out: 1 undecided, 2 disagreement, 1 can't tell, 1 state not kept\n"),
+        stdout.contains(
+            "left out: 0 expired, 1 undecided, 2 disagreement, 1 can't tell, 1 state not kept\n"
+        ),
         "{stdout}"
     );
     let cases = std::fs::read_to_string(out.join("cases.jsonl")).unwrap();

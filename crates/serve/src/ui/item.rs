@@ -116,6 +116,14 @@ fn not_yours() -> Response {
     )
 }
 
+fn expired() -> Response {
+    refused(
+        StatusCode::CONFLICT,
+        "This item has expired: its state text was erased by the retention before anyone \
+         decided it. Claim the next item from the queue.",
+    )
+}
+
 fn item_form(
     ui: &Ui,
     session: &Session,
@@ -220,9 +228,11 @@ pub(super) async fn decide(
             missing.join(", ")
         ))
     } else if check_note(note).is_err() {
-        Some(format!(
-            "The note is longer than {MAX_NOTE_CHARS} characters."
-        ))
+        Some(if note.chars().count() > MAX_NOTE_CHARS {
+            format!("The note is longer than {MAX_NOTE_CHARS} characters.")
+        } else {
+            "The note holds control characters: only line breaks and tabs may be in it.".to_owned()
+        })
     } else {
         None
     };
@@ -253,6 +263,7 @@ pub(super) async fn decide(
         Err(QueueError::AlreadyDecided) => see_other(&format!("/ui/items/{item}")),
         Err(QueueError::NotFound) => refused(StatusCode::NOT_FOUND, "There is no such item."),
         Err(QueueError::LeaseNotHeld) => not_yours(),
+        Err(QueueError::Expired) => expired(),
         Err(QueueError::Invalid(reason)) => refill(reason),
         Err(QueueError::Store(error)) => store_failed(error),
         Err(error) => store_failed(error),
@@ -276,6 +287,7 @@ pub(super) async fn release(
         Ok(()) => see_other("/ui/?message=released"),
         Err(QueueError::NotFound) => refused(StatusCode::NOT_FOUND, "There is no such item."),
         Err(QueueError::LeaseNotHeld | QueueError::AlreadyDecided) => not_yours(),
+        Err(QueueError::Expired) => expired(),
         Err(QueueError::Invalid(reason)) => refused(StatusCode::UNPROCESSABLE_ENTITY, &reason),
         Err(error) => store_failed(error),
     }

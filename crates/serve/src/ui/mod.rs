@@ -42,7 +42,7 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{any, get, post},
 };
-use jevjudge_store::{MAX_PAGE, QueueCursor, Store};
+use jevjudge_store::{Claim, MAX_PAGE, QueueCursor, Store};
 use maud::Markup;
 use serde::Deserialize;
 
@@ -297,6 +297,11 @@ fn see_other(location: &str) -> Response {
         .into_response()
 }
 
+/// A page's sentence for a field the store refuses (`` `version` must not … ``).
+fn control_message(message: &str) -> String {
+    format!("The {}.", message.replace('`', ""))
+}
+
 fn store_failed(error: impl std::fmt::Display) -> Response {
     tracing::warn!(target: "jevjudge_serve::ui", %error, "review page: the store failed");
     refused(
@@ -469,6 +474,9 @@ async fn queue_page(ui: Ui, Query(query): Query<QueueQuery>) -> Response {
     };
     let csrf = ui.key.csrf(session);
     let version = query.version.as_deref().filter(|v| !v.is_empty());
+    if let Some(Err(message)) = version.map(|v| jevjudge_store::check_no_controls("version", v)) {
+        return refused(StatusCode::BAD_REQUEST, &control_message(&message));
+    }
     let cursor = match query.cursor.as_deref().filter(|c| !c.is_empty()) {
         None => None,
         Some(text) => match text.parse::<QueueCursor>() {
@@ -533,13 +541,33 @@ async fn claim(ui: Ui, Form(form): Form<Vec<(String, String)>>) -> Response {
         Err(response) => return response,
     };
     let version = field(&form, "version").filter(|v| !v.is_empty());
+    if let Some(Err(message)) = version.map(|v| jevjudge_store::check_no_controls("version", v)) {
+        return refused(StatusCode::UNPROCESSABLE_ENTITY, &control_message(&message));
+    }
     match ui
         .store
-        .claim(&session.name, version, ui.state.lease())
+        .claim_capped(
+            &session.name,
+            version,
+            ui.state.lease(),
+            ui.state.max_leases_per_reviewer(),
+        )
         .await
     {
-        Ok(Some(claimed)) => see_other(&format!("/ui/items/{}", claimed.item)),
-        Ok(None) => see_other("/ui/?message=empty"),
+        Ok(Claim::Leased(claimed)) => see_other(&format!("/ui/items/{}", claimed.item)),
+        Ok(Claim::Empty) => see_other("/ui/?message=empty"),
+        Ok(Claim::AtCap { held }) => refused(
+            StatusCode::CONFLICT,
+            &format!(
+                "You hold {} items, the most one reviewer may hold at once: decide or release \
+                 one of them before claiming another ({}).",
+                held.len(),
+                held.iter()
+                    .map(|item| format!("/ui/items/{item}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
         Err(error) => store_failed(error),
     }
 }

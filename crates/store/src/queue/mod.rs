@@ -43,13 +43,22 @@ pub use sql::statements;
 /// The longest note a decision may carry, in characters.
 pub const MAX_NOTE_CHARS: usize = 4000;
 
-/// Checks a decision's note: at most [`MAX_NOTE_CHARS`] characters. The message names the
-/// field `note`; every way in (the API, the reviewer pages, the store) checks with this.
+/// Checks a decision's note: at most [`MAX_NOTE_CHARS`] characters, and no control character
+/// but line breaks (`\n`, `\r`) and tabs (PostgreSQL refuses a NUL in text). The message names
+/// the field `note`; every way in (the API, the reviewer pages, the store) checks with this.
 pub fn check_note(note: &str) -> Result<(), String> {
     if note.chars().count() > MAX_NOTE_CHARS {
         return Err(format!(
             "`note` must be at most {MAX_NOTE_CHARS} characters"
         ));
+    }
+    if note
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return Err(
+            "`note` must not contain control characters other than line breaks and tabs".to_owned(),
+        );
     }
     Ok(())
 }
@@ -164,6 +173,20 @@ pub struct Claimed {
     pub lease_expires: SystemTime,
 }
 
+/// What a claim under a per-reviewer lease cap ([`Store::claim_capped`]) gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// An item, now leased to the reviewer.
+    Leased(Box<Claimed>),
+    /// Nothing is pending (that this reviewer may take).
+    Empty,
+    /// The reviewer already holds as many live leases as the cap allows: no item was leased.
+    AtCap {
+        /// The items the reviewer holds, soonest lease end first.
+        held: Vec<QueueItemId>,
+    },
+}
+
 /// A reviewer's decision: whether each criterion's condition really holds (`None`: can't tell).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -198,6 +221,9 @@ pub enum QueueError {
     /// The item was decided already (HTTP 409).
     #[error("the item has been decided already")]
     AlreadyDecided,
+    /// The item was closed undecided: retention erased its review's state text (HTTP 409).
+    #[error("the item has expired: its state text was erased by retention before a decision")]
+    Expired,
     /// The decision is not valid for this item (HTTP 422), with the reason.
     #[error("{0}")]
     Invalid(String),
@@ -232,6 +258,8 @@ pub struct QueueStats {
     pub claimed: u64,
     /// Decided items.
     pub decided: u64,
+    /// Items closed undecided because retention erased their review's state text.
+    pub expired: u64,
     /// Agreement per criterion id where two reviewers decided the same review.
     pub agreement: BTreeMap<String, Agreement>,
 }
@@ -353,6 +381,9 @@ pub struct Labelled {
     pub record: Option<Record>,
     /// Each queued copy in slot order: its decided findings, or `None` while undecided.
     pub decisions: Vec<Option<BTreeMap<String, Option<bool>>>>,
+    /// Whether a copy was closed undecided because retention erased the state text (such a
+    /// review is left out of a labelled export and counted as expired).
+    pub expired: bool,
 }
 
 impl Claimed {
@@ -379,6 +410,7 @@ impl fmt::Debug for Labelled {
             .field("state", &self.state.as_ref().map(|_| "<private>"))
             .field("record", &self.record.as_ref().map(|_| "<private>"))
             .field("decisions", &self.decisions)
+            .field("expired", &self.expired)
             .finish_non_exhaustive()
     }
 }

@@ -1,6 +1,8 @@
 //! The queue's operations on a [`Store`]: enqueue, claim, decide, release, counts, pages,
 //! items and labelled exports.
 
+use std::collections::HashSet;
+
 use super::{sql::*, *};
 
 impl Store {
@@ -104,11 +106,59 @@ impl Store {
         lease: Duration,
         now: SystemTime,
     ) -> Result<Option<Claimed>, StoreError> {
+        match self
+            .claim_inner(reviewer, version, lease, now, None)
+            .await?
+        {
+            Claim::Leased(claimed) => Ok(Some(*claimed)),
+            Claim::Empty | Claim::AtCap { .. } => Ok(None),
+        }
+    }
+
+    /// [`Store::claim`] for a reviewer who may hold at most `max_leases` live leases: when they
+    /// hold that many already, nothing is leased and [`Claim::AtCap`] lists what they hold.
+    /// The count and the claim are atomic across replicas: on SQLite one write transaction
+    /// (`BEGIN IMMEDIATE`); on PostgreSQL one transaction under an advisory lock of the
+    /// reviewer's name, so two claims of one reviewer take turns and the second sees the
+    /// first's lease.
+    pub async fn claim_capped(
+        &self,
+        reviewer: &str,
+        version: Option<&str>,
+        lease: Duration,
+        max_leases: u32,
+    ) -> Result<Claim, StoreError> {
+        self.claim_capped_at(reviewer, version, lease, max_leases, SystemTime::now())
+            .await
+    }
+
+    /// [`Store::claim_capped`] at an explicit time (tests, benchmarks).
+    pub async fn claim_capped_at(
+        &self,
+        reviewer: &str,
+        version: Option<&str>,
+        lease: Duration,
+        max_leases: u32,
+        now: SystemTime,
+    ) -> Result<Claim, StoreError> {
+        self.claim_inner(reviewer, version, lease, now, Some(max_leases))
+            .await
+    }
+
+    async fn claim_inner(
+        &self,
+        reviewer: &str,
+        version: Option<&str>,
+        lease: Duration,
+        now: SystemTime,
+        cap: Option<u32>,
+    ) -> Result<Claim, StoreError> {
         if reviewer.is_empty() {
             return Err(StoreError::Invalid(
                 "a reviewer name is required".to_owned(),
             ));
         }
+        check_texts(reviewer, version)?;
         let now = unix_millis(now);
         let expires = now.saturating_add(millis_of(lease));
         // PostgreSQL: the lease and the read of the review and its definition are ONE
@@ -118,13 +168,47 @@ impl Store {
             StoreKind::Postgres => claim_with_review_sql(version.is_some()),
             StoreKind::Sqlite => claim_sql(self.kind, version.is_some()),
         };
-        let mut attempt = 0;
-        let row = loop {
+        let bound = || {
             let mut query = sqlx::query(&sql).bind(reviewer).bind(expires).bind(now);
             if let Some(version) = version {
                 query = query.bind(version);
             }
-            match query.fetch_optional(&self.pool).await {
+            query
+        };
+        let mut attempt = 0;
+        let row = loop {
+            let result = match cap {
+                None => bound().fetch_optional(&self.pool).await,
+                Some(cap) => {
+                    let mut transaction = self.begin_write().await?;
+                    if self.kind == StoreKind::Postgres {
+                        // Claims of one reviewer take turns until commit; READ COMMITTED
+                        // reads the held leases after the lock, so they include the last
+                        // claim's.
+                        sqlx::query(
+                            "SELECT CAST(pg_advisory_xact_lock($1, hashtext($2)) AS TEXT) \
+                             AS locked",
+                        )
+                        .bind(CLAIM_LOCK_CLASS)
+                        .bind(reviewer)
+                        .fetch_one(&mut *transaction)
+                        .await?;
+                    }
+                    let held = held_items(&mut transaction, reviewer, now).await?;
+                    if held.len() >= cap as usize {
+                        transaction.rollback().await?;
+                        return Ok(Claim::AtCap { held });
+                    }
+                    match bound().fetch_optional(&mut *transaction).await {
+                        Ok(row) => {
+                            transaction.commit().await?;
+                            Ok(row)
+                        }
+                        Err(error) => Err(error),
+                    }
+                }
+            };
+            match result {
                 Ok(row) => break row,
                 // The same reviewer's other claim took the review's other slot meanwhile.
                 Err(error) if is_unique_violation(&error) && attempt < CLAIM_RETRIES => {
@@ -134,7 +218,7 @@ impl Store {
             }
         };
         let Some(row) = row else {
-            return Ok(None);
+            return Ok(Claim::Empty);
         };
         let item: String = row.try_get("item_id")?;
         let item: QueueItemId = item.parse().map_err(|_| corrupt("queue_items.id"))?;
@@ -154,13 +238,13 @@ impl Store {
                 self.review_with_definition(&review_id).await?
             }
         };
-        Ok(Some(Claimed {
+        Ok(Claim::Leased(Box::new(Claimed {
             item,
             subject,
             reason,
             slot: u8::try_from(slot).map_err(|_| corrupt("queue_items.slot"))?,
             lease_expires: time_of(expires),
-        }))
+        })))
     }
 
     /// A review with its kept state, its definition's questions and expected flags.
@@ -196,6 +280,9 @@ impl Store {
         decision: &Decision,
         now: SystemTime,
     ) -> Result<Decided, QueueError> {
+        if let Some(note) = &decision.note {
+            check_note(note).map_err(QueueError::Invalid)?;
+        }
         let now = unix_millis(now);
         // One pool checkout for the check and the transaction (each checkout costs the pool's
         // liveness round trip).
@@ -336,10 +423,18 @@ impl Store {
         let rows = query_with(pending_sql, pending_binds.collect())
             .fetch_all(&self.pool)
             .await?;
+        let expired_sql = match cap() {
+            None => "SELECT COUNT(*) AS n FROM queue_items WHERE expired_at IS NOT NULL",
+            Some(_) => {
+                "SELECT COUNT(*) AS n FROM (SELECT 1 FROM queue_items \
+                 WHERE expired_at IS NOT NULL LIMIT $1) capped"
+            }
+        };
         Ok(QueueStats {
             pending_by_version: counts_by_version(&rows)?,
             claimed: self.live_leases(now).await?,
             decided: count_rows(&self.pool, decided_sql, cap().into_iter().collect()).await?,
+            expired: count_rows(&self.pool, expired_sql, cap().into_iter().collect()).await?,
             agreement: BTreeMap::new(),
         })
     }
@@ -414,6 +509,9 @@ impl Store {
         now: SystemTime,
     ) -> Result<QueuePage, StoreError> {
         let limit = limit.clamp(1, MAX_PAGE);
+        if let Some(version) = version {
+            crate::check_no_controls("version", version).map_err(StoreError::Invalid)?;
+        }
         let mut conditions = vec!["q.decided_at IS NULL".to_owned()];
         let mut binds: Vec<Bind> = Vec::new();
         if let Some(version) = version {
@@ -507,8 +605,8 @@ impl Store {
             let first: String = first.try_get("review_id")?;
             let last: String = last.try_get("review_id")?;
             let copies = sqlx::query(
-                "SELECT q.review_id AS review_id, q.slot AS slot, d.findings AS findings \
-                 FROM queue_items q LEFT JOIN queue_decisions d ON d.item_id = q.id \
+                "SELECT q.review_id AS review_id, q.slot AS slot, d.findings AS findings, \
+                 q.expired_at AS expired_at FROM queue_items q LEFT JOIN queue_decisions d ON d.item_id = q.id \
                  WHERE q.review_id >= $1 AND q.review_id <= $2 ORDER BY q.review_id, q.slot",
             )
             .bind(&first)
@@ -528,10 +626,15 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
             let mut decisions: BTreeMap<String, Vec<Option<Findings>>> = BTreeMap::new();
+            let mut expired: HashSet<String> = HashSet::new();
             for row in &copies {
                 let findings: Option<String> = row.try_get("findings")?;
+                let review_id: String = row.try_get("review_id")?;
+                if row.try_get::<Option<i64>, _>("expired_at")?.is_some() {
+                    expired.insert(review_id.clone());
+                }
                 decisions
-                    .entry(row.try_get("review_id")?)
+                    .entry(review_id)
                     .or_default()
                     .push(findings.as_deref().map(findings_of).transpose()?);
             }
@@ -558,10 +661,48 @@ impl Store {
                     state,
                     record,
                     decisions: decisions.remove(&id).unwrap_or_default(),
+                    expired: expired.contains(&id),
                 })?;
                 count += 1;
             }
         }
         Ok(count)
     }
+}
+
+/// Refuses a reviewer name or version filter with a control character
+/// ([`StoreError::Invalid`] naming it): PostgreSQL would refuse a NUL as an encoding error.
+fn check_texts(reviewer: &str, version: Option<&str>) -> Result<(), StoreError> {
+    crate::check_no_controls("reviewer", reviewer).map_err(StoreError::Invalid)?;
+    if let Some(version) = version {
+        crate::check_no_controls("version", version).map_err(StoreError::Invalid)?;
+    }
+    Ok(())
+}
+
+/// The first key of the advisory locks that serialise one reviewer's capped claims on
+/// PostgreSQL (the second is a hash of the name); two-key locks never meet sqlx's migration
+/// lock, which takes one 64-bit key.
+const CLAIM_LOCK_CLASS: i32 = 0x6a65_7601;
+
+/// The items `reviewer` holds under a live lease at `now`, soonest lease end first.
+async fn held_items(
+    connection: &mut sqlx::AnyConnection,
+    reviewer: &str,
+    now: i64,
+) -> Result<Vec<QueueItemId>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT id FROM queue_items WHERE claimed_by = $1 AND decided_at IS NULL \
+         AND lease_expires > $2 ORDER BY lease_expires, id",
+    )
+    .bind(reviewer)
+    .bind(now)
+    .fetch_all(&mut *connection)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            let id: String = row.try_get("id")?;
+            id.parse().map_err(|_| corrupt("queue_items.id"))
+        })
+        .collect()
 }

@@ -10,10 +10,12 @@ pub(super) async fn item_facts<'c>(
     let row = sqlx::query(&format!(
         "SELECT {COLUMNS}, q.q_slot AS q_slot, q.q_claimed_by AS q_claimed_by, \
          q.q_lease_expires AS q_lease_expires, q.q_decided_at AS q_decided_at, \
+         q.q_expired_at AS q_expired_at, \
          (SELECT d.questions FROM definitions d WHERE d.digest = reviews.definition_digest) \
          AS questions FROM reviews JOIN (SELECT review_id AS q_review_id, slot AS q_slot, \
          claimed_by AS q_claimed_by, lease_expires AS q_lease_expires, \
-         decided_at AS q_decided_at FROM queue_items WHERE id = $1) q \
+         decided_at AS q_decided_at, expired_at AS q_expired_at FROM queue_items \
+         WHERE id = $1) q \
          ON reviews.id = q.q_review_id"
     ))
     .bind(item.to_string())
@@ -26,6 +28,7 @@ pub(super) async fn item_facts<'c>(
         claimed_by: row.try_get("q_claimed_by")?,
         lease_expires: row.try_get("q_lease_expires")?,
         decided: row.try_get::<Option<i64>, _>("q_decided_at")?.is_some(),
+        expired: row.try_get::<Option<i64>, _>("q_expired_at")?.is_some(),
         questions: json_of(row.try_get("questions")?, "questions")?.unwrap_or(Value::Null),
     })
 }
@@ -170,11 +173,15 @@ pub(super) struct ItemFacts {
     pub(super) claimed_by: Option<String>,
     pub(super) lease_expires: Option<i64>,
     pub(super) decided: bool,
+    pub(super) expired: bool,
     pub(super) questions: Value,
 }
 
 impl ItemFacts {
     pub(super) fn check_lease(&self, reviewer: &str, now: i64) -> Result<(), QueueError> {
+        if self.expired {
+            return Err(QueueError::Expired);
+        }
         if self.decided {
             return Err(QueueError::AlreadyDecided);
         }
