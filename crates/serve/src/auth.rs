@@ -5,36 +5,20 @@
 //! route does not take — is checked before anything else answers: without an accepted token
 //! the answer is 401 JSON.
 //!
-//! Failed checks are counted per client address ([`FailedChecks`]) and logged at WARN once a
+//! Failed checks are counted per client address (the `failed_checks` module) and logged at WARN once a
 //! minute for an address past [`WARN_PAST`] failures in that minute. Nothing is ever refused
 //! for the count: behind a shared proxy every caller has one address, and a limit there would
 //! lock the right tokens out with the wrong ones.
 
-use std::{
-    collections::HashMap,
-    net::{IpAddr, Ipv6Addr, SocketAddr},
-    sync::Mutex,
-    time::Duration,
-};
+use std::net::SocketAddr;
 
+use crate::{ServeError, ServeState, client_address::client_address, failed_checks::WARN_PAST};
 use axum::{
     extract::{ConnectInfo, Request, State},
     http::header::AUTHORIZATION,
     middleware::Next,
     response::Response,
 };
-use tokio::time::Instant;
-
-use crate::{ServeError, ServeState, client_address::client_address, sign_in_throttle::key_of};
-
-/// Failed token checks one address may make in a minute before a WARN line says so.
-pub const WARN_PAST: u32 = 100;
-/// The window failures are counted in.
-const WINDOW: Duration = Duration::from_secs(60);
-/// Addresses counted at most; past it, new addresses share one count.
-const MAX_ADDRESSES: usize = 10_000;
-/// The count of requests without an address, and of new addresses once memory is full.
-const SHARED: IpAddr = IpAddr::V6(Ipv6Addr::UNSPECIFIED);
 
 /// Middleware: 401 unless the request carries a caller's accepted token.
 pub(crate) async fn require_token(
@@ -102,107 +86,11 @@ fn failed(state: &ServeState, request: &Request) {
     }
 }
 
-/// Failed token checks per client address in the current minute (bounded memory).
-pub(crate) struct FailedChecks {
-    windows: Mutex<HashMap<IpAddr, Window>>,
-}
-
-struct Window {
-    started: Instant,
-    failures: u32,
-    warned: bool,
-}
-
-impl FailedChecks {
-    pub(crate) fn new() -> FailedChecks {
-        FailedChecks {
-            windows: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Counts one failure of `address`: `Some(failures)` when a WARN line is due (the first
-    /// failure past [`WARN_PAST`] in its minute), else `None`.
-    pub(crate) fn failed(&self, address: Option<IpAddr>) -> Option<u32> {
-        let now = Instant::now();
-        let mut windows = self
-            .windows
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut key = address.map(key_of).unwrap_or(SHARED);
-        if !windows.contains_key(&key) && windows.len() >= MAX_ADDRESSES {
-            windows.retain(|_, window| now.duration_since(window.started) < WINDOW);
-            if windows.len() >= MAX_ADDRESSES {
-                key = SHARED;
-            }
-        }
-        let window = windows.entry(key).or_insert(Window {
-            started: now,
-            failures: 0,
-            warned: false,
-        });
-        if now.duration_since(window.started) >= WINDOW {
-            *window = Window {
-                started: now,
-                failures: 0,
-                warned: false,
-            };
-        }
-        window.failures = window.failures.saturating_add(1);
-        if window.failures > WARN_PAST && !window.warned {
-            window.warned = true;
-            return Some(window.failures);
-        }
-        None
-    }
-
-    #[cfg(test)]
-    fn remembered(&self) -> usize {
-        self.windows
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .len()
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
     use super::*;
-
-    fn address(text: &str) -> Option<IpAddr> {
-        Some(text.parse().unwrap())
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn tokens_failed_checks_warn_once_a_minute_past_100_per_address() {
-        let checks = FailedChecks::new();
-        for n in 0..WARN_PAST {
-            assert_eq!(checks.failed(address("192.0.2.7")), None, "failure {n}");
-        }
-        assert_eq!(checks.failed(address("192.0.2.7")), Some(WARN_PAST + 1));
-        // One line a minute, not one a request; other addresses have their own counts.
-        for _ in 0..500 {
-            assert_eq!(checks.failed(address("192.0.2.7")), None);
-        }
-        assert_eq!(checks.failed(address("192.0.2.8")), None);
-        tokio::time::advance(WINDOW).await;
-        for _ in 0..WARN_PAST {
-            assert_eq!(checks.failed(address("192.0.2.7")), None);
-        }
-        assert_eq!(checks.failed(address("192.0.2.7")), Some(WARN_PAST + 1));
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn tokens_failed_checks_memory_stays_bounded() {
-        let checks = FailedChecks::new();
-        for n in 0..(MAX_ADDRESSES as u32 + 500) {
-            let spread = IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + n));
-            let _ = checks.failed(Some(spread));
-        }
-        assert_eq!(checks.remembered(), MAX_ADDRESSES + 1);
-        tokio::time::advance(WINDOW).await;
-        let _ = checks.failed(address("203.0.113.9"));
-        assert!(checks.remembered() <= 2, "{}", checks.remembered());
-    }
 
     /// Log lines written while the guard lives, on this thread.
     #[derive(Clone, Default)]

@@ -136,6 +136,7 @@ mod connection;
 mod decision_log;
 mod definitions;
 mod error;
+mod failed_checks;
 mod metrics;
 mod openapi;
 mod queue_api;

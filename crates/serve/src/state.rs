@@ -13,8 +13,8 @@ use jevjudge_judge::{Backend, BackendKind, Judge};
 use crate::{
     Config, ConfigError, Definitions, Metrics,
     admission::Admission,
-    auth::FailedChecks,
     decision_log::{Capturing, DecisionLog},
+    failed_checks::FailedChecks,
     metrics::Gauges,
     queue_policy::QueuePolicy,
     reviewers::Reviewer,
