@@ -180,6 +180,30 @@ impl Config {
     }
 }
 
+/// A size given as text: `1048576`, `512KiB`, `1MiB` (also `KB`/`MB`, `K`/`M`, as powers of 1024).
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let multiplier: usize = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => 1024 * 1024,
+        _ => return Err(format!("`{text}` is not a size like 65536, 512KiB or 1MiB")),
+    };
+    let size = digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .ok_or_else(|| format!("`{text}` is not a size like 65536, 512KiB or 1MiB"))?;
+    if size == 0 {
+        return Err("must be positive".to_owned());
+    }
+    Ok(size)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +281,17 @@ mod tests {
                 ..Config::default()
             };
             assert_eq!(config.retry_after_secs(), secs, "{wait} ms");
+        }
+    }
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_size("1048576"), Ok(1_048_576));
+        assert_eq!(parse_size("512KiB"), Ok(512 * 1024));
+        assert_eq!(parse_size("2 MiB"), Ok(2 * 1024 * 1024));
+        assert_eq!(parse_size("64k"), Ok(64 * 1024));
+        for bad in ["", "0", "1GiB", "-1", "1.5MiB", "MiB"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
         }
     }
 }
