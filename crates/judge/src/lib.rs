@@ -45,6 +45,7 @@ mod definition_file;
 #[cfg(feature = "fake")]
 mod fake;
 mod judge;
+pub mod live;
 mod recorder;
 pub mod repeat;
 mod replay;
