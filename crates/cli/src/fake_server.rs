@@ -22,7 +22,7 @@ pub struct Args {
         value_name = "HOST:PORT",
         default_value = "127.0.0.1:8787",
         hide_default_value = true,
-        value_parser = crate::output::listen_addr
+        value_parser = jevjudge_serve::parse_listen_addr
     )]
     addr: SocketAddr,
 

@@ -42,7 +42,7 @@ pub struct Args {
     pub definitions: PathBuf,
 
     /// Address to listen on, as HOST:PORT; port 0 picks a free port.
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080", value_parser = crate::output::listen_addr)]
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080", value_parser = jevjudge_serve::parse_listen_addr)]
     pub addr: SocketAddr,
 
     /// The budget of a review whose request has no `budget_millis`, like `2s`.

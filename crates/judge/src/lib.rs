@@ -44,6 +44,7 @@ mod definition;
 mod definition_file;
 #[cfg(feature = "fake")]
 mod fake;
+pub mod input;
 mod judge;
 pub mod live;
 mod recorder;

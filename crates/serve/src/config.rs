@@ -204,6 +204,25 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
     Ok(size)
 }
 
+/// A listening address given as `HOST:PORT`: an IP address, or a host name such as `localhost` resolved once
+/// (the first IPv4 address when there is one, so `localhost:0` listens on 127.0.0.1).
+pub fn parse_listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let addrs: Vec<std::net::SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("`{text}` is not HOST:PORT ({e})"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .ok_or_else(|| format!("`{text}` resolves to no address"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,5 +312,18 @@ mod tests {
         for bad in ["", "0", "1GiB", "-1", "1.5MiB", "MiB"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn localhost_with_port_zero_is_accepted() {
+        let addr = parse_listen_addr("localhost:0").expect("localhost resolves");
+        assert!(addr.ip().is_loopback(), "{addr}");
+        assert_eq!(addr.port(), 0);
+        assert_eq!(
+            parse_listen_addr("127.0.0.1:8080"),
+            Ok("127.0.0.1:8080".parse().expect("an address"))
+        );
+        assert!(parse_listen_addr("localhost").is_err());
+        assert!(parse_listen_addr("not a host:80").is_err());
     }
 }
