@@ -3,7 +3,6 @@
 //! The first line on standard output is `listening on http://HOST:PORT`, flushed at once, so a
 //! script can start the server on port 0 and read the address it got.
 
-use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -89,15 +88,10 @@ pub struct Args {
 
 /// Runs the fake server until SIGINT or SIGTERM, then stops it cleanly (exit 0).
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let announce = |url: &str| {
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "listening on {url}")?;
-        stdout.flush()
-    };
     jevjudge_fake::serve(
         config(&args)?,
         args.addr,
-        announce,
+        crate::output::announce_listening,
         crate::output::interrupted(),
     )
     .await

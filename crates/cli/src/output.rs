@@ -73,3 +73,11 @@ pub use jevjudge_eval::output::{AtomicFile, Policy, write_atomic};
 pub fn check_writable(flag: &str, path: &Path) -> anyhow::Result<()> {
     jevjudge_eval::output::check_writable(path).map_err(|e| anyhow::anyhow!("{flag} {e}"))
 }
+
+/// Prints `listening on URL` on standard output, flushed at once, so that a script that started
+/// a server on port 0 can read the address it got.
+pub fn announce_listening(url: &str) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening on {url}")?;
+    stdout.flush()
+}

@@ -7,7 +7,7 @@
 //! closes idle and half-open connections at once, finishes the in-flight reviews and exits 0. Logs go to standard error (`--log-format json`
 //! for JSON lines) and hold no state text, token or key.
 
-use std::{io::IsTerminal as _, io::Write as _, net::SocketAddr, path::PathBuf, time::Duration};
+use std::{io::IsTerminal as _, net::SocketAddr, path::PathBuf, time::Duration};
 
 use anyhow::Context as _;
 use jevjudge_client::limit::{LimitConfig, Limiter};
@@ -149,10 +149,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
     let addr = listening.local_addr();
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "listening on http://{addr}").context("cannot write to standard output")?;
-    stdout.flush().context("cannot write to standard output")?;
-    drop(stdout);
+    crate::output::announce_listening(&format!("http://{addr}"))
+        .context("cannot write to standard output")?;
     let state = listening.state();
     let versions: Vec<String> = state
         .definitions()
