@@ -1,6 +1,5 @@
-//! Inputs that could make a run wait forever: a named pipe (FIFO) that no program ever opens
-//! for writing would block the open that reads it. Such an input gets a bounded wait
-//! (docs/hardening.md).
+//! Inputs read whole within a cap, and named pipes (FIFOs) given a bounded wait for a writer
+//! ([`jevjudge_judge::input`]); here the errors name the input and the flag.
 
 use std::path::Path;
 
