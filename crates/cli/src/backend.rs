@@ -8,10 +8,11 @@ use std::{
 };
 
 use anyhow::bail;
-use jevjudge_client::{ApiKey, AttemptHook, Client, ConfigError, limit::Limiter};
+use jevjudge_client::{AttemptHook, Client, ConfigError, limit::Limiter};
 use jevjudge_judge::{
     BackendKind, RecordWriter, SystemOneBackend,
     choice::{self, Choice, ChoiceError, Chosen, Source},
+    live::{LiveError, LiveOptions},
 };
 
 /// Which System One answers a run: the live API (default), recorded exchanges, or the fake.
@@ -185,16 +186,25 @@ impl BackendArgs {
         on_attempt: Option<AttemptHook>,
         limiter: Option<Arc<Limiter>>,
     ) -> anyhow::Result<Client> {
-        // A key pasted where the variable's name belongs must never be echoed back: only a
-        // conventional variable name (A-Z, 0-9, _) is ever shown.
-        let shown_var = |name: &str| -> String {
-            let conventional = !name.is_empty()
-                && name.len() <= 64
-                && !name.starts_with(|c: char| c.is_ascii_digit())
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
-            if conventional {
+        LiveOptions {
+            key_env: self.api_key_env.clone(),
+            base_url: self.base_url.clone(),
+            model: model.to_owned(),
+            attempt_timeout: self.timeout,
+            retries: self.retries,
+            allow_insecure_http: self.allow_insecure_http,
+            on_attempt,
+            limiter,
+        }
+        .client()
+        .map_err(|e| anyhow::Error::msg(self.live_refusal(e)))
+    }
+
+    /// A live client refused, naming the flag or variable that fixes it. A key pasted where the
+    /// variable's name belongs is never echoed: only a conventional variable name is shown.
+    fn live_refusal(&self, error: LiveError) -> String {
+        let shown_var = |name: &str| {
+            if jevjudge_client::is_conventional_var_name(name) {
                 name.to_owned()
             } else {
                 "the variable named by --api-key-env (not shown: it does not look like a \
@@ -202,75 +212,47 @@ impl BackendArgs {
                     .to_owned()
             }
         };
-        let key = match &self.api_key_env {
-            Some(name) => ApiKey::from_env_var(name)
-                .map_err(|e| {
-                    anyhow::Error::msg(match e {
-                        ConfigError::InvalidKeyInEnv { .. } => format!(
-                            "{} does not hold a valid API key (printable ASCII without whitespace)",
-                            shown_var(name)
-                        ),
-                        ConfigError::EnvNotUnicode { .. } => {
-                            format!("{} is not valid Unicode", shown_var(name))
-                        }
-                        other => other.to_string(),
-                    })
-                })?
-                .or_else(ApiKey::from_env),
-            None => ApiKey::resolve(|name| std::env::var(name).ok())?,
-        };
-        let Some(key) = key else {
-            let named = self
-                .api_key_env
-                .as_deref()
-                .map(|v| format!("{}, ", shown_var(v)))
-                .unwrap_or_default();
-            anyhow::bail!(
-                "no System One API key: set {named}TYPESAFE_API_KEY or JEV_API_KEY (or name another \
+        match (error, self.api_key_env.as_deref()) {
+            (LiveError::Key(ConfigError::InvalidKeyInEnv { .. }), Some(name)) => format!(
+                "{} does not hold a valid API key (printable ASCII without whitespace)",
+                shown_var(name)
+            ),
+            (LiveError::Key(ConfigError::EnvNotUnicode { .. }), Some(name)) => {
+                format!("{} is not valid Unicode", shown_var(name))
+            }
+            (LiveError::NoKey, name) => format!(
+                "no System One API key: set {}TYPESAFE_API_KEY or JEV_API_KEY (or name another \
                  variable with --api-key-env), or run offline with --replay FILE.jevl (recorded \
-                 answers) or --fake (a deterministic fake)"
-            );
-        };
-        let mut builder = Client::builder()
-            .api_key(key)
-            .model(model.to_owned())
-            .attempt_timeout(self.timeout)
-            .retries(self.retries)
-            .allow_insecure_http(self.allow_insecure_http);
-        if let Some(url) = &self.base_url {
-            builder = builder.base_url(url.clone());
-        }
-        if let Some(hook) = on_attempt {
-            builder = builder.on_attempt(hook);
-        }
-        if let Some(limiter) = limiter {
-            builder = builder.limiter(limiter);
-        }
-        builder
-            .build()
-            .map_err(|e: ConfigError| {
-                let message = match e {
-                    ConfigError::InsecureHttp { host } => format!(
-                        "--base-url: plain http is allowed only for loopback hosts, not `{host}`: \
-                         use https, or pass --allow-insecure-http (the key then travels in clear text)"
-                    ),
-                    ConfigError::InvalidBaseUrl
+                 answers) or --fake (a deterministic fake)",
+                name.map(|v| format!("{}, ", shown_var(v)))
+                    .unwrap_or_default()
+            ),
+            (LiveError::Config(ConfigError::InsecureHttp { host }), _) => format!(
+                "--base-url: plain http is allowed only for loopback hosts, not `{host}`: use \
+                 https, or pass --allow-insecure-http (the key then travels in clear text)"
+            ),
+            (
+                LiveError::Config(
+                    e @ (ConfigError::InvalidBaseUrl
                     | ConfigError::BaseUrlQueryOrFragment
-                    | ConfigError::BaseUrlCredentials => format!(
-                        "--base-url{}: {}",
-                        if self.base_url.is_some() {
-                            ""
-                        } else {
-                            " (from $TYPESAFE_BASE_URL)"
-                        },
-                        e.to_string().replace("baseUrl", "the base URL")
-                    ),
-                    ConfigError::BlankModel => "--model: must not be blank".to_owned(),
-                    ConfigError::ZeroTimeout { .. } => format!("--timeout: {e}"),
-                    other => other.to_string(),
-                };
-                anyhow::Error::msg(message)
-            })
+                    | ConfigError::BaseUrlCredentials),
+                ),
+                _,
+            ) => format!(
+                "--base-url{}: {}",
+                if self.base_url.is_some() {
+                    ""
+                } else {
+                    " (from $TYPESAFE_BASE_URL)"
+                },
+                e.to_string().replace("baseUrl", "the base URL")
+            ),
+            (LiveError::Config(ConfigError::BlankModel), _) => "--model: must not be blank".into(),
+            (LiveError::Config(e @ ConfigError::ZeroTimeout { .. }), _) => {
+                format!("--timeout: {e}")
+            }
+            (other, _) => other.to_string(),
+        }
     }
 }
 

@@ -3,13 +3,11 @@
 //! The first line on standard output is `listening on http://HOST:PORT`, flushed at once, so a
 //! script can start the server on port 0 and read the address it got.
 
-use std::io::Write as _;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Context as _;
-use jevjudge_fake::{Config, FakeServer, Rate};
+use jevjudge_fake::{Config, LoadError, Rate, Replay, ReplayError, ServeError};
 use jevjudge_wire::Secret;
 
 use crate::exit;
@@ -23,7 +21,7 @@ pub struct Args {
         value_name = "HOST:PORT",
         default_value = "127.0.0.1:8787",
         hide_default_value = true,
-        value_parser = crate::output::listen_addr
+        value_parser = jevjudge_serve::parse_listen_addr
     )]
     addr: SocketAddr,
 
@@ -57,7 +55,7 @@ pub struct Args {
     /// standard deviation (0 < SD ≤ 1) around the deterministic answer, clamped to [0, 1]
     /// (choice and score probabilities then rescaled to sum 1). Reproducible: the k-th repeat
     /// of a request gets the same answer for the same --seed. Default: no noise.
-    #[arg(long, value_name = "SD", value_parser = parse_noise)]
+    #[arg(long, value_name = "SD", value_parser = jevjudge_fake::parse_noise)]
     noise: Option<f64>,
 
     /// The seed of --noise. Default: 0.
@@ -90,40 +88,33 @@ pub struct Args {
 
 /// Runs the fake server until SIGINT or SIGTERM, then stops it cleanly (exit 0).
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let config = config(&args)?;
-    let server = FakeServer::start(config, args.addr)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.addr))?;
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "listening on {}", server.url()).context("cannot write to standard output")?;
-    stdout.flush().context("cannot write to standard output")?;
-    drop(stdout);
-    crate::output::interrupted().await;
-    server.shutdown().await;
+    jevjudge_fake::serve(
+        config(&args)?,
+        args.addr,
+        crate::output::announce_listening,
+        crate::output::interrupted(),
+    )
+    .await
+    .map_err(|error| match error {
+        ServeError::Announce(source) => {
+            anyhow::Error::new(source).context("cannot write to standard output")
+        }
+        bind => anyhow::Error::new(bind),
+    })?;
     Ok(exit::SUCCESS)
 }
 
-/// A noise standard deviation: a number in (0, 1].
-fn parse_noise(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(sd) if sd > 0.0 && sd <= 1.0 => Ok(sd),
-        _ => Err(format!(
-            "`{text}` is not a standard deviation in (0, 1], like 0.05"
-        )),
-    }
-}
-
 fn config(args: &Args) -> anyhow::Result<Config> {
-    let key = match args.key.as_ref().map(|key| key.expose_secret().trim()) {
+    let key = match args.key.as_ref() {
         None => None,
-        Some(key) if !key.is_empty() && key.bytes().all(|b| b.is_ascii_graphic()) => {
-            Some(Secret::from(key))
-        }
-        Some(_) => anyhow::bail!("--key must be non-empty printable ASCII without whitespace"),
+        Some(key) => Some(
+            jevjudge_fake::check_key(key.expose_secret())
+                .map_err(|e| anyhow::anyhow!("--key {e}"))?,
+        ),
     };
     let replay = match &args.replay {
         None => None,
-        Some(path) => Some(replay::load(path, args.model.as_deref())?),
+        Some(path) => Some(load_replay(path, args.model.as_deref())?),
     };
     Ok(Config {
         key,
@@ -139,40 +130,31 @@ fn config(args: &Args) -> anyhow::Result<Config> {
     })
 }
 
-mod replay {
-    //! `--replay FILE.jevl`: recorded answers from a record file.
-
-    use std::path::Path;
-
-    use anyhow::Context as _;
-    use jevjudge_fake::{Replay, ReplayError};
-
-    /// Reads the record file into a replay source for `model` (see
-    /// [`Replay::from_records_for_model`]); errors name the file and the line, or the models
-    /// the file holds. Says on stderr which model it answers as.
-    pub(super) fn load(path: &Path, model: Option<&str>) -> anyhow::Result<Replay> {
-        let records = jevjudge_wire::record::read_file(path).context("--replay")?;
-        let count = records.len();
-        let (replay, pinned) =
-            Replay::from_records_for_model(records, model).map_err(|error| match error {
-                ReplayError::UnknownModel { .. } => {
-                    anyhow::anyhow!("--model: {}: {error}", path.display())
-                }
-                other => anyhow::anyhow!("--replay: cannot index {}: {other}", path.display()),
-            })?;
-        match pinned {
-            Some(model) => eprintln!(
-                "jevjudge fake-server: --replay: {count} record(s); recorded requests are answered \
-                 as model {model}, whatever model they name; others by hash"
-            ),
-            None => eprintln!(
-                "jevjudge fake-server: --replay: {count} record(s) of several models; a request \
-                 is answered from those of the model it names (pass --model to pick one); \
-                 others by hash"
-            ),
+/// `--replay FILE.jevl`: errors name the flag and the file; says on stderr which model it answers
+/// as.
+fn load_replay(path: &Path, model: Option<&str>) -> anyhow::Result<Replay> {
+    let loaded = Replay::load(path, model).map_err(|error| match error {
+        LoadError::Read(error) => anyhow::Error::new(error).context("--replay"),
+        LoadError::Replay(error @ ReplayError::UnknownModel { .. }) => {
+            anyhow::anyhow!("--model: {}: {error}", path.display())
         }
-        Ok(replay)
+        LoadError::Replay(other) => {
+            anyhow::anyhow!("--replay: cannot index {}: {other}", path.display())
+        }
+    })?;
+    let count = loaded.records;
+    match loaded.pinned {
+        Some(model) => eprintln!(
+            "jevjudge fake-server: --replay: {count} record(s); recorded requests are answered \
+             as model {model}, whatever model they name; others by hash"
+        ),
+        None => eprintln!(
+            "jevjudge fake-server: --replay: {count} record(s) of several models; a request \
+             is answered from those of the model it names (pass --model to pick one); \
+             others by hash"
+        ),
     }
+    Ok(loaded.replay)
 }
 
 #[cfg(test)]

@@ -1,11 +1,9 @@
-//! Inputs that could make a run wait forever: a named pipe (FIFO) that no program ever opens
-//! for writing would block the open that reads it. Such an input gets a bounded wait
-//! (docs/reference/file-formats.md).
+//! Inputs read whole within a cap, and named pipes (FIFOs) given a bounded wait for a writer
+//! ([`jevjudge_judge::input`]); here the errors name the input and the flag.
 
-use std::{path::Path, time::Duration};
+use std::path::Path;
 
-/// How long a FIFO input may wait for a writer before the command gives up (exit 2).
-pub const FIFO_WRITER_WAIT: Duration = Duration::from_secs(5);
+use jevjudge_judge::input::{self, ReadError};
 
 /// A FIFO input, opened once a writer appeared: read it from this handle (opening the path
 /// again would wait for another writer). `None` for any other kind of path.
@@ -18,28 +16,25 @@ pub fn read_capped(
     path: &Path,
     max_bytes: u64,
 ) -> anyhow::Result<String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    file.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| anyhow::anyhow!("cannot read the {what} {}: {e}", path.display()))?;
-    if bytes.len() as u64 > max_bytes {
-        anyhow::bail!(
-            "the {what} {} is larger than the cap of {max_bytes} bytes (raise it with \
-             --max-input-bytes)",
-            path.display()
-        );
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| anyhow::anyhow!("the {what} {} is not valid UTF-8", path.display()))
+    input::read_capped(file, max_bytes).map_err(|e| read_error(e, what, path))
 }
 
 /// Reads a whole file of at most `max_bytes` bytes (reading stops there), naming it in the
 /// error.
 pub fn read_to_string(path: &Path, what: &str, max_bytes: u64) -> anyhow::Result<String> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| anyhow::anyhow!("cannot read the {what} {}: {e}", path.display()))?;
-    read_capped(file, what, path, max_bytes)
+    input::read_to_string(path, max_bytes).map_err(|e| read_error(e, what, path))
+}
+
+fn read_error(error: ReadError, what: &str, path: &Path) -> anyhow::Error {
+    let path = path.display();
+    match error {
+        ReadError::Io(e) => anyhow::anyhow!("cannot read the {what} {path}: {e}"),
+        ReadError::TooLarge { max_bytes } => anyhow::anyhow!(
+            "the {what} {path} is larger than the cap of {max_bytes} bytes (raise it with \
+             --max-input-bytes)"
+        ),
+        ReadError::NotUtf8 => anyhow::anyhow!("the {what} {path} is not valid UTF-8"),
+    }
 }
 
 /// The value of the environment variable `name`, which the option `flag` (like
@@ -79,40 +74,10 @@ pub fn definition(path: &Path, max_bytes: u64) -> anyhow::Result<jevjudge_judge:
     }
 }
 
-/// When `path` is a FIFO, waits at most [`FIFO_WRITER_WAIT`] for a writer and holds the pipe
-/// open; any other path passes at once. `flag` names the option in the error.
+/// When `path` is a FIFO, waits a bounded time for a writer and holds the pipe open; any other
+/// path passes at once. `flag` names the option in the error.
 pub fn wait_for_writer(flag: &str, path: &Path) -> anyhow::Result<Held> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let is_fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
-        if !is_fifo {
-            return Ok(Held(None));
-        }
-        let (sender, receiver) = std::sync::mpsc::channel();
-        let owned = path.to_owned();
-        // The open blocks until a writer appears; if none does, the thread is left behind and
-        // ends with the process.
-        std::thread::spawn(move || {
-            let _ = sender.send(std::fs::File::open(owned));
-        });
-        match receiver.recv_timeout(FIFO_WRITER_WAIT) {
-            Ok(Ok(file)) => Ok(Held(Some(file))),
-            Ok(Err(e)) => Err(anyhow::anyhow!(
-                "{flag} {}: cannot read: {e}",
-                path.display()
-            )),
-            Err(_) => Err(anyhow::anyhow!(
-                "{flag} {}: a named pipe (FIFO) that nothing wrote to within {} s; start the \
-                 program that writes it first, or give a regular file",
-                path.display(),
-                FIFO_WRITER_WAIT.as_secs()
-            )),
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (flag, path);
-        Ok(Held(None))
-    }
+    input::wait_for_writer(path)
+        .map(Held)
+        .map_err(|e| anyhow::anyhow!("{flag} {}: {e}", path.display()))
 }

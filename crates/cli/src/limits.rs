@@ -3,7 +3,7 @@
 
 use std::{num::NonZeroU32, sync::Arc, time::Duration};
 
-use jevjudge_client::limit::{LimitConfig, Limiter, Rate, Snapshot, Stop};
+use jevjudge_client::limit::{self, CostCapError, LimitConfig, Limiter, Rate, Snapshot, Stop};
 
 use crate::exit;
 
@@ -21,7 +21,7 @@ pub struct LimitArgs {
     pub rate: Option<Rate>,
 
     /// Pace estimated input tokens (request bytes ÷ 4) under TOKENS a second, like `100000/s`.
-    #[arg(long, value_name = "TOKENS/s", value_parser = parse_token_rate)]
+    #[arg(long, value_name = "TOKENS/s", value_parser = limit::parse_token_rate)]
     pub token_rate: Option<NonZeroU32>,
 
     /// Spending cap: start no review whose estimated input tokens (request bytes ÷ 4) could take
@@ -36,38 +36,28 @@ pub struct LimitArgs {
     pub max_cost: Option<f64>,
 }
 
-/// `100000/s`, `6000000/m` or `100000`, as whole tokens a second (rounded up).
-fn parse_token_rate(text: &str) -> Result<NonZeroU32, String> {
-    let rate: Rate = text.parse()?;
-    let per_second = rate.per_second_f64().ceil();
-    if per_second > f64::from(u32::MAX) {
-        return Err(format!("`{text}`: too large"));
-    }
-    NonZeroU32::new(per_second as u32).ok_or_else(|| format!("`{text}`: must be positive"))
-}
-
 impl LimitArgs {
     /// The limiter's configuration; `price` is --price-per-million-input.
     pub fn config(&self, concurrency: usize, price: Option<f64>) -> anyhow::Result<LimitConfig> {
-        let mut cap = self.max_input_tokens;
-        if let Some(amount) = self.max_cost {
-            if !(amount.is_finite() && amount >= 0.0) {
-                anyhow::bail!("--max-cost must be a non-negative amount, not {amount}");
-            }
-            let price = price.unwrap_or(0.0);
-            if !(price.is_finite() && price > 0.0) {
-                anyhow::bail!("--max-cost needs a positive --price-per-million-input, not {price}");
-            }
-            let tokens = (amount / price * 1e6).floor().min(u64::MAX as f64) as u64;
-            cap = Some(cap.map_or(tokens, |cap| cap.min(tokens)));
-        }
-        Ok(LimitConfig {
+        let config = LimitConfig {
             adaptive: !self.fixed_concurrency,
             rate: self.rate,
             token_rate: self.token_rate,
-            max_input_tokens: cap,
+            max_input_tokens: self.max_input_tokens,
             ..LimitConfig::new(concurrency)
-        })
+        };
+        let Some(amount) = self.max_cost else {
+            return Ok(config);
+        };
+        match limit::cost_cap(amount, price) {
+            Ok(tokens) => Ok(config.cap_input_tokens(tokens)),
+            Err(CostCapError::Amount(amount)) => {
+                anyhow::bail!("--max-cost must be a non-negative amount, not {amount}")
+            }
+            Err(CostCapError::Price(price)) => {
+                anyhow::bail!("--max-cost needs a positive --price-per-million-input, not {price}")
+            }
+        }
     }
 }
 
@@ -88,29 +78,10 @@ pub fn watch(
         loop {
             tick.tick().await;
             let now = limiter.snapshot();
-            progress.set_message(progress_text(&now, previous.as_ref()));
+            progress.set_message(now.progress_line(previous.as_ref()));
             previous = Some(now);
         }
     })
-}
-
-/// `concurrency 6/32 · 183 req/s · 429s 12 · 45210 tokens in`: the request rate is over the
-/// last interval.
-pub fn progress_text(now: &Snapshot, previous: Option<&Snapshot>) -> String {
-    let rate = match previous {
-        Some(before) if now.age > before.age => {
-            (now.attempts.total - before.attempts.total) as f64
-                / (now.age - before.age).as_secs_f64()
-        }
-        _ => now.requests_per_second(),
-    };
-    format!(
-        "concurrency {}/{} · {rate:.0} req/s · 429s {} · {} tokens in",
-        now.limit,
-        now.ceiling,
-        now.attempts.overloaded(),
-        now.input_tokens
-    )
 }
 
 /// The exit status of a stopped run.
@@ -133,15 +104,6 @@ pub fn stop_line(stop: &Stop, not_run: usize, resume_hint: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn token_rates_read_per_second_and_per_minute() {
-        assert_eq!(parse_token_rate("100000/s").unwrap().get(), 100_000);
-        assert_eq!(parse_token_rate("6000000/m").unwrap().get(), 100_000);
-        assert_eq!(parse_token_rate("250000").unwrap().get(), 250_000);
-        assert!(parse_token_rate("0/s").is_err());
-        assert!(parse_token_rate("fast").is_err());
-    }
 
     fn args() -> LimitArgs {
         LimitArgs {

@@ -142,7 +142,7 @@ mod tests {
     fn policy_of(args: &[&str]) -> Result<Option<QueuePolicy>, String> {
         let flags: QueueArgs =
             crate::flags_test::parse("serve", args).map_err(|e| e.to_string())?;
-        flags.policy().map_err(|e| e.0)
+        flags.policy().map_err(|e| e.to_string())
     }
 
     #[test]

@@ -205,7 +205,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
 /// Creates `--out DIR` and starts its file `name`, private (0600, never through a link).
 fn start_private(dir: &Path, name: &str) -> anyhow::Result<AtomicFile> {
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--out {}: {e}", dir.display()))?;
-    AtomicFile::create(&dir.join(name), Policy::Private)
+    Ok(AtomicFile::create(&dir.join(name), Policy::Private)?)
 }
 
 /// Runs `each` over the store's export, stopping it at the first error `each` gives: that

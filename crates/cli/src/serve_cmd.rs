@@ -7,7 +7,7 @@
 //! closes idle and half-open connections at once, finishes the in-flight reviews and exits 0. Logs go to standard error (`--log-format json`
 //! for JSON lines) and hold no state text, token or key.
 
-use std::{io::IsTerminal as _, io::Write as _, net::SocketAddr, path::PathBuf, time::Duration};
+use std::{io::IsTerminal as _, net::SocketAddr, path::PathBuf, time::Duration};
 
 use anyhow::Context as _;
 use jevjudge_client::limit::{LimitConfig, Limiter};
@@ -42,7 +42,7 @@ pub struct Args {
     pub definitions: PathBuf,
 
     /// Address to listen on, as HOST:PORT; port 0 picks a free port.
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080", value_parser = crate::output::listen_addr)]
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080", value_parser = jevjudge_serve::parse_listen_addr)]
     pub addr: SocketAddr,
 
     /// The budget of a review whose request has no `budget_millis`, like `2s`.
@@ -54,7 +54,7 @@ pub struct Args {
     pub max_budget: Duration,
 
     /// The largest request body accepted (413 above it), in bytes or with a KiB/MiB suffix.
-    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = jevjudge_serve::parse_size)]
     pub max_body: usize,
 
     /// How many reviews may call the backend at once.
@@ -139,30 +139,6 @@ fn parse_public_url(text: &str) -> Result<PublicUrl, String> {
         .map_err(|e: jevjudge_serve::PublicUrlError| e.to_string())
 }
 
-/// Parses `1048576`, `512KiB`, `1MiB` (also `KB`/`MB`, `K`/`M`, as powers of 1024).
-fn parse_size(text: &str) -> Result<usize, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (digits, unit) = text.split_at(split);
-    let multiplier: usize = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1024,
-        "m" | "mb" | "mib" => 1024 * 1024,
-        _ => return Err(format!("`{text}` is not a size like 65536, 512KiB or 1MiB")),
-    };
-    let size = digits
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(multiplier))
-        .ok_or_else(|| format!("`{text}` is not a size like 65536, 512KiB or 1MiB"))?;
-    if size == 0 {
-        return Err("must be positive".to_owned());
-    }
-    Ok(size)
-}
-
 /// Runs the service until SIGINT or SIGTERM.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     init_logging(args.log_format);
@@ -197,10 +173,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
     let addr = listening.local_addr();
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "listening on http://{addr}").context("cannot write to standard output")?;
-    stdout.flush().context("cannot write to standard output")?;
-    drop(stdout);
+    crate::output::announce_listening(&format!("http://{addr}"))
+        .context("cannot write to standard output")?;
     let state = listening.state();
     let versions: Vec<String> = state
         .definitions()
@@ -319,17 +293,6 @@ mod tests {
         assert_eq!(config.max_budget, Duration::from_secs(10));
         assert_eq!(args.log_format, LogFormat::Text);
         assert!(Args::parse_flags(&[]).is_err(), "--definitions is required");
-    }
-
-    #[test]
-    fn sizes_take_binary_suffixes() {
-        assert_eq!(parse_size("1048576"), Ok(1_048_576));
-        assert_eq!(parse_size("512KiB"), Ok(512 * 1024));
-        assert_eq!(parse_size("2 MiB"), Ok(2 * 1024 * 1024));
-        assert_eq!(parse_size("64k"), Ok(64 * 1024));
-        for bad in ["", "0", "1GiB", "-1", "1.5MiB", "MiB"] {
-            assert!(parse_size(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

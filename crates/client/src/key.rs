@@ -85,6 +85,16 @@ impl ApiKey {
         Ok(None)
     }
 
+    /// The key in the variable `name` when it holds one, else the key of [`ApiKey::from_env`];
+    /// without a name, [`ApiKey::resolve`] over the process environment. An error when the
+    /// variable read holds something that is not a valid key or not Unicode.
+    pub fn from_env_or_default(name: Option<&str>) -> Result<Option<ApiKey>, ConfigError> {
+        match name {
+            Some(name) => Ok(ApiKey::from_env_var(name)?.or_else(ApiKey::from_env)),
+            None => ApiKey::resolve(process_env),
+        }
+    }
+
     fn from_value(name: &str, value: Option<String>) -> Result<Option<ApiKey>, ConfigError> {
         match value {
             Some(value) if !value.trim().is_empty() => {
@@ -102,6 +112,18 @@ impl ApiKey {
     pub fn expose_secret(&self) -> &str {
         &self.0
     }
+}
+
+/// Whether `name` looks like an environment variable's name (A-Z, 0-9 and `_`, not starting
+/// with a digit, at most 64 bytes), so that it can be shown: text that does not may be a key
+/// pasted where a variable's name belongs, and must never be echoed.
+pub fn is_conventional_var_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// Reads a process environment variable; a value that is not Unicode reads as unset.
@@ -192,6 +214,17 @@ mod tests {
         let key = ApiKey::new("apikey_SENTINEL_7f3a").unwrap();
         for shown in [format!("{key:?}"), format!("{key}"), format!("{key:#?}")] {
             assert_eq!(shown, "ApiKey(<redacted>)");
+        }
+    }
+
+    #[test]
+    fn only_conventional_variable_names_may_be_shown() {
+        for name in ["TYPESAFE_API_KEY", "MY_KEY_2", "_X"] {
+            assert!(is_conventional_var_name(name), "{name}");
+        }
+        let long = "A".repeat(65);
+        for name in ["", "apikey_abc-123", "lower", "2KEY", "A B", long.as_str()] {
+            assert!(!is_conventional_var_name(name), "{name}");
         }
     }
 }

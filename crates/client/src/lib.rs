@@ -106,7 +106,7 @@ pub use config::{ClientBuilder, DEFAULT_ATTEMPT_TIMEOUT, DEFAULT_CALL_TIMEOUT, D
 pub use config_error::ConfigError;
 pub use error::{Error, ErrorKind};
 pub use event::{AttemptEvent, AttemptOutcome};
-pub use key::{ApiKey, JEV_API_KEY, TYPESAFE_API_KEY};
+pub use key::{ApiKey, JEV_API_KEY, TYPESAFE_API_KEY, is_conventional_var_name};
 pub use message::{MAX_MESSAGE_CHARS, extract_message};
 pub use retry_after::{parse_retry_after, parse_retry_after_ms};
 pub use settings::AttemptHook;

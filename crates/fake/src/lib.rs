@@ -16,6 +16,8 @@
 //! - [`Config`] holds the key (auth is off without one), a fixed latency, optional seeded noise
 //!   imitating the live API's drift, an optional [`Replay`] of recorded answers, and optional
 //!   rate limits ([`Rate`]: 429 per key, 529 for the whole server).
+//! - [`serve`] runs a server as the `jevjudge fake-server` program does, until a shutdown
+//!   signal; [`Replay::load`] reads a record file for replay.
 //! - Every response carries `x-jevjudge-fake: 1` ([`jevjudge_wire::FAKE_MARK_HEADER`]), so
 //!   answers, reports and records made against the fake say `fake`.
 //!
@@ -73,6 +75,7 @@ mod rejection;
 mod replay;
 mod reply;
 mod router;
+mod serve;
 mod server;
 mod state;
 mod validation;
@@ -86,5 +89,6 @@ pub use rate::{Rate, RateError};
 pub use rejection::Rejection;
 pub use replay::{Recorded, Replay, ReplayError};
 pub use router::app;
+pub use serve::{KeyError, LoadError, LoadedReplay, ServeError, check_key, parse_noise, serve};
 pub use server::FakeServer;
 pub use state::FakeState;

@@ -44,7 +44,9 @@ mod definition;
 mod definition_file;
 #[cfg(feature = "fake")]
 mod fake;
+pub mod input;
 mod judge;
+pub mod live;
 mod recorder;
 pub mod repeat;
 mod replay;

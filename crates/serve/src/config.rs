@@ -265,6 +265,49 @@ impl Config {
     }
 }
 
+/// A size given as text: `1048576`, `512KiB`, `1MiB` (also `KB`/`MB`, `K`/`M`, as powers of 1024).
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let multiplier: usize = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => 1024 * 1024,
+        _ => return Err(format!("`{text}` is not a size like 65536, 512KiB or 1MiB")),
+    };
+    let size = digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .ok_or_else(|| format!("`{text}` is not a size like 65536, 512KiB or 1MiB"))?;
+    if size == 0 {
+        return Err("must be positive".to_owned());
+    }
+    Ok(size)
+}
+
+/// A listening address given as `HOST:PORT`: an IP address, or a host name such as `localhost` resolved once
+/// (the first IPv4 address when there is one, so `localhost:0` listens on 127.0.0.1).
+pub fn parse_listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let addrs: Vec<std::net::SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("`{text}` is not HOST:PORT ({e})"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .ok_or_else(|| format!("`{text}` resolves to no address"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,5 +418,29 @@ mod tests {
             };
             assert_eq!(config.retry_after_secs(), secs, "{wait} ms");
         }
+    }
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_size("1048576"), Ok(1_048_576));
+        assert_eq!(parse_size("512KiB"), Ok(512 * 1024));
+        assert_eq!(parse_size("2 MiB"), Ok(2 * 1024 * 1024));
+        assert_eq!(parse_size("64k"), Ok(64 * 1024));
+        for bad in ["", "0", "1GiB", "-1", "1.5MiB", "MiB"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn localhost_with_port_zero_is_accepted() {
+        let addr = parse_listen_addr("localhost:0").expect("localhost resolves");
+        assert!(addr.ip().is_loopback(), "{addr}");
+        assert_eq!(addr.port(), 0);
+        assert_eq!(
+            parse_listen_addr("127.0.0.1:8080"),
+            Ok("127.0.0.1:8080".parse().expect("an address"))
+        );
+        assert!(parse_listen_addr("localhost").is_err());
+        assert!(parse_listen_addr("not a host:80").is_err());
     }
 }

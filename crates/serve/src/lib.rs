@@ -160,7 +160,7 @@ pub use client_address::{TrustedProxy, TrustedProxyError};
 pub use config::{
     Config, ConfigError, DEFAULT_BUDGET, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUDGET, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_QUEUE, DEFAULT_RETRY_AFTER, PublicUrl, PublicUrlError,
+    DEFAULT_QUEUE, DEFAULT_RETRY_AFTER, PublicUrl, PublicUrlError, parse_listen_addr, parse_size,
 };
 pub use decision_log::{DecisionLog, RETENTION_SWEEP};
 pub use definitions::{Definitions, DefinitionsError};

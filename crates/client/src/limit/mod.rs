@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use tokio::{sync::Notify, time::Instant};
 
 pub use aimd::{Aimd, AimdConfig};
-pub use pacer::{Rate, TokioClock};
+pub use pacer::{Rate, TokioClock, parse_token_rate};
 
 use crate::{AttemptOutcome, retry::MAX_SERVER_WAIT};
 use pacer::Pacer;
@@ -54,7 +54,38 @@ pub struct LimitConfig {
     pub max_input_tokens: Option<u64>,
 }
 
+/// A spending cap in money that cannot become an input-token cap.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum CostCapError {
+    /// The amount is negative or not a number.
+    #[error("must be a non-negative amount, not {0}")]
+    Amount(f64),
+    /// The price per million input tokens is missing, zero, negative or not a number (0 when
+    /// missing).
+    #[error("needs a positive price per million input tokens, not {0}")]
+    Price(f64),
+}
+
+/// The input-token cap that `amount` buys at `price_per_million` input tokens: `amount ÷ price ×
+/// 1,000,000`, rounded down.
+pub fn cost_cap(amount: f64, price_per_million: Option<f64>) -> Result<u64, CostCapError> {
+    if !(amount.is_finite() && amount >= 0.0) {
+        return Err(CostCapError::Amount(amount));
+    }
+    let price = price_per_million.unwrap_or(0.0);
+    if !(price.is_finite() && price > 0.0) {
+        return Err(CostCapError::Price(price));
+    }
+    Ok((amount / price * 1e6).floor().min(u64::MAX as f64) as u64)
+}
+
 impl LimitConfig {
+    /// Lowers the input-token cap to `tokens` (the smaller cap holds).
+    pub fn cap_input_tokens(mut self, tokens: u64) -> LimitConfig {
+        self.max_input_tokens = Some(self.max_input_tokens.map_or(tokens, |cap| cap.min(tokens)));
+        self
+    }
+
     /// A fixed limit of `concurrency` (no adaptation), no pacing, no cap.
     pub fn fixed(concurrency: usize) -> LimitConfig {
         LimitConfig {
@@ -186,6 +217,31 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Attempts per second over the interval since `previous`, or since the limiter was made
+    /// without one (or when `previous` is not older).
+    pub fn requests_per_second_since(&self, previous: Option<&Snapshot>) -> f64 {
+        match previous {
+            Some(before) if self.age > before.age => {
+                (self.attempts.total - before.attempts.total) as f64
+                    / (self.age - before.age).as_secs_f64()
+            }
+            _ => self.requests_per_second(),
+        }
+    }
+
+    /// `concurrency 6/32 · 183 req/s · 429s 12 · 45210 tokens in`: the request rate is over the
+    /// interval since `previous` (see [`Snapshot::requests_per_second_since`]).
+    pub fn progress_line(&self, previous: Option<&Snapshot>) -> String {
+        let rate = self.requests_per_second_since(previous);
+        format!(
+            "concurrency {}/{} · {rate:.0} req/s · 429s {} · {} tokens in",
+            self.limit,
+            self.ceiling,
+            self.attempts.overloaded(),
+            self.input_tokens
+        )
+    }
+
     /// Attempts per second since the limiter was made.
     pub fn requests_per_second(&self) -> f64 {
         let secs = self.age.as_secs_f64();

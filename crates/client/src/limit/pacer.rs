@@ -35,6 +35,17 @@ impl Rate {
     }
 }
 
+/// A token rate given as text — `100000/s`, `6000000/m` or `100000` — as whole tokens a second
+/// (rounded up).
+pub fn parse_token_rate(text: &str) -> Result<NonZeroU32, String> {
+    let rate: Rate = text.parse()?;
+    let per_second = rate.per_second_f64().ceil();
+    if per_second > f64::from(u32::MAX) {
+        return Err(format!("`{text}`: too large"));
+    }
+    NonZeroU32::new(per_second as u32).ok_or_else(|| format!("`{text}`: must be positive"))
+}
+
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.per.as_secs() {

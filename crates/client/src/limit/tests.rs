@@ -211,3 +211,69 @@ fn estimates_are_bytes_over_four_rounded_up() {
     assert_eq!(estimate_tokens(4), 1);
     assert_eq!(estimate_tokens(5), 2);
 }
+
+#[test]
+fn token_rates_read_per_second_and_per_minute() {
+    assert_eq!(
+        parse_token_rate("100000/s").map(NonZeroU32::get),
+        Ok(100_000)
+    );
+    assert_eq!(
+        parse_token_rate("6000000/m").map(NonZeroU32::get),
+        Ok(100_000)
+    );
+    assert_eq!(parse_token_rate("250000").map(NonZeroU32::get), Ok(250_000));
+    assert!(parse_token_rate("0/s").is_err());
+    assert!(parse_token_rate("fast").is_err());
+}
+
+#[test]
+fn a_cost_cap_is_the_amount_over_the_price_per_million() {
+    assert_eq!(cost_cap(2.5, Some(0.5)), Ok(5_000_000));
+    assert_eq!(cost_cap(0.0, Some(3.0)), Ok(0));
+    assert_eq!(cost_cap(-1.0, Some(1.0)), Err(CostCapError::Amount(-1.0)));
+    assert!(matches!(
+        cost_cap(f64::NAN, Some(1.0)),
+        Err(CostCapError::Amount(_))
+    ));
+    assert_eq!(cost_cap(1.0, Some(0.0)), Err(CostCapError::Price(0.0)));
+    assert_eq!(cost_cap(1.0, None), Err(CostCapError::Price(0.0)));
+}
+
+#[test]
+fn the_smaller_input_token_cap_holds() {
+    let capped = LimitConfig::new(8).cap_input_tokens(5_000);
+    assert_eq!(capped.max_input_tokens, Some(5_000));
+    assert_eq!(
+        capped.clone().cap_input_tokens(9_000).max_input_tokens,
+        Some(5_000)
+    );
+    assert_eq!(capped.cap_input_tokens(1_000).max_input_tokens, Some(1_000));
+}
+
+#[test]
+fn the_progress_line_shows_the_rate_over_the_last_interval() {
+    let limiter = Limiter::new(LimitConfig::new(32));
+    let mut before = limiter.snapshot();
+    before.age = Duration::from_secs(1);
+    let mut now = before.clone();
+    now.age = Duration::from_secs(3);
+    now.attempts.total = before.attempts.total + 366;
+    assert_eq!(now.requests_per_second_since(Some(&before)), 183.0);
+    assert_eq!(
+        now.progress_line(Some(&before)),
+        format!(
+            "concurrency {}/32 · 183 req/s · 429s 0 · 0 tokens in",
+            now.limit
+        )
+    );
+    // Without an earlier view, or one that is not older: the rate since the start.
+    assert_eq!(
+        now.requests_per_second_since(None),
+        now.requests_per_second()
+    );
+    assert_eq!(
+        now.requests_per_second_since(Some(&now)),
+        now.requests_per_second()
+    );
+}

@@ -1,0 +1,122 @@
+//! Reading an input whole, within a cap, and inputs that could make a run wait forever: a named
+//! pipe (FIFO) that no program ever opens for writing would block the open that reads it, so
+//! such an input gets a bounded wait.
+
+use std::{fs::File, io, path::Path, time::Duration};
+
+/// How long a FIFO input may wait for a writer before [`wait_for_writer`] gives up.
+pub const FIFO_WRITER_WAIT: Duration = Duration::from_secs(5);
+
+/// A FIFO input that cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum FifoError {
+    /// Opening it failed.
+    #[error("cannot read: {0}")]
+    Open(io::Error),
+    /// No program opened it for writing within [`FIFO_WRITER_WAIT`].
+    #[error(
+        "a named pipe (FIFO) that nothing wrote to within {} s; start the program that writes \
+         it first, or give a regular file",
+        FIFO_WRITER_WAIT.as_secs()
+    )]
+    NoWriter,
+}
+
+/// When `path` is a FIFO, waits at most [`FIFO_WRITER_WAIT`] for a writer and returns the pipe,
+/// open: read it from this handle (opening the path again would wait for another writer).
+/// `None` for any other kind of path, at once.
+pub fn wait_for_writer(path: &Path) -> Result<Option<File>, FifoError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let is_fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+        if !is_fifo {
+            return Ok(None);
+        }
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let owned = path.to_owned();
+        // The open blocks until a writer appears; if none does, the thread is left behind and
+        // ends with the process.
+        std::thread::spawn(move || {
+            let _ = sender.send(File::open(owned));
+        });
+        match receiver.recv_timeout(FIFO_WRITER_WAIT) {
+            Ok(Ok(file)) => Ok(Some(file)),
+            Ok(Err(e)) => Err(FifoError::Open(e)),
+            Err(_) => Err(FifoError::NoWriter),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(None)
+    }
+}
+
+/// An input that cannot be read whole as text.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Opening or reading failed.
+    #[error("cannot read: {0}")]
+    Io(#[from] io::Error),
+    /// It holds more than the cap.
+    #[error("larger than the cap of {max_bytes} bytes")]
+    TooLarge {
+        /// The cap.
+        max_bytes: u64,
+    },
+    /// It is not UTF-8.
+    #[error("not valid UTF-8")]
+    NotUtf8,
+}
+
+/// Reads at most `max_bytes` of `file` as UTF-8 text (reading stops just past the cap).
+pub fn read_capped(file: File, max_bytes: u64) -> Result<String, ReadError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(ReadError::TooLarge { max_bytes });
+    }
+    String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8)
+}
+
+/// Opens `path` and reads it like [`read_capped`].
+pub fn read_to_string(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
+    read_capped(File::open(path)?, max_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_within_the_cap_is_read_and_more_is_refused() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("state.txt");
+        std::fs::write(&path, "hello").expect("written");
+        assert_eq!(read_to_string(&path, 5).expect("within the cap"), "hello");
+        assert!(matches!(
+            read_to_string(&path, 4),
+            Err(ReadError::TooLarge { max_bytes: 4 })
+        ));
+        std::fs::write(&path, [0xff, 0xfe]).expect("written");
+        assert!(matches!(read_to_string(&path, 5), Err(ReadError::NotUtf8)));
+        let missing = read_to_string(&dir.path().join("missing"), 5);
+        assert!(matches!(missing, Err(ReadError::Io(_))));
+    }
+
+    #[test]
+    fn a_regular_file_needs_no_writer() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("cases.jsonl");
+        std::fs::write(&path, "").expect("written");
+        assert!(wait_for_writer(&path).expect("passes").is_none());
+        assert!(
+            wait_for_writer(&dir.path().join("missing"))
+                .expect("passes")
+                .is_none()
+        );
+    }
+}
