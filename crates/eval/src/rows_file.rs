@@ -305,6 +305,44 @@ impl RunObserver for RowsWriter {
     }
 }
 
+/// How many rows the file at `path` holds: its non-blank lines after the first (the header),
+/// a last line cut short included. A path where nothing is, or that is not a regular file (a
+/// pipe, `/dev/null`), holds none. Reads the file once, a buffer at a time.
+pub fn count_rows(path: &Path) -> std::io::Result<u64> {
+    use std::io::BufRead;
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => {}
+        Ok(_) => return Ok(0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    }
+    let mut reader = BufReader::new(File::open(path)?);
+    let (mut line, mut rows, mut blank) = (0u64, 0u64, true);
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            break;
+        }
+        for &byte in buffer {
+            if byte == b'\n' {
+                if line > 0 && !blank {
+                    rows += 1;
+                }
+                line += 1;
+                blank = true;
+            } else if !byte.is_ascii_whitespace() {
+                blank = false;
+            }
+        }
+        let read = buffer.len();
+        reader.consume(read);
+    }
+    if line > 0 && !blank {
+        rows += 1;
+    }
+    Ok(rows)
+}
+
 /// A rows file that cannot be resumed.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {problem}")]

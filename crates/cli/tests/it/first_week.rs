@@ -1,0 +1,151 @@
+//! A new user's first week with the real `jevjudge` binary: a rerun that would have replaced
+//! finished rows, the step after a refused key, the progress count of a repeated run, counts
+//! in English, and the hints for cases and reports given in the wrong shape.
+
+use std::path::{Path, PathBuf};
+
+use jevjudge_fake::FakeServer;
+use tokio::process::Command;
+
+use jevjudge_test_support::{example, expect, read_json, stderr, temp_dir};
+
+use crate::{exits, fake_server, fake_with_key, hardening::cases, jevjudge};
+
+/// `jevjudge eval` of `cases` on the refund definition against `server` with the API key
+/// `key`, reporting to `report`, and `extra`.
+fn eval_against(
+    server: &FakeServer,
+    key: &str,
+    cases: &Path,
+    report: &Path,
+    extra: &[&str],
+) -> Command {
+    let mut command = jevjudge();
+    command
+        .env("TYPESAFE_API_KEY", key)
+        .args([
+            "eval",
+            "--concurrency",
+            "4",
+            "--budget",
+            "10s",
+            "--definition",
+        ])
+        .arg(example("refund/definition.toml"))
+        .arg("--cases")
+        .arg(cases)
+        .arg("--report")
+        .arg(report)
+        .args(["--base-url", &server.url()])
+        .args(extra);
+    command
+}
+
+/// Keeps the header and the first `rows` rows of a rows file, as an interruption leaves it.
+fn keep_rows(path: &Path, rows: usize) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let kept: String = text
+        .lines()
+        .take(rows + 1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(path, kept).unwrap();
+}
+
+fn rows_file(report: &Path) -> PathBuf {
+    report.with_extension("rows.jsonl")
+}
+
+#[tokio::test]
+async fn a_rerun_without_resume_refuses_a_rows_file_that_holds_rows() {
+    let server = fake_server(Default::default()).await;
+    let dir = temp_dir("first-week-rerun");
+    let cases = cases(&dir, 30);
+    let report = dir.join("out.json");
+    exits(&mut eval_against(&server, "k", &cases, &report, &[]), 0).await;
+    // An interrupted run: 10 rows of 30 finished.
+    keep_rows(&rows_file(&report), 10);
+    let partial = std::fs::read(rows_file(&report)).unwrap();
+    let sent = server.request_count();
+
+    let output = exits(&mut eval_against(&server, "k", &cases, &report, &[]), 2).await;
+    let text = stderr(&output);
+    expect::contains(
+        &text,
+        &format!(
+            "jevjudge: error: the rows file {} already holds 10 rows of an earlier run: add \
+             --resume to continue that run (only the missing cases run), or --overwrite to \
+             start afresh and replace it",
+            rows_file(&report).display()
+        ),
+    );
+    assert_eq!(server.request_count(), sent, "nothing was sent");
+    assert_eq!(std::fs::read(rows_file(&report)).unwrap(), partial);
+
+    // --resume and --overwrite exclude each other.
+    exits(
+        &mut eval_against(&server, "k", &cases, &report, &["--resume", "--overwrite"]),
+        2,
+    )
+    .await;
+    assert_eq!(server.request_count(), sent);
+
+    // --resume runs the 20 missing cases; --overwrite runs all 30 afresh.
+    exits(
+        &mut eval_against(&server, "k", &cases, &report, &["--resume"]),
+        0,
+    )
+    .await;
+    assert_eq!(server.request_count(), sent + 20);
+    assert_eq!(read_json(&report)["overall"]["total"], 30);
+    exits(
+        &mut eval_against(&server, "k", &cases, &report, &["--overwrite"]),
+        0,
+    )
+    .await;
+    assert_eq!(server.request_count(), sent + 50);
+    assert_eq!(read_json(&report)["overall"]["total"], 30);
+    let rows = std::fs::read_to_string(rows_file(&report)).unwrap();
+    assert_eq!(rows.lines().count(), 31, "a header and 30 rows");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn after_a_refused_key_the_stop_line_names_resume_with_retry_errors() {
+    let server = fake_with_key("the-right-key").await;
+    let dir = temp_dir("first-week-key");
+    let cases = cases(&dir, 12);
+    let report = dir.join("out.json");
+    let output = exits(
+        &mut eval_against(&server, "a-wrong-key", &cases, &report, &[]),
+        6,
+    )
+    .await;
+    let text = stderr(&output);
+    let stopped = text
+        .lines()
+        .find(|line| line.starts_with("jevjudge: stopped:"))
+        .unwrap_or_else(|| panic!("no stop line in: {text}"));
+    expect::contains(
+        stopped,
+        &format!(
+            "fix the key, then rerun with --resume --retry-errors (rows in {})",
+            rows_file(&report).display()
+        ),
+    );
+    assert_eq!(read_json(&report)["overall"]["errors"], 1, "the 401 row");
+
+    // Doing what the line says leaves no 401 row behind.
+    let mut resumed = eval_against(
+        &server,
+        "the-right-key",
+        &cases,
+        &report,
+        &["--resume", "--retry-errors"],
+    );
+    exits(&mut resumed, 0).await;
+    let json = read_json(&report);
+    assert_eq!(json["overall"]["total"], 12);
+    assert_eq!(json["overall"]["errors"], 0);
+    server.shutdown().await;
+}
