@@ -353,12 +353,12 @@ impl Reviewer {
     }
 }
 
-/// Advances the progress bar as rows finish.
+/// Advances the progress bar, which counts reviews, as rows finish: by one per repeat.
 struct Progress<'a>(&'a indicatif::ProgressBar);
 
 impl RunObserver for Progress<'_> {
-    fn row_finished(&mut self, _index: usize, _row: &Row) {
-        self.0.inc(1);
+    fn row_finished(&mut self, _index: usize, row: &Row) {
+        self.0.inc(row.verdicts().len().max(1) as u64);
     }
 }
 
@@ -394,7 +394,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .limiter
         .record_input_tokens(session.previous_input_tokens());
 
-    let progress = output::progress_bar(session.to_run() as u64);
+    let progress = output::progress_bar(session.reviews_to_run() as u64);
     let watcher = limits::watch(&progress, reviewer.limiter.clone());
     // From here on reviews are sent: what fails is no longer invalid input (exit 8).
     let ran = session

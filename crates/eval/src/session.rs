@@ -400,6 +400,11 @@ impl<'p> Session<'p> {
         self.todo.len()
     }
 
+    /// How many reviews this session runs: each case it runs, once per repeat.
+    pub fn reviews_to_run(&self) -> usize {
+        self.todo.len().saturating_mul(self.plan.repeat.max(1))
+    }
+
     /// Runs the cases left to do until they finish or `stop` completes, writing each row to
     /// the rows file as it finishes and passing it (with its input index) to `observer`.
     /// A streaming run reads the cases file again, lazily. Call [`Session::finish`] next.

@@ -149,3 +149,54 @@ async fn after_a_refused_key_the_stop_line_names_resume_with_retry_errors() {
     assert_eq!(json["overall"]["errors"], 0);
     server.shutdown().await;
 }
+
+/// `command` (its words single-quoted) run by `script` on a pseudo-terminal with `TERM=xterm`,
+/// so that the progress bar, which draws on a terminal only, shows: what the terminal showed.
+async fn on_a_terminal(words: &[String]) -> String {
+    let line: Vec<String> = words
+        .iter()
+        .map(|word| format!("'{}'", word.replace('\'', r"'\''")))
+        .collect();
+    let mut script = jevjudge_test_support::command("script");
+    script
+        .args(["-qefc", &line.join(" "), "/dev/null"])
+        .env("TERM", "xterm");
+    let output = exits(&mut script, 0).await;
+    jevjudge_test_support::stdout(&output)
+}
+
+#[tokio::test]
+async fn the_progress_bar_of_a_repeated_run_counts_reviews_not_cases() {
+    let path = |p: PathBuf| p.display().to_string();
+    let words: Vec<String> = [
+        crate::JEVJUDGE.to_owned(),
+        "eval".into(),
+        "--definition".into(),
+        path(example("sms-spam/definition.toml")),
+        "--cases".into(),
+        path(example("sms-spam/cases.jsonl")),
+        "--replay".into(),
+        path(example("sms-spam/recordings.jevl")),
+        "--model".into(),
+        "jev-1.13.0".into(),
+        "--repeat".into(),
+        "4".into(),
+    ]
+    .into();
+    let screen = on_a_terminal(&words).await;
+    // 150 cases × 4 repeats: the bar's length is 600 reviews, and it moves 4 at a time.
+    let counts: Vec<(u64, u64)> = screen
+        .split(" reviews")
+        .filter_map(|before| {
+            let (done, len) = before.rsplit(' ').next()?.split_once('/')?;
+            Some((done.parse().ok()?, len.parse().ok()?))
+        })
+        .collect();
+    assert!(!counts.is_empty(), "no progress bar was drawn: {screen}");
+    for (done, len) in &counts {
+        assert_eq!(*len, 600, "{screen}");
+        assert_eq!(done % 4, 0, "{screen}");
+    }
+    expect::contains(&screen, "wall ");
+    expect::contains(&screen, " for 600 reviews");
+}
