@@ -325,8 +325,9 @@ impl Reviewer {
         if let Some(records) = resolved.records_per_request.filter(|_| session.repeat > 1) {
             if records < session.repeat {
                 eprintln!(
-                    "jevjudge: note: --repeat {}: the recording holds at most {records} different answer(s) per request, so repeats replay answers already served (cycling): the flip rate shows the recording's variation, not the model's",
-                    session.repeat
+                    "jevjudge: note: --repeat {}: the recording holds at most {records} different {} per request, so repeats replay answers already served (cycling): the flip rate shows the recording's variation, not the model's",
+                    session.repeat,
+                    jevjudge_eval::plural::noun(records, "answer")
                 );
             }
         }
@@ -464,8 +465,9 @@ fn exit_status(report: &Report, gates: &[Gate], cases: usize, rows_path: Option<
     }
     if !report.complete {
         eprintln!(
-            "jevjudge: interrupted: {} of {cases} cases finished{}",
+            "jevjudge: interrupted: {} of {} finished{}",
             report.overall.total,
+            jevjudge_eval::plural::count(cases, "case"),
             match rows_path {
                 Some(path) => format!(
                     "; rerun with --resume to finish (rows in {})",

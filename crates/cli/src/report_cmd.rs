@@ -118,8 +118,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 .count();
             if missing > 0 {
                 eprintln!(
-                    "jevjudge: note: {missing} of {} rows have no case in {}; their text is not shown",
-                    report.rows.len(),
+                    "jevjudge: note: {missing} of {} {} no case in {}; their text is not shown",
+                    jevjudge_eval::plural::count(report.rows.len(), "row"),
+                    if missing == 1 { "has" } else { "have" },
                     path.display()
                 );
             }

@@ -154,7 +154,8 @@ impl fmt::Display for CasesErrorKind {
             }
             CasesErrorKind::TooMany { limit } => write!(
                 f,
-                "more than {limit} cases; split the file or raise the limit for a streaming run"
+                "more than {}; split the file or raise the limit for a streaming run",
+                crate::plural::count(*limit, "case")
             ),
             CasesErrorKind::LineTooLong { cap } => {
                 write!(f, "a line is longer than the cap of {cap} bytes")
@@ -543,7 +544,7 @@ mod tests {
         assert_eq!(read_cases(two.as_bytes(), 2).unwrap().len(), 2);
         let error = read_cases(two.as_bytes(), 1).unwrap_err();
         assert!(
-            error.to_string().starts_with("line 2: more than 1 cases"),
+            error.to_string().starts_with("line 2: more than 1 case;"),
             "{error}"
         );
     }

@@ -31,7 +31,7 @@ pub mod import;
 pub mod junit;
 pub mod markdown;
 mod ordered_map;
-pub mod plural;
+pub use jevjudge_wire::plural;
 pub mod repeats;
 mod report;
 pub mod risk;

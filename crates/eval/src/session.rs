@@ -470,11 +470,11 @@ impl<'p> Session<'p> {
                 || digest != self.header.cases_digest
             {
                 return Err(SessionError::Failed(format!(
-                    "{} changed while the run read it ({} of {} cases ran): the rows do not \
+                    "{} changed while the run read it ({} of {} ran): the rows do not \
                      belong to one version of the file; rerun without --resume",
                     plan.cases.display(),
                     reviews_this_run,
-                    self.todo.len()
+                    crate::plural::count(self.todo.len(), "case")
                 )));
             }
         }

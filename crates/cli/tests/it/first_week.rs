@@ -200,3 +200,77 @@ async fn the_progress_bar_of_a_repeated_run_counts_reviews_not_cases() {
     expect::contains(&screen, "wall ");
     expect::contains(&screen, " for 600 reviews");
 }
+
+/// Every `1 <plural noun>` in `text` (`1 reviews`, `1 rows`, …), with 10 characters before it
+/// so that `11 rows` is told apart.
+fn one_with_a_plural(text: &str) -> Vec<String> {
+    const PLURALS: [&str; 10] = [
+        "reviews", "rows", "cases", "errors", "items", "records", "attempts", "retries", "answers",
+        "labels",
+    ];
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("1 ") {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_digit() || c == '.') {
+            continue;
+        }
+        let rest = &text[at + 2..];
+        if let Some(noun) = PLURALS.iter().find(|noun| {
+            rest.starts_with(**noun)
+                && !rest[noun.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '/')
+        }) {
+            found.push(format!("1 {noun}"));
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn one_of_anything_is_singular_in_every_line_a_run_prints() {
+    let dir = temp_dir("first-week-plurals");
+    let one = dir.join("one.jsonl");
+    let first = std::fs::read_to_string(example("sms-spam/cases.jsonl")).unwrap();
+    std::fs::write(&one, format!("{}\n", first.lines().next().unwrap())).unwrap();
+    let mut command = crate::eval_cases(&example("sms-spam/definition.toml"), &one);
+    command
+        .arg("--replay")
+        .arg(example("sms-spam/recordings.jevl"))
+        .args(["--price-per-million-input", "1", "--max-errors", "1"])
+        .arg("--report")
+        .arg(dir.join("one.json"));
+    let output = exits(&mut command, 0).await;
+    let out = jevjudge_test_support::stdout(&output);
+    for line in [
+        "317/20 (1 row)",
+        " s for 1 review (",
+        "(input tokens of 1 row with known usage × your price)",
+    ] {
+        expect::contains(&out, line);
+    }
+    assert_eq!(one_with_a_plural(&out), Vec::<String>::new(), "{out}");
+
+    // A refused key after one review of two: the stop line, the hint and the attempts.
+    let server = fake_with_key("the-right-key").await;
+    let two = cases(&dir, 2);
+    let report = dir.join("key.json");
+    let output = exits(
+        &mut eval_against(&server, "a-wrong-key", &two, &report, &[]),
+        6,
+    )
+    .await;
+    let (out, err) = (jevjudge_test_support::stdout(&output), stderr(&output));
+    expect::contains(&err, "; 1 case not run; ");
+    expect::contains(&err, "jevjudge: hint: 1 of 1 review errored");
+    expect::contains(&out, "attempts: 1 attempt (0 retries)");
+    let all = format!("{out}{err}");
+    assert_eq!(one_with_a_plural(&all), Vec::<String>::new(), "{all}");
+    server.shutdown().await;
+}
+
+#[test]
+fn the_plural_finder_finds_what_it_must() {
+    assert_eq!(
+        one_with_a_plural("for 1 reviews (2 reviews/s); 11 rows; 0.1 rows; 1 row; 1 rows."),
+        vec!["1 reviews".to_owned(), "1 rows".to_owned()]
+    );
+}

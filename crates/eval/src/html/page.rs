@@ -118,7 +118,7 @@ fn header(report: &Report) -> Markup {
                     code { (model) }
                 }
             }
-            " · " (report.overall.total) " rows · format " code { (report.format) }
+            " · " (crate::plural::count(report.overall.total, "row")) " · format " code { (report.format) }
             @if !report.complete { " · incomplete" }
         }
         @if report.backend.is_synthetic() {
