@@ -343,6 +343,31 @@ pub fn count_rows(path: &Path) -> std::io::Result<u64> {
     Ok(rows)
 }
 
+/// Whether the file at `path` opens with a rows file's header (its first line, read up to
+/// 64 KiB): a rows file, not a report.
+pub fn is_rows_file(path: &Path) -> bool {
+    use std::io::{BufRead, Read};
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let mut first = Vec::new();
+    if BufReader::new(file.take(64 * 1024))
+        .read_until(b'\n', &mut first)
+        .is_err()
+    {
+        return false;
+    }
+    serde_json::from_slice::<RowsHeader>(&first).is_ok_and(|header| header.format == ROWS_FORMAT)
+}
+
+/// `OUT.rows.jsonl` → `OUT.json`: the report of the run whose rows went to `rows` beside it
+/// (`eval --report OUT.json`); `None` for a name not ending in `.rows.jsonl`.
+pub fn report_path_for(rows: &Path) -> Option<PathBuf> {
+    let name = rows.file_name()?.to_str()?;
+    let stem = name.strip_suffix(".rows.jsonl").filter(|s| !s.is_empty())?;
+    Some(rows.with_file_name(format!("{stem}.json")))
+}
+
 /// A rows file that cannot be resumed.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {problem}")]

@@ -274,3 +274,75 @@ fn the_plural_finder_finds_what_it_must() {
         vec!["1 reviews".to_owned(), "1 rows".to_owned()]
     );
 }
+
+#[tokio::test]
+async fn a_cases_line_with_an_unknown_key_names_the_nearest_and_every_accepted_key() {
+    let dir = temp_dir("first-week-unknown-key");
+    let cases = crate::file_in(
+        &dir,
+        "cases.jsonl",
+        "{\"id\":\"a\",\"scenario\":\"s\",\"stat\":{\"n\":1},\"expected_pass\":true}\n",
+    );
+    let mut command = crate::eval_offline(&example("refund/definition.toml"), &cases);
+    let output = exits(&mut command, 2).await;
+    expect::contains(
+        &stderr(&output),
+        "cases.jsonl:1: field `stat`: unknown field (did you mean `state`?); a case takes \
+         `scenario`, `id`, `expected_pass`, `expected_findings`, `state`, `question`, \
+         `supporting_context`, `answer`",
+    );
+}
+
+#[tokio::test]
+async fn a_file_holding_one_json_array_gets_the_jq_hint() {
+    let dir = temp_dir("first-week-array");
+    let case = "{\"id\":\"a\",\"scenario\":\"s\",\"state\":{\"n\":1},\"expected_pass\":true}";
+    for (name, text) in [
+        ("compact.json", format!("[{case}]\n")),
+        ("pretty.json", format!("[\n {case}\n]\n")),
+    ] {
+        let cases = crate::file_in(&dir, name, text);
+        let output = exits(
+            &mut crate::eval_offline(&example("refund/definition.toml"), &cases),
+            2,
+        )
+        .await;
+        expect::contains_of(
+            name,
+            &stderr(&output),
+            "a cases file holds one JSON object per line, not one JSON array: convert it \
+             with `jq -c '.[]' FILE > FILE.jsonl`",
+        );
+    }
+}
+
+#[tokio::test]
+async fn report_given_a_rows_file_says_so_and_names_its_report() {
+    let dir = temp_dir("first-week-report-rows");
+    let report = dir.join("run.json");
+    let mut command = crate::eval_sms_replay(&example("sms-spam/definition.toml"));
+    command.arg("--report").arg(&report);
+    exits(&mut command, 0).await;
+    let rows = rows_file(&report);
+    let said = |output: &std::process::Output| stderr(output);
+    let output = exits(jevjudge().arg("report").arg(&rows), 2).await;
+    expect::contains(
+        &said(&output),
+        &format!(
+            "{} is the rows file of an eval run, not its report: its report is {}",
+            rows.display(),
+            report.display()
+        ),
+    );
+    // The report shows once given.
+    exits(jevjudge().arg("report").arg(&report), 0).await;
+    std::fs::remove_file(&report).unwrap();
+    let output = exits(jevjudge().arg("report").arg(&rows), 2).await;
+    expect::contains(
+        &said(&output),
+        &format!(
+            "its report would be {}, which is not there",
+            report.display()
+        ),
+    );
+}
