@@ -20,7 +20,7 @@ run_eval() { # N → prints wall seconds and peak KiB
     [[ -f "$cases" ]] || make_refund_cases "$n" "$cases"
     TYPESAFE_API_KEY=bench-not-a-secret "$JEVJUDGE" eval --definition examples/refund/definition.toml \
         --cases "$cases" --concurrency "$concurrency" --budget 10s --base-url "$FAKE_URL" \
-        --report "$out/report-$n.json" >"$out/eval-$n.txt" 2>&1 &
+        --overwrite --report "$out/report-$n.json" >"$out/eval-$n.txt" 2>&1 &
     local pid=$! peak=0 start end
     start=$(date +%s.%N)
     while kill -0 "$pid" 2>/dev/null; do

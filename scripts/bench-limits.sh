@@ -49,7 +49,7 @@ eval_run() { # LABEL CASES REPORT KEY ARGS... → sets code
     shift 4
     set +e
     TYPESAFE_API_KEY="$key" timeout 180 "$JEVJUDGE" eval --definition examples/refund/definition.toml \
-        --cases "$cases" --base-url "$url" --report "$report" "$@" >"$out/$label.txt" 2>&1
+        --cases "$cases" --base-url "$url" --overwrite --report "$report" "$@" >"$out/$label.txt" 2>&1
     code=$?
     set -e
 }
@@ -94,7 +94,7 @@ PY
             set +e
             TYPESAFE_API_KEY=bench-not-a-secret timeout 180 "$JEVJUDGE" eval --definition examples/sms-spam/definition.toml \
                 --cases examples/sms-spam/cases.jsonl --base-url "$url" --concurrency 16 \
-                --max-input-tokens "$cap" --report "$out/cap-$cap.json" >"$out/cap-$cap.txt" 2>&1
+                --max-input-tokens "$cap" --overwrite --report "$out/cap-$cap.json" >"$out/cap-$cap.txt" 2>&1
             code=$?
             set -e
             python3 - "$out/cap-$cap.json" "$cap" "$code" <<'PY'

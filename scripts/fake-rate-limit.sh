@@ -25,7 +25,7 @@ start=$(date +%s.%N)
 set +e
 TYPESAFE_API_KEY=bench-not-a-secret "$JEVJUDGE" eval --definition examples/refund/definition.toml \
     --cases "$cases" --concurrency 32 --budget 10s --base-url "$FAKE_URL" \
-    --report "$out/report-2000.json" >"$out/eval-2000.txt" 2>&1
+    --overwrite --report "$out/report-2000.json" >"$out/eval-2000.txt" 2>&1
 code=$?
 set -e
 end=$(date +%s.%N)

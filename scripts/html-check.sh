@@ -29,7 +29,7 @@ jevjudge=target/debug/jevjudge
 step "jevjudge eval --replay examples/sms-spam --html $page"
 "$jevjudge" eval --definition examples/sms-spam/definition.toml \
   --cases examples/sms-spam/cases.jsonl --replay examples/sms-spam/recordings.jevl \
-  --model jev-1.13.0 --report "$out/sms-spam.json" --html "$page" >/dev/null
+  --model jev-1.13.0 --overwrite --report "$out/sms-spam.json" --html "$page" >/dev/null
 
 ensure_chromium
 browser=$CHROMIUM

@@ -31,8 +31,8 @@ use crate::{
     after_help = "Exit status: 0 the run completed and every gate held; 1 a gate failed; \
     2 invalid input or configuration (nothing was sent); 4 every review errored (no valid \
     result, whatever the gates); 5 interrupted (Ctrl-C), after writing what finished; 6 the API \
-    key was refused (401/403): no new review started, the rest are not run, --resume continues \
-    once the key is fixed; 7 a spending cap (--max-input-tokens, --max-cost) stopped the run, \
+    key was refused (401/403): no new review started, the rest are not run, --resume \
+    --retry-errors continues once the key is fixed; 7 a spending cap (--max-input-tokens, --max-cost) stopped the run, \
     --resume continues; 8 the reviews ran but the report, another output, the rows file or \
     standard output could not be written."
 )]
@@ -116,6 +116,11 @@ pub struct Args {
     #[arg(long, requires = "resume")]
     pub retry_errors: bool,
 
+    /// Start afresh even when the rows file already holds rows of an earlier run, replacing
+    /// it (without this, or --resume, such a run is refused and nothing is sent).
+    #[arg(long, conflicts_with = "resume")]
+    pub overwrite: bool,
+
     /// Streaming opt-in: allow up to N cases (default limit 10,000). Rows are then not kept
     /// in memory: they go to the rows file only, and the report holds the summaries.
     #[arg(long, value_name = "N")]
@@ -189,6 +194,10 @@ fn flagged(error: SessionError) -> anyhow::Error {
             "--resume needs the rows file: give --rows FILE or --report OUT.json".to_owned()
         }
         SessionError::CannotResume(_) => format!("--resume: {error}"),
+        SessionError::RowsFileInUse { .. } => format!(
+            "{error}: add --resume to continue that run (only the missing cases run), or \
+             --overwrite to start afresh and replace it"
+        ),
         SessionError::Cases(e) => match e.kind() {
             CasesErrorKind::LineTooLong { .. } => format!("{e} (raise it with --max-line-bytes)"),
             CasesErrorKind::TooLarge { .. } => format!(
@@ -218,6 +227,7 @@ impl Plan {
                 .or_else(|| args.report.as_deref().map(rows_path_for)),
             resume: args.resume,
             retry_errors: args.retry_errors,
+            overwrite: args.overwrite,
             ..SessionPlan::new(PathBuf::new(), args.max_cases)
         };
         let runner = session.runner(args.concurrency).map_err(flagged)?;
@@ -315,8 +325,9 @@ impl Reviewer {
         if let Some(records) = resolved.records_per_request.filter(|_| session.repeat > 1) {
             if records < session.repeat {
                 eprintln!(
-                    "jevjudge: note: --repeat {}: the recording holds at most {records} different answer(s) per request, so repeats replay answers already served (cycling): the flip rate shows the recording's variation, not the model's",
-                    session.repeat
+                    "jevjudge: note: --repeat {}: the recording holds at most {records} different {} per request, so repeats replay answers already served (cycling): the flip rate shows the recording's variation, not the model's",
+                    session.repeat,
+                    jevjudge_eval::plural::noun(records, "answer")
                 );
             }
         }
@@ -343,12 +354,12 @@ impl Reviewer {
     }
 }
 
-/// Advances the progress bar as rows finish.
+/// Advances the progress bar, which counts reviews, as rows finish: by one per repeat.
 struct Progress<'a>(&'a indicatif::ProgressBar);
 
 impl RunObserver for Progress<'_> {
-    fn row_finished(&mut self, _index: usize, _row: &Row) {
-        self.0.inc(1);
+    fn row_finished(&mut self, _index: usize, row: &Row) {
+        self.0.inc(row.verdicts().len().max(1) as u64);
     }
 }
 
@@ -384,7 +395,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .limiter
         .record_input_tokens(session.previous_input_tokens());
 
-    let progress = output::progress_bar(session.to_run() as u64);
+    let progress = output::progress_bar(session.reviews_to_run() as u64);
     let watcher = limits::watch(&progress, reviewer.limiter.clone());
     // From here on reviews are sent: what fails is no longer invalid input (exit 8).
     let ran = session
@@ -454,8 +465,9 @@ fn exit_status(report: &Report, gates: &[Gate], cases: usize, rows_path: Option<
     }
     if !report.complete {
         eprintln!(
-            "jevjudge: interrupted: {} of {cases} cases finished{}",
+            "jevjudge: interrupted: {} of {} finished{}",
             report.overall.total,
+            jevjudge_eval::plural::count(cases, "case"),
             match rows_path {
                 Some(path) => format!(
                     "; rerun with --resume to finish (rows in {})",

@@ -27,8 +27,9 @@ pub fn error_hint(overall: &Summary, context: &HintContext<'_>) -> Option<String
     let (kind, count) = overall.error_kinds.first()?;
     let detail = kind.split_once('/').map_or(kind.as_str(), |(_, d)| d);
     let share = format!(
-        "{} of {} reviews errored, most as {kind} ({count})",
-        overall.errors, overall.total
+        "{} of {} errored, most as {kind} ({count})",
+        overall.errors,
+        jevjudge_eval::plural::count(overall.total, "review")
     );
     let next = match detail {
         "not_recorded" => {

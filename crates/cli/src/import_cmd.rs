@@ -86,7 +86,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let cases_count = imported.cases_jsonl.lines().count();
     let mut written = vec![
         "definition.toml".to_owned(),
-        format!("cases.jsonl ({cases_count} cases)"),
+        format!(
+            "cases.jsonl ({})",
+            jevjudge_eval::plural::count(cases_count, "case")
+        ),
     ];
     if predictions.is_some() {
         let mut lines = String::new();
@@ -99,8 +102,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         }
         write_atomic(&args.out.join("recordings.jevl"), &lines)?;
         written.push(format!(
-            "recordings.jevl ({} exchanges)",
-            imported.records.len()
+            "recordings.jevl ({})",
+            jevjudge_eval::plural::count(imported.records.len(), "exchange")
         ));
     }
     crate::output::print_stdout(
@@ -114,8 +117,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     if imported.skipped_predictions > 0 {
         crate::output::print_stdout(
             &(format!(
-                "skipped {} prediction(s) that recorded an error (not an exchange)",
-                imported.skipped_predictions
+                "skipped {} that recorded an error (not an exchange)",
+                jevjudge_eval::plural::count(imported.skipped_predictions, "prediction")
             ) + "\n"),
         );
     }

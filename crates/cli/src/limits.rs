@@ -95,10 +95,12 @@ pub fn exit_code(stop: &Stop) -> u8 {
 /// The one stderr line that names why a run stopped.
 pub fn stop_line(stop: &Stop, not_run: usize, resume_hint: &str) -> String {
     let fix = match stop {
-        Stop::KeyRefused { .. } => "fix the key, then rerun with --resume",
+        // The refused review left an ERROR row: --retry-errors runs it again.
+        Stop::KeyRefused { .. } => "fix the key, then rerun with --resume --retry-errors",
         Stop::InputTokenCap { .. } => "raise the cap, then rerun with --resume",
     };
-    format!("jevjudge: stopped: {stop}; {not_run} case(s) not run; {fix}{resume_hint}")
+    let not_run = jevjudge_eval::plural::count(not_run, "case");
+    format!("jevjudge: stopped: {stop}; {not_run} not run; {fix}{resume_hint}")
 }
 
 #[cfg(test)]
@@ -166,8 +168,10 @@ mod tests {
         assert_eq!(
             line,
             "jevjudge: stopped: the API key was refused (HTTP 401); no new review was started; \
-             12 case(s) not run; fix the key, then rerun with --resume (rows in out.rows.jsonl)"
+             12 cases not run; fix the key, then rerun with --resume --retry-errors (rows in \
+             out.rows.jsonl)"
         );
         assert!(!line.contains('\n'));
+        assert!(stop_line(&cap, 1, "").contains("; 1 case not run; raise the cap"));
     }
 }

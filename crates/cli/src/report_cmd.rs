@@ -49,9 +49,32 @@ pub struct Args {
 
 /// Reads a JSON report, naming the file in every error.
 pub fn read_report(path: &Path) -> anyhow::Result<Report> {
+    if jevjudge_eval::rows_file::is_rows_file(path) {
+        anyhow::bail!("{}", rows_file_given(path));
+    }
     let text = read_to_string(path, "report", jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES)?;
     Report::from_json(&text)
         .map_err(|e| anyhow::anyhow!("{}: not a jevjudge report: {e}", path.display()))
+}
+
+/// What to say when a rows file is given where a report is expected: which report belongs to it.
+fn rows_file_given(path: &Path) -> String {
+    let head = format!(
+        "{} is the rows file of an eval run, not its report",
+        path.display()
+    );
+    match jevjudge_eval::rows_file::report_path_for(path) {
+        Some(report) if report.is_file() => {
+            format!("{head}: its report is {}", report.display())
+        }
+        Some(report) => format!(
+            "{head}: its report would be {}, which is not there (the run stopped before writing \
+             it: `jevjudge eval … --report {} --resume` finishes the run and writes it)",
+            report.display(),
+            report.display()
+        ),
+        None => format!("{head}: give the file that run wrote with --report"),
+    }
 }
 
 /// Loads a definition and checks that the report's findings belong to it.
@@ -118,8 +141,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 .count();
             if missing > 0 {
                 eprintln!(
-                    "jevjudge: note: {missing} of {} rows have no case in {}; their text is not shown",
-                    report.rows.len(),
+                    "jevjudge: note: {missing} of {} {} no case in {}; their text is not shown",
+                    jevjudge_eval::plural::count(report.rows.len(), "row"),
+                    if missing == 1 { "has" } else { "have" },
                     path.display()
                 );
             }

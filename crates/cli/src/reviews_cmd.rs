@@ -194,10 +194,13 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
     drop(out);
     match &page.next_cursor {
         Some(cursor) => eprintln!(
-            "{} reviews; more with --cursor {cursor}",
-            page.reviews.len()
+            "{}; more with --cursor {cursor}",
+            jevjudge_eval::plural::count(page.reviews.len(), "review")
         ),
-        None => eprintln!("{} reviews; no more", page.reviews.len()),
+        None => eprintln!(
+            "{}; no more",
+            jevjudge_eval::plural::count(page.reviews.len(), "review")
+        ),
     }
     Ok(exit::SUCCESS)
 }
@@ -266,7 +269,11 @@ async fn export(args: ExportArgs) -> anyhow::Result<u8> {
         return Ok(exit::FAILED);
     }
     let path = records.commit().map_err(Failure::after_sending)?;
-    output::print_stdout(&format!("{}: {count} records\n", path.display()));
+    output::print_stdout(&format!(
+        "{}: {}\n",
+        path.display(),
+        jevjudge_eval::plural::count(count, "record")
+    ));
     Ok(exit::SUCCESS)
 }
 
@@ -337,11 +344,11 @@ async fn export_labelled(args: ExportArgs) -> anyhow::Result<u8> {
     let cases_path = cases.commit().map_err(Failure::after_sending)?;
     let records_path = records.commit().map_err(Failure::after_sending)?;
     output::print_stdout(&format!(
-        "{}: {} cases\n{}: {} records\n{left_out}\n",
+        "{}: {}\n{}: {}\n{left_out}\n",
         cases_path.display(),
-        rules.cases,
+        jevjudge_eval::plural::count(rules.cases, "case"),
         records_path.display(),
-        rules.records()
+        jevjudge_eval::plural::count(rules.records(), "record")
     ));
     Ok(exit::SUCCESS)
 }

@@ -154,7 +154,8 @@ impl fmt::Display for CasesErrorKind {
             }
             CasesErrorKind::TooMany { limit } => write!(
                 f,
-                "more than {limit} cases; split the file or raise the limit for a streaming run"
+                "more than {}; split the file or raise the limit for a streaming run",
+                crate::plural::count(*limit, "case")
             ),
             CasesErrorKind::LineTooLong { cap } => {
                 write!(f, "a line is longer than the cap of {cap} bytes")
@@ -204,26 +205,75 @@ const KNOWN_FIELDS: [&str; 8] = [
     "answer",
 ];
 
+/// `unknown field`, the nearest accepted field when one is close (`did you mean `state`?`),
+/// and every accepted field.
+fn unknown_field(unknown: &str) -> String {
+    let nearest = KNOWN_FIELDS
+        .iter()
+        .map(|known| (edit_distance(unknown, known), *known))
+        .min()
+        .filter(|(distance, _)| *distance <= 3 && *distance < unknown.chars().count());
+    let suggestion = match nearest {
+        Some((_, known)) => format!(" (did you mean `{known}`?)"),
+        None => String::new(),
+    };
+    format!(
+        "unknown field{suggestion}; a case takes {}",
+        KNOWN_FIELDS
+            .iter()
+            .map(|known| format!("`{known}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// The Levenshtein distance between `a` and `b`, by characters, ASCII case ignored.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+/// The hint for a file holding one JSON array of cases, not one object per line.
+pub const JSON_ARRAY_HINT: &str = "a cases file holds one JSON object per line, not one JSON \
+     array: convert it with `jq -c '.[]' FILE > FILE.jsonl`";
+
 /// Parses one line of a cases file (not blank).
 pub fn parse_case(line: &str) -> Result<Case, CasesErrorKind> {
     let value: Value = crate::strict_json::from_str(line).map_err(|e| {
         let trimmed = line.trim();
-        let hint = if e.is_eof() || trimmed == "{" || trimmed == "[" || trimmed.ends_with(',') {
+        let hint = if trimmed.starts_with('[') {
+            format!(" ({JSON_ARRAY_HINT})")
+        } else if e.is_eof() || trimmed == "{" || trimmed.ends_with(',') {
             " (a cases file holds one JSON object per line; a pretty-printed file spreads one \
              object over many: compact it, for example with `jq -c . FILE`)"
+                .to_owned()
         } else {
-            ""
+            String::new()
         };
         CasesErrorKind::NotJson(format!("{e}{hint}"))
     })?;
     let Value::Object(mut map) = value else {
+        let hint = match value {
+            Value::Array(_) => format!(" ({JSON_ARRAY_HINT})"),
+            _ => String::new(),
+        };
         return Err(CasesErrorKind::NotJson(format!(
-            "found {}",
+            "found {}{hint}",
             jevjudge_wire::json_kind(&value)
         )));
     };
     if let Some(unknown) = map.keys().find(|k| !KNOWN_FIELDS.contains(&k.as_str())) {
-        return Err(field_error(unknown, "unknown field"));
+        return Err(field_error(unknown, unknown_field(unknown)));
     }
     let string = |map: &mut Map<String, Value>, field: &str| match map.remove(field) {
         Some(Value::String(text)) => Ok(text),
@@ -508,7 +558,8 @@ mod tests {
             ),
             (
                 r#"{"scenario":"s","id":"a","question":"q","supporting_context":[],"answer":"a","expected_pass":true,"label":1}"#,
-                "field `label`: unknown field",
+                "field `label`: unknown field; a case takes `scenario`, `id`, `expected_pass`, \
+                 `expected_findings`, `state`, `question`, `supporting_context`, `answer`",
             ),
             (
                 r#"{"scenario":"s","id":"a","state":"x","answer":"a","expected_pass":true}"#,
@@ -528,7 +579,10 @@ mod tests {
             assert_eq!(error.to_string(), format!("line 1: {message}"), "{line}");
         }
         let error = read_cases("[1]".as_bytes(), 10).unwrap_err();
-        assert_eq!(error.to_string(), "line 1: not a JSON object: found array");
+        assert_eq!(
+            error.to_string(),
+            format!("line 1: not a JSON object: found array ({JSON_ARRAY_HINT})")
+        );
     }
 
     #[test]
@@ -543,7 +597,7 @@ mod tests {
         assert_eq!(read_cases(two.as_bytes(), 2).unwrap().len(), 2);
         let error = read_cases(two.as_bytes(), 1).unwrap_err();
         assert!(
-            error.to_string().starts_with("line 2: more than 1 cases"),
+            error.to_string().starts_with("line 2: more than 1 case;"),
             "{error}"
         );
     }
@@ -553,5 +607,32 @@ mod tests {
         let case = parse_case(HONEST).unwrap();
         let shown = format!("{case:?}");
         assert!(!shown.contains("refund"), "{shown}");
+    }
+
+    #[test]
+    fn an_unknown_field_is_answered_with_the_nearest_accepted_one() {
+        assert_eq!(edit_distance("stat", "state"), 1);
+        assert_eq!(edit_distance("Expected_Pass", "expected_pass"), 0);
+        assert_eq!(edit_distance("", "id"), 2);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        for (unknown, nearest) in [
+            ("stat", Some("state")),
+            ("expectedpass", Some("expected_pass")),
+            ("expected_finding", Some("expected_findings")),
+            ("ID", Some("id")),
+            ("supporting_contexts", Some("supporting_context")),
+            ("label", None),
+            ("x", None),
+        ] {
+            let text = unknown_field(unknown);
+            match nearest {
+                Some(known) => assert!(
+                    text.starts_with(&format!("unknown field (did you mean `{known}`?); ")),
+                    "{unknown}: {text}"
+                ),
+                None => assert!(text.starts_with("unknown field; a case takes "), "{text}"),
+            }
+            assert!(text.ends_with("`supporting_context`, `answer`"), "{text}");
+        }
     }
 }

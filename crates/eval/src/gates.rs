@@ -73,7 +73,7 @@ impl Gates {
             gate("min-accuracy", &min, overall.accuracy >= min, measured);
         }
         if let Some(max) = self.max_errors {
-            let measured = format!("{} errors", overall.errors);
+            let measured = crate::plural::count(overall.errors, "error");
             gate("max-errors", &max, overall.errors <= max, measured);
         }
         if let Some(min) = self.min_accuracy_lower {

@@ -32,6 +32,7 @@ pub mod junit;
 pub mod markdown;
 mod ordered_map;
 pub mod output;
+pub use jevjudge_wire::plural;
 pub mod repeats;
 mod report;
 pub mod risk;

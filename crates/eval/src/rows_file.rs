@@ -305,6 +305,69 @@ impl RunObserver for RowsWriter {
     }
 }
 
+/// How many rows the file at `path` holds: its non-blank lines after the first (the header),
+/// a last line cut short included. A path where nothing is, or that is not a regular file (a
+/// pipe, `/dev/null`), holds none. Reads the file once, a buffer at a time.
+pub fn count_rows(path: &Path) -> std::io::Result<u64> {
+    use std::io::BufRead;
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => {}
+        Ok(_) => return Ok(0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    }
+    let mut reader = BufReader::new(File::open(path)?);
+    let (mut line, mut rows, mut blank) = (0u64, 0u64, true);
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            break;
+        }
+        for &byte in buffer {
+            if byte == b'\n' {
+                if line > 0 && !blank {
+                    rows += 1;
+                }
+                line += 1;
+                blank = true;
+            } else if !byte.is_ascii_whitespace() {
+                blank = false;
+            }
+        }
+        let read = buffer.len();
+        reader.consume(read);
+    }
+    if line > 0 && !blank {
+        rows += 1;
+    }
+    Ok(rows)
+}
+
+/// Whether the file at `path` opens with a rows file's header (its first line, read up to
+/// 64 KiB): a rows file, not a report.
+pub fn is_rows_file(path: &Path) -> bool {
+    use std::io::{BufRead, Read};
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let mut first = Vec::new();
+    if BufReader::new(file.take(64 * 1024))
+        .read_until(b'\n', &mut first)
+        .is_err()
+    {
+        return false;
+    }
+    serde_json::from_slice::<RowsHeader>(&first).is_ok_and(|header| header.format == ROWS_FORMAT)
+}
+
+/// `OUT.rows.jsonl` → `OUT.json`: the report of the run whose rows went to `rows` beside it
+/// (`eval --report OUT.json`); `None` for a name not ending in `.rows.jsonl`.
+pub fn report_path_for(rows: &Path) -> Option<PathBuf> {
+    let name = rows.file_name()?.to_str()?;
+    let stem = name.strip_suffix(".rows.jsonl").filter(|s| !s.is_empty())?;
+    Some(rows.with_file_name(format!("{stem}.json")))
+}
+
 /// A rows file that cannot be resumed.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {problem}")]

@@ -28,7 +28,10 @@ pub enum RunnerError {
     #[error("concurrency must be within 1..=32, not {0}")]
     Concurrency(usize),
     /// More cases than the limit.
-    #[error("at most {limit} cases are allowed in one run, not {count}")]
+    #[error(
+        "at most {limit} {} allowed in one run, not {count}",
+        if *limit == 1 { "case is" } else { "cases are" }
+    )]
     TooManyCases {
         /// The number of cases.
         count: usize,

@@ -58,6 +58,19 @@ pub enum SessionError {
     /// Resuming without a rows file.
     #[error("resuming needs the rows file")]
     ResumeWithoutRows,
+    /// A new run would replace a rows file that holds rows of an earlier run: resume it, or
+    /// say to overwrite it.
+    #[error(
+        "the rows file {} already holds {} of an earlier run",
+        .path.display(),
+        crate::plural::count(*.rows, "row")
+    )]
+    RowsFileInUse {
+        /// The rows file.
+        path: PathBuf,
+        /// The rows it holds.
+        rows: u64,
+    },
     /// The rows file to resume cannot be read, or belongs to another run.
     #[error("{0}")]
     CannotResume(String),
@@ -92,6 +105,9 @@ pub struct SessionPlan {
     pub resume: bool,
     /// With `resume`, also run again the cases whose previous row is ERROR.
     pub retry_errors: bool,
+    /// A new run may replace a rows file that already holds rows (`--overwrite`); without it
+    /// such a file is refused ([`SessionError::RowsFileInUse`]).
+    pub overwrite: bool,
 }
 
 /// `OUT.json` → `OUT.rows.jsonl`: where the rows of a run reported to `OUT.json` go.
@@ -114,6 +130,7 @@ impl SessionPlan {
             rows: None,
             resume: false,
             retry_errors: false,
+            overwrite: false,
         }
     }
 
@@ -141,6 +158,28 @@ impl SessionPlan {
     pub fn check_cases_file(&self) -> Result<(), SessionError> {
         if self.streaming && !std::fs::metadata(&self.cases).is_ok_and(|m| m.is_file()) {
             return Err(SessionError::NotAFile(self.cases.clone()));
+        }
+        Ok(())
+    }
+
+    /// Refuses a new run (neither resuming nor overwriting) whose rows file already holds rows:
+    /// starting afresh would replace them. A rows file with only its header, or none, is fine.
+    pub fn check_rows_file(&self) -> Result<(), SessionError> {
+        let Some(path) = self
+            .rows
+            .as_deref()
+            .filter(|_| !self.resume && !self.overwrite)
+        else {
+            return Ok(());
+        };
+        let rows = crate::rows_file::count_rows(path).map_err(|e| {
+            SessionError::Input(format!("cannot read the rows file {}: {e}", path.display()))
+        })?;
+        if rows > 0 {
+            return Err(SessionError::RowsFileInUse {
+                path: path.to_owned(),
+                rows,
+            });
         }
         Ok(())
     }
@@ -313,12 +352,15 @@ impl<'p> Session<'p> {
                     SessionError::Failed(format!("cannot append to {}: {e}", path.display()))
                 })?)
             }
-            Some(path) => Some(RowsWriter::create(path, &header).map_err(|e| {
-                SessionError::Input(format!(
-                    "cannot write the rows file {}: {e}",
-                    path.display()
-                ))
-            })?),
+            Some(path) => Some({
+                plan.check_rows_file()?;
+                RowsWriter::create(path, &header).map_err(|e| {
+                    SessionError::Input(format!(
+                        "cannot write the rows file {}: {e}",
+                        path.display()
+                    ))
+                })?
+            }),
         };
         let todo = ids
             .iter()
@@ -356,6 +398,11 @@ impl<'p> Session<'p> {
     /// How many cases this session runs (all, or those a resumed run misses).
     pub fn to_run(&self) -> usize {
         self.todo.len()
+    }
+
+    /// How many reviews this session runs: each case it runs, once per repeat.
+    pub fn reviews_to_run(&self) -> usize {
+        self.todo.len().saturating_mul(self.plan.repeat.max(1))
     }
 
     /// Runs the cases left to do until they finish or `stop` completes, writing each row to
@@ -423,11 +470,11 @@ impl<'p> Session<'p> {
                 || digest != self.header.cases_digest
             {
                 return Err(SessionError::Failed(format!(
-                    "{} changed while the run read it ({} of {} cases ran): the rows do not \
+                    "{} changed while the run read it ({} of {} ran): the rows do not \
                      belong to one version of the file; rerun without --resume",
                     plan.cases.display(),
                     reviews_this_run,
-                    self.todo.len()
+                    crate::plural::count(self.todo.len(), "case")
                 )));
             }
         }

@@ -79,7 +79,10 @@ impl Summary {
     pub fn tokens_text(&self) -> String {
         match (self.input_tokens, self.output_tokens) {
             (Some(input), Some(output)) => {
-                format!("{input}/{output} ({} rows)", self.usage_known_rows)
+                format!(
+                    "{input}/{output} ({})",
+                    crate::plural::count(self.usage_known_rows, "row")
+                )
             }
             _ => "unknown".to_owned(),
         }

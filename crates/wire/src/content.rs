@@ -95,7 +95,7 @@ impl fmt::Debug for Content {
 pub(crate) fn redacted(value: &Value, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match value {
         Value::String(text) => write!(f, "<string, {} bytes>", text.len()),
-        Value::Array(items) => write!(f, "<array, {} items>", items.len()),
+        Value::Array(items) => write!(f, "<array, {}>", crate::plural::count(items.len(), "item")),
         Value::Object(map) => write!(f, "<object, {} keys>", map.len()),
         other => write!(f, "<{}>", json_kind(other)),
     }

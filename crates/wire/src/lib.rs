@@ -43,6 +43,7 @@ mod detail;
 pub mod lines;
 mod models;
 pub mod ordered_map;
+pub mod plural;
 mod question;
 pub mod record;
 mod request;

@@ -393,7 +393,7 @@ async fn main_job_reproduces_the_published_decisions_of_the_real_recording() {
         let report_path = dir.join("report.json");
         let mut command = eval_sms_replay(&example(definition));
         command
-            .args(["--model", "jev-1.13.0", "--report"])
+            .args(["--model", "jev-1.13.0", "--overwrite", "--report"])
             .arg(&report_path);
         exits(&mut command, 0).await;
         let report: Value = read_json(&report_path);

@@ -59,7 +59,7 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
     assert_eq!(page["reviews"][0]["state_kept"], true);
     let text = output(jevjudge().args(["reviews", "list", "--store", &store])).await;
     assert!(String::from_utf8_lossy(&text.stdout).contains(&review_id));
-    assert!(String::from_utf8_lossy(&text.stderr).contains("1 reviews; no more"));
+    assert!(String::from_utf8_lossy(&text.stderr).contains("1 review; no more"));
 
     let out = dir.join("export");
     let exported = output(
@@ -73,7 +73,7 @@ async fn served_reviews_are_listed_and_export_as_replayable_records() {
         "{}",
         String::from_utf8_lossy(&exported.stderr)
     );
-    assert!(String::from_utf8_lossy(&exported.stdout).ends_with(": 1 records\n"));
+    assert!(String::from_utf8_lossy(&exported.stdout).ends_with(": 1 record\n"));
     let record = out.join("recordings.jevl");
 
     // The service reviewed against jevjudge's fake server, so the exported record replays as

@@ -160,7 +160,7 @@ async fn exports_never_write_through_a_planted_symlink_and_are_private() {
         }
         let output = export(&store, &out, labelled).await;
         expect::exit_code(&output, 0);
-        expect::contains(&stdout(&output), "recordings.jevl: 1 records");
+        expect::contains(&stdout(&output), "recordings.jevl: 1 record");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "must stay\n");
         assert_eq!(mode(&victim), 0o644, "the target's mode is untouched");
         let mut written = vec!["recordings.jevl"];

@@ -144,7 +144,12 @@ fn accuracy_lower_false_pass_and_coverage_gates() {
         expect::contains(&out, line);
     }
     for failing in [["--min-accuracy-lower", "0.76"], ["--min-coverage", "0.9"]] {
-        let output = eval_sms(&recording, &report, &failing, 1);
+        let output = eval_sms(
+            &recording,
+            &report,
+            &[failing[0], failing[1], "--overwrite"],
+            1,
+        );
         expect::contains_of(&format!("{failing:?}"), &stdout(&output), ": FAILED (");
     }
     let bad = eval_sms(&recording, &report, &["--min-coverage", "1.5"], 2);

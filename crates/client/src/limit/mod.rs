@@ -185,8 +185,14 @@ impl AttemptCounts {
             statuses.join(", ")
         };
         let mut text = format!(
-            "{} attempts ({} retries): {statuses}; {} transport, {} timeout",
-            self.total, self.retried, self.transport, self.timeout
+            "{} ({}): {statuses}; {} transport, {} timeout",
+            jevjudge_wire::plural::count(self.total, "attempt"),
+            match self.retried {
+                1 => "1 retry".to_owned(),
+                n => format!("{n} retries"),
+            },
+            self.transport,
+            self.timeout
         );
         if self.deadline > 0 {
             text.push_str(&format!(", {} cut by the budget", self.deadline));

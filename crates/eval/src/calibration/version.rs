@@ -65,8 +65,9 @@ pub fn calibrated_definition_text(
                 .map_err(|_| DefinitionTextError::NullInToml)?;
             let end = if body.ends_with('\n') { "" } else { "\n" };
             Ok(format!(
-                "# Calibrated by `jevjudge calibrate` from {source} ({rows} rows of \
-                 {from_version}).\n{body}{end}"
+                "# Calibrated by `jevjudge calibrate` from {source} ({} of \
+                 {from_version}).\n{body}{end}",
+                crate::plural::count(rows, "row")
             ))
         }
         DefinitionFormat::Json => Ok(format!("{:#}\n", calibrated.to_json_value())),

@@ -287,14 +287,14 @@ pub(super) fn reliability_chart(out: &mut String, id: &str, m: &Metrics) {
         let top = frame.y(bin.observed_rate);
         let _ = writeln!(
             out,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#90cdf4\" fill-opacity=\"0.55\"><title>[{:.1}, {:.1}]: {} rows, mean p {:.3}, observed {:.3}</title></rect>",
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#90cdf4\" fill-opacity=\"0.55\"><title>[{:.1}, {:.1}]: {}, mean p {:.3}, observed {:.3}</title></rect>",
             n(x0),
             n(top),
             n((x1 - x0).max(0.5)),
             n(frame.y(0.0) - top),
             bin.lower,
             bin.upper,
-            bin.count,
+            crate::plural::count(bin.count, "row"),
             bin.mean_probability,
             bin.observed_rate
         );
@@ -425,13 +425,14 @@ pub(super) fn histogram_chart(out: &mut String, points: &CriterionPoints) {
             let bar_top = frame.y(count as f64 / top);
             let _ = writeln!(
                 out,
-                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{color}\"><title>p in [{:.2}, {:.2}): {count} rows where the {what}</title></rect>",
+                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{color}\"><title>p in [{:.2}, {:.2}): {} where the {what}</title></rect>",
                 n(x + 1.0 + offset * (slot - 2.0)),
                 n(bar_top),
                 n((slot - 2.0) / 2.0),
                 n(frame.y(0.0) - bar_top),
                 bucket as f64 / BUCKETS as f64,
-                (bucket + 1) as f64 / BUCKETS as f64
+                (bucket + 1) as f64 / BUCKETS as f64,
+                crate::plural::count(count, "row")
             );
         }
     }
@@ -570,13 +571,14 @@ pub(super) fn time_chart(out: &mut String, report: &Report) {
         let bar_top = frame.y(*count as f64 / top);
         let _ = writeln!(
             out,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#4c8bc7\"><title>{} to {} ms: {count} rows</title></rect>",
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#4c8bc7\"><title>{} to {} ms: {}</title></rect>",
             n(frame.x(bucket as f64 / BUCKETS as f64) + 1.0),
             n(bar_top),
             n(slot - 2.0),
             n(frame.y(0.0) - bar_top),
             millis(span * bucket as f64 / BUCKETS as f64),
-            millis(span * (bucket + 1) as f64 / BUCKETS as f64)
+            millis(span * (bucket + 1) as f64 / BUCKETS as f64),
+            crate::plural::count(*count, "row")
         );
     }
     if beyond > 0 {

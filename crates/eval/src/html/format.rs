@@ -72,7 +72,10 @@ pub(crate) fn label_sources(points: &CriterionPoints) -> Vec<(String, Option<&'s
     let mut notes = Vec::new();
     if points.from_expected_pass > 0 {
         notes.push((
-            format!("{} labels taken from ", points.from_expected_pass),
+            format!(
+                "{} taken from ",
+                crate::plural::count(points.from_expected_pass, "label")
+            ),
             Some("expected_pass"),
         ));
     }
@@ -84,15 +87,18 @@ pub(crate) fn label_sources(points: &CriterionPoints) -> Vec<(String, Option<&'s
     }
     if points.unlabelled > 0 {
         notes.push((
-            format!("{} rows without a label left out", points.unlabelled),
+            format!(
+                "{} without a label left out",
+                crate::plural::count(points.unlabelled, "row")
+            ),
             None,
         ));
     }
     if points.without_finding > 0 {
         notes.push((
             format!(
-                "{} rows without a finding (ERROR) left out",
-                points.without_finding
+                "{} without a finding (ERROR) left out",
+                crate::plural::count(points.without_finding, "row")
             ),
             None,
         ));

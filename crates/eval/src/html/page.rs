@@ -2,6 +2,7 @@
 //! footer. Every string is escaped by the template; the hand-written SVG charts
 //! ([`super::charts`]) are the only pre-escaped markup.
 
+use jevjudge_client::limit::Stop;
 use jevjudge_judge::{BackendKind, Status};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
@@ -117,7 +118,7 @@ fn header(report: &Report) -> Markup {
                     code { (model) }
                 }
             }
-            " · " (report.overall.total) " rows · format " code { (report.format) }
+            " · " (crate::plural::count(report.overall.total, "row")) " · format " code { (report.format) }
             @if !report.complete { " · incomplete" }
         }
         @if report.backend.is_synthetic() {
@@ -169,7 +170,12 @@ fn run_notes(report: &Report) -> Markup {
         @if let Some(stop) = &report.stopped {
             p.note {
                 strong { "Stopped:" } " " (stop.to_string()) ". The cases not run have no rows; "
-                code { "--resume" } " runs them."
+                @if matches!(stop, Stop::KeyRefused { .. }) {
+                    code { "--resume --retry-errors" } " runs them and the review the key \
+                    failed."
+                } @else {
+                    code { "--resume" } " runs them."
+                }
             }
         }
         @if let Some(attempts) = &report.overall.attempts {

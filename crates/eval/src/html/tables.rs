@@ -145,7 +145,7 @@ pub(super) fn rows_section(report: &Report, texts: Option<&HashMap<String, Strin
             }
         }
         div.panel { details {
-            summary { "All " (all.len()) " rows" }
+            summary { "All " (crate::plural::count(all.len(), "row")) }
             (rows_table(&all, &criteria, texts))
         } }
     }

@@ -65,7 +65,10 @@ pub fn to_markdown(report: &Report, gates: &[String]) -> String {
 /// The input tokens of the rows with known usage, `1234 (10 rows)`, or `unknown`.
 fn input_tokens(s: &Summary) -> String {
     match s.input_tokens {
-        Some(tokens) => format!("{tokens} ({} rows)", s.usage_known_rows),
+        Some(tokens) => format!(
+            "{tokens} ({})",
+            crate::plural::count(s.usage_known_rows, "row")
+        ),
         None => "unknown".to_owned(),
     }
 }

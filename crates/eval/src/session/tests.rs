@@ -229,3 +229,80 @@ fn a_label_for_no_criterion_of_the_definition_is_refused_before_anything_runs() 
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_new_session_refuses_a_rows_file_that_holds_rows_unless_resuming_or_overwriting() {
+    let dir = jevjudge_test_support::temp_dir("session-rows-in-use");
+    let rows = dir.join("run.rows.jsonl");
+    let definition = definition("definition.toml");
+    // Nothing there, then a file with only its header: a new run may write it.
+    assert!(plan(&rows, None).check_rows_file().is_ok());
+    let header = RowsHeader::from_digest(&definition, CasesDigest::default());
+    RowsWriter::create(&rows, &header).unwrap();
+    assert!(plan(&rows, None).check_rows_file().is_ok());
+
+    run(&plan(&rows, None), &definition).await.unwrap();
+    tear(&rows, 10);
+    let before = std::fs::read(&rows).unwrap();
+    // 10 whole rows and a torn eleventh: 11 rows an earlier run wrote.
+    let refused = plan(&rows, None);
+    let error = refused.check_rows_file().unwrap_err();
+    assert!(
+        matches!(&error, SessionError::RowsFileInUse { rows: 11, path } if path == &rows),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "the rows file {} already holds 11 rows of an earlier run",
+            rows.display()
+        )
+    );
+    let cases = refused.read_cases(&definition, None).unwrap();
+    let opened = Session::open(&refused, &definition, cases, "replay", "jev-1.13.0");
+    assert!(matches!(opened, Err(SessionError::RowsFileInUse { .. })));
+    assert_eq!(
+        std::fs::read(&rows).unwrap(),
+        before,
+        "the file is left alone"
+    );
+
+    let resumed = SessionPlan {
+        resume: true,
+        ..plan(&rows, None)
+    };
+    assert!(resumed.check_rows_file().is_ok());
+    let overwriting = SessionPlan {
+        overwrite: true,
+        ..plan(&rows, None)
+    };
+    assert!(overwriting.check_rows_file().is_ok());
+    let (outcome, _) = run(&overwriting, &definition).await.unwrap();
+    assert_eq!(outcome.reviews_this_run, 150);
+    assert_eq!(crate::rows_file::count_rows(&rows).unwrap(), 150);
+}
+
+#[test]
+fn counting_rows_skips_the_header_and_blank_lines_and_counts_a_torn_last_line() {
+    let dir = jevjudge_test_support::temp_dir("session-count-rows");
+    let count = |text: &str| {
+        let path = dir.join("rows.jsonl");
+        std::fs::write(&path, text).unwrap();
+        crate::rows_file::count_rows(&path).unwrap()
+    };
+    assert_eq!(count(""), 0);
+    assert_eq!(count("{\"format\":1}"), 0);
+    assert_eq!(count("{\"format\":1}\n"), 0);
+    assert_eq!(count("{\"format\":1}\n\n  \n"), 0);
+    assert_eq!(count("{}\n{\"index\":0}\n"), 1);
+    assert_eq!(count("{}\n{\"index\":0}\n{\"ind"), 2);
+    assert_eq!(
+        crate::rows_file::count_rows(&dir.join("absent.jsonl")).unwrap(),
+        0
+    );
+    assert_eq!(
+        crate::rows_file::count_rows(&dir).unwrap(),
+        0,
+        "a directory"
+    );
+}

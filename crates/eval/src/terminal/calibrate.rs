@@ -21,9 +21,9 @@ pub fn calibration(calibration: &Calibration, report: &Report, with_definition: 
     let targets = settings.targets;
     let _ = writeln!(
         out,
-        "jevjudge calibrate: {} · {} rows · backend {}{}",
+        "jevjudge calibrate: {} · {} · backend {}{}",
         calibration.definition_version,
-        report.rows.len(),
+        crate::plural::count(report.rows.len(), "row"),
         report.backend,
         if models.is_empty() {
             String::new()
@@ -113,12 +113,15 @@ pub fn criterion_block(
         sources.push(format!("{} from expected_pass", points.from_expected_pass));
     }
     if points.unlabelled > 0 {
-        sources.push(format!("{} rows unlabelled (left out)", points.unlabelled));
+        sources.push(format!(
+            "{} unlabelled (left out)",
+            crate::plural::count(points.unlabelled, "row")
+        ));
     }
     if points.without_finding > 0 {
         sources.push(format!(
-            "{} rows without a finding (ERROR, left out)",
-            points.without_finding
+            "{} without a finding (ERROR, left out)",
+            crate::plural::count(points.without_finding, "row")
         ));
     }
     if points.invalid > 0 {

@@ -86,8 +86,8 @@ pub fn compare(
     if !comparison.only_in_base.is_empty() || !comparison.only_in_candidate.is_empty() {
         let _ = writeln!(
             out,
-            "  --intersect: left out {} cases only in base and {} only in candidate",
-            comparison.only_in_base.len(),
+            "  --intersect: left out {} only in base and {} only in candidate",
+            crate::plural::count(comparison.only_in_base.len(), "case"),
             comparison.only_in_candidate.len()
         );
     }
@@ -189,10 +189,10 @@ fn noise_lines(noise: &NoiseRule) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "noise: base {} repeats, flip rate {:.4} · candidate {} repeats, flip rate {:.4} · within-case variance {:.4}",
-        noise.base_repeats,
+        "noise: base {}, flip rate {:.4} · candidate {}, flip rate {:.4} · within-case variance {:.4}",
+        crate::plural::count(noise.base_repeats, "repeat"),
         noise.base_flip_rate,
-        noise.candidate_repeats,
+        crate::plural::count(noise.candidate_repeats, "repeat"),
         noise.candidate_flip_rate,
         noise.within_case_variance
     );

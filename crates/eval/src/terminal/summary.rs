@@ -68,17 +68,17 @@ pub fn summary(
         let reviews = reviews_this_run.unwrap_or(report.overall.total);
         let _ = writeln!(
             out,
-            "wall {:.3} s for {} reviews ({:.0} reviews/s)",
+            "wall {:.3} s for {} ({:.0} reviews/s)",
             wall / 1e3,
-            reviews,
+            crate::plural::count(reviews, "review"),
             reviews as f64 / (wall / 1e3)
         );
     }
     if let Some(cost) = report.overall.cost {
         let _ = writeln!(
             out,
-            "cost: {cost:.6} (input tokens of {} rows with known usage × your price)",
-            report.overall.usage_known_rows
+            "cost: {cost:.6} (input tokens of {} with known usage × your price)",
+            crate::plural::count(report.overall.usage_known_rows, "row")
         );
     }
     if let Some(attempts) = &report.overall.attempts {

@@ -84,7 +84,7 @@ async fn a_report_gets_the_mode_a_new_file_gets() {
     let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&report), mode(&probe));
     // Replacing an existing report keeps that rule too.
-    exits(&mut eval_fake(&cases, &report), 0).await;
+    exits(eval_fake(&cases, &report).arg("--overwrite"), 0).await;
     assert_eq!(mode(&report), mode(&probe));
 }
 
