@@ -289,8 +289,8 @@ pub fn report_recording(
     };
     if recorder.failed() > 0 {
         bail!(
-            "{} exchange(s) could not be written to {}",
-            recorder.failed(),
+            "{} could not be written to {}",
+            jevjudge_eval::plural::count(recorder.failed(), "exchange"),
             path.display()
         );
     }

@@ -142,14 +142,14 @@ fn load_replay(path: &Path, model: Option<&str>) -> anyhow::Result<Replay> {
             anyhow::anyhow!("--replay: cannot index {}: {other}", path.display())
         }
     })?;
-    let count = loaded.records;
+    let count = jevjudge_eval::plural::count(loaded.records, "record");
     match loaded.pinned {
         Some(model) => eprintln!(
-            "jevjudge fake-server: --replay: {count} record(s); recorded requests are answered \
+            "jevjudge fake-server: --replay: {count}; recorded requests are answered \
              as model {model}, whatever model they name; others by hash"
         ),
         None => eprintln!(
-            "jevjudge fake-server: --replay: {count} record(s) of several models; a request \
+            "jevjudge fake-server: --replay: {count} of several models; a request \
              is answered from those of the model it names (pass --model to pick one); \
              others by hash"
         ),
