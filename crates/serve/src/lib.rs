@@ -135,6 +135,7 @@ mod config;
 mod connection;
 mod decision_log;
 mod definitions;
+mod episodes;
 mod error;
 mod failed_checks;
 mod metrics;

@@ -312,11 +312,18 @@ pub(crate) async fn review(
                 },
                 copies: queueing.copies,
             });
-        if let Err(error) = log.write_queued(&row, enqueue.as_ref()).await {
-            tracing::warn!(%error, "a review could not be written to the decision log");
+        let written = log.write_queued(&row, enqueue.as_ref()).await;
+        state.episodes().store_ok(written.is_ok());
+        if let Err(error) = written {
+            // One WARN line when the outage begins (episodes), not one per request.
+            tracing::debug!(%error, "a review could not be written to the decision log");
             return Err(ServeError::StoreUnavailable { retry_after_secs });
         }
     }
+    state.episodes().key_refused(!state.ready());
+    state
+        .episodes()
+        .review(verdict.status == jevjudge_judge::Status::Error);
     state.metrics().record_review(&verdict);
     span.record("verdict", tracing::field::display(verdict.status));
     span.record("verdict_error", tracing::field::display(verdict.error));

@@ -143,7 +143,7 @@ pub(crate) async fn list_reviews(
 /// and its decision log, if any, takes statements now), else 503. `/healthz` stays liveness.
 pub(crate) async fn readyz(State(state): State<ServeState>) -> Response {
     // A backend that refused the key (401/403) answers every review with an ERROR: not ready
-    // until the service restarts with a working key (issue 11).
+    // until the service restarts with a working key.
     if !state.ready() {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -154,7 +154,9 @@ pub(crate) async fn readyz(State(state): State<ServeState>) -> Response {
     match state.decision_log() {
         None => Json(serde_json::json!({"status": "ready", "store": "none"})).into_response(),
         Some(log) => {
-            if log.check().await {
+            let ok = log.check().await;
+            state.episodes().store_ok(ok);
+            if ok {
                 Json(serde_json::json!({"status": "ready", "store": "ok"})).into_response()
             } else {
                 (

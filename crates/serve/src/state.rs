@@ -14,6 +14,7 @@ use crate::{
     Config, ConfigError, Definitions, Metrics,
     admission::Admission,
     decision_log::{Capturing, DecisionLog},
+    episodes::Episodes,
     failed_checks::FailedChecks,
     metrics::Gauges,
     queue_policy::QueuePolicy,
@@ -46,6 +47,8 @@ struct Inner {
     sign_ins: SignInThrottle,
     /// Failed bearer-token checks per client address.
     failed_checks: FailedChecks,
+    /// Outages logged when they begin and end.
+    episodes: Episodes,
 }
 
 /// Everything a [`ServeState`] is made of, checked by [`crate::ServiceBuilder::build`].
@@ -99,6 +102,7 @@ impl ServeState {
                 limiter,
                 sign_ins: SignInThrottle::new(),
                 failed_checks: FailedChecks::new(),
+                episodes: Episodes::default(),
             }),
         })
     }
@@ -227,6 +231,10 @@ impl ServeState {
     }
 
     /// Failed bearer-token checks per client address.
+    pub(crate) fn episodes(&self) -> &Episodes {
+        &self.inner.episodes
+    }
+
     pub(crate) fn failed_checks(&self) -> &FailedChecks {
         &self.inner.failed_checks
     }
