@@ -15,7 +15,10 @@ use tower::ServiceExt as _;
 
 use crate::{
     store::sqlite_url,
-    util::{Built, Reply, Service, client, definitions, fake_answering, read},
+    util::{
+        Built, Reply, Service, browser, client, csrf, definitions, fake_answering, read,
+        set_cookies,
+    },
 };
 
 const ADA: &str = "tok-ada-0123456789abcdef";
@@ -45,33 +48,6 @@ async fn built(config: Config) -> (Built, jevjudge_fake::FakeServer) {
 async fn service(config: Config) -> (Service, jevjudge_fake::FakeServer) {
     let (built, fake) = built(config).await;
     (Service::start_built(built).await, fake)
-}
-
-/// A browser-like client that follows no redirect and keeps no cookie by itself.
-fn browser() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("a client")
-}
-
-/// The `Set-Cookie` headers named `name`.
-fn set_cookies<'a>(reply: &'a Reply, name: &str) -> Vec<&'a str> {
-    reply
-        .headers
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .filter(|value| value.starts_with(&format!("{name}=")))
-        .collect()
-}
-
-/// The value of the first hidden `csrf` field of a page.
-fn csrf(page: &str) -> String {
-    let marker = r#"name="csrf" value=""#;
-    let start = page.find(marker).expect("a csrf field") + marker.len();
-    page[start..][..page[start..].find('"').expect("a closing quote")].to_owned()
 }
 
 /// A sign-in form: its pre-session cookie (`name=value`) and CSRF token.

@@ -11,7 +11,10 @@ use serde_json::json;
 
 use crate::{
     store::sqlite_url,
-    util::{Built, Reply, Service, client, definitions, fake_answering, read, refund_state},
+    util::{
+        Built, Reply, Service, browser, client, csrf, definitions, fake_answering, read,
+        refund_state, set_cookies,
+    },
 };
 
 const XSS: &str = "<script>window.__xss=1</script> <img src=x onerror=\"window.__xss=2\"> \
@@ -95,33 +98,6 @@ async fn queue_one(url: &StoreUrl) {
         .await
         .expect("the review is queued");
     assert_eq!(items.len(), 1);
-}
-
-/// A browser-like client that follows no redirect and keeps no cookie by itself.
-fn browser() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("a client")
-}
-
-/// The `name=value` of every `Set-Cookie` header named `name`.
-fn set_cookies<'a>(reply: &'a Reply, name: &str) -> Vec<&'a str> {
-    reply
-        .headers
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .filter(|value| value.starts_with(&format!("{name}=")))
-        .collect()
-}
-
-/// The value of the first hidden `csrf` field of a page.
-fn csrf(page: &str) -> String {
-    let marker = r#"name="csrf" value=""#;
-    let start = page.find(marker).expect("a csrf field") + marker.len();
-    page[start..][..page[start..].find('"').expect("a closing quote")].to_owned()
 }
 
 async fn get(url: &str, cookie: &str) -> Reply {

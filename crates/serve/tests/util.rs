@@ -265,3 +265,30 @@ pub async fn eventually(mut check: impl FnMut() -> bool) {
 pub fn has_sample(metrics: &str, sample: &str) -> bool {
     metrics.lines().any(|line| line == sample)
 }
+
+/// A browser-like client that follows no redirect and keeps no cookie by itself.
+pub fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client")
+}
+
+/// The `name=value` of every `Set-Cookie` header named `name`.
+pub fn set_cookies<'a>(reply: &'a Reply, name: &str) -> Vec<&'a str> {
+    reply
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .filter(|value| value.starts_with(&format!("{name}=")))
+        .collect()
+}
+
+/// The value of the first hidden `csrf` field of a page.
+pub fn csrf(page: &str) -> String {
+    let marker = r#"name="csrf" value=""#;
+    let start = page.find(marker).expect("a csrf field") + marker.len();
+    page[start..][..page[start..].find('"').expect("a closing quote")].to_owned()
+}
