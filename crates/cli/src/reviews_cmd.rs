@@ -164,24 +164,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
         serde_json::to_writer_pretty(&mut out, &page)?;
         writeln!(out)?;
     } else {
-        for review in &page.reviews {
-            let detail = review.detail.as_deref().unwrap_or("");
-            writeln!(
-                out,
-                "{}  {}  {:<12} {:<24} {:<20} {:>9.1} ms  {}",
-                review.received_at,
-                review.review_id,
-                if detail.is_empty() {
-                    review.status.clone()
-                } else {
-                    format!("{}/{detail}", review.status)
-                },
-                review.definition_version,
-                review.reference.as_deref().unwrap_or("-"),
-                review.elapsed_millis,
-                review.model.as_deref().unwrap_or("-"),
-            )?;
-        }
+        out.write_all(jevjudge_eval::terminal::reviews(&page.reviews).as_bytes())?;
     }
     out.flush()?;
     drop(out);
