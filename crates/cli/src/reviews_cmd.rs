@@ -220,11 +220,7 @@ fn definition_flags(paths: &[PathBuf]) -> anyhow::Result<HashMap<String, BTreeMa
     for path in paths {
         let definition =
             crate::inputs::definition(path, jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES)?;
-        let flags = definition
-            .criteria()
-            .iter()
-            .map(|c| (c.id().to_owned(), c.expected()))
-            .collect();
+        let flags = export::expected_flags(&definition);
         if by_version
             .insert(definition.version().to_owned(), flags)
             .is_some()

@@ -71,6 +71,16 @@ pub struct LabelledExported {
     pub files: Option<(PathBuf, PathBuf)>,
 }
 
+/// The expected flags of `definition`'s criteria, by criterion id: the labels a labelled
+/// export gives its version's reviews when the store keeps none.
+pub fn expected_flags(definition: &jevjudge_judge::Definition) -> BTreeMap<String, bool> {
+    definition
+        .criteria()
+        .iter()
+        .map(|c| (c.id().to_owned(), c.expected()))
+        .collect()
+}
+
 /// Creates `dir` and starts its file `name`, private (0600, never through a link).
 fn start_private(dir: &Path, name: &str) -> Result<AtomicFile, ExportFailure> {
     std::fs::create_dir_all(dir).map_err(|error| ExportFailure::Directory {
@@ -218,6 +228,24 @@ mod tests {
         assert_eq!(exported.left_out, LeftOut::default());
         assert_eq!(exported.files, None);
         assert!(names(&out).is_empty(), "{:?}", names(&out));
+    }
+
+    #[test]
+    fn expected_flags_are_each_criterions_expected_answer() {
+        let criterion = |id: &str, expected| {
+            let question = jevjudge_wire::NoulQuestion::new("Is it so?");
+            jevjudge_judge::Criterion::new(id, question, expected, 0.2, 0.8).unwrap()
+        };
+        let definition = jevjudge_judge::Definition::new(
+            "v1",
+            vec![criterion("a", true), criterion("b", false)],
+        )
+        .unwrap();
+        let flags = expected_flags(&definition);
+        assert_eq!(
+            flags.into_iter().collect::<Vec<_>>(),
+            [("a".to_owned(), true), ("b".to_owned(), false)]
+        );
     }
 
     #[tokio::test]
