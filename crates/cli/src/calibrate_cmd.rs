@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use jevjudge_eval::{
     Report,
     calibration::{
-        Calibration, CalibrationSettings, CriterionSpec, RESAMPLES, SEED, Z, calibrate,
-        calibrated_definition_text, calibrated_version, infer_criteria,
+        CalibratedFile, CalibratedFileError, Calibration, CalibrationSettings, CriterionSpec,
+        RESAMPLES, SEED, SettingsError, Target, calibrate, calibrated_file, check_rows,
+        expectations, infer_criteria,
     },
     terminal,
 };
-use jevjudge_judge::{Definition, DefinitionFormat};
-use jevjudge_stats::Targets;
+use jevjudge_judge::Definition;
 
 use crate::{
     exit, output,
@@ -113,28 +113,23 @@ pub struct Plan {
 
 /// The calibration settings of the flags, each target within 0..=1 and at least one resample.
 pub fn settings(args: &Args) -> anyhow::Result<CalibrationSettings> {
-    for (flag, value) in [
-        ("--min-pass-precision", args.min_pass_precision),
-        ("--min-fail-precision", args.min_fail_precision),
-        ("--max-abstain", args.max_abstain),
-    ] {
-        if !(0.0..=1.0).contains(&value) {
-            anyhow::bail!("{flag} must be within 0..=1, not {value}");
+    CalibrationSettings::with_targets(
+        args.min_pass_precision,
+        args.min_fail_precision,
+        args.max_abstain,
+        args.resamples,
+        args.seed,
+    )
+    .map_err(|error| match error {
+        SettingsError::OutOfRange { target, value } => {
+            let flag = match target {
+                Target::MinPassPrecision => "--min-pass-precision",
+                Target::MinFailPrecision => "--min-fail-precision",
+                Target::MaxAbstain => "--max-abstain",
+            };
+            anyhow::anyhow!("{flag} must be within 0..=1, not {value}")
         }
-    }
-    if args.resamples == 0 {
-        anyhow::bail!("--resamples must be at least 1");
-    }
-    Ok(CalibrationSettings {
-        targets: Targets {
-            min_pass_precision: args.min_pass_precision,
-            min_fail_precision: args.min_fail_precision,
-            max_abstain: args.max_abstain,
-            z: Z,
-        },
-        resamples: args.resamples,
-        seed: args.seed,
-        ..CalibrationSettings::default()
+        SettingsError::NoResamples => anyhow::anyhow!("--resamples must be at least 1"),
     })
 }
 
@@ -144,12 +139,7 @@ impl Plan {
     pub fn resolve(args: Args) -> anyhow::Result<Plan> {
         let settings = settings(&args)?;
         let report = read_report(&args.report)?;
-        if report.rows.is_empty() && report.overall.total > 0 {
-            anyhow::bail!(
-                "{} holds no rows (a streaming run keeps them in its rows file): calibrate needs the rows",
-                args.report.display()
-            );
-        }
+        check_rows(&report).map_err(|e| anyhow::anyhow!("{} {e}", args.report.display()))?;
         if !report.complete {
             eprintln!(
                 "jevjudge: note: {} is an interrupted run: calibrating its {} finished rows",
@@ -166,19 +156,9 @@ impl Plan {
             None => {
                 let specs = infer_criteria(&report)
                     .map_err(|e| anyhow::anyhow!("{}: {e}", args.report.display()))?;
-                let read: Vec<String> = specs
-                    .iter()
-                    .map(|spec| {
-                        format!(
-                            "`{}` expects {}",
-                            spec.id,
-                            if spec.expected { "yes" } else { "no" }
-                        )
-                    })
-                    .collect();
                 eprintln!(
                     "jevjudge: note: no --definition: read from the report's findings that {}; current thresholds unknown",
-                    read.join(", ")
+                    expectations(&specs)
                 );
                 specs
             }
@@ -204,30 +184,23 @@ impl Plan {
         let (Some(out), Some(definition)) = (&self.write_definition, &self.definition) else {
             return Ok(None);
         };
-        if !calibration.has_recommendation() {
-            return Ok(None);
-        }
-        let version = match &self.new_version {
-            Some(version) => version.clone(),
-            None => {
-                let existing = Definition::from_path(out).ok();
-                calibrated_version(
-                    definition.version(),
-                    existing.as_ref().map(Definition::version),
-                )
-            }
-        };
-        let calibrated = calibration
-            .apply(definition, &version)
-            .map_err(|e| anyhow::anyhow!("--new-version: {e}"))?;
-        let text = calibrated_definition_text(
-            &calibrated,
-            DefinitionFormat::from_path(out),
-            &self.report_path.display().to_string(),
-            self.report.rows.len(),
-            &self.report.definition_version,
+        let file = calibrated_file(
+            calibration,
+            definition,
+            out,
+            self.new_version.as_deref(),
+            &self.report,
+            &self.report_path,
         )
-        .map_err(|e| anyhow::anyhow!("--write-definition {}: {e}", out.display()))?;
+        .map_err(|error| match error {
+            CalibratedFileError::Version(e) => anyhow::anyhow!("--new-version: {e}"),
+            CalibratedFileError::Text(e) => {
+                anyhow::anyhow!("--write-definition {}: {e}", out.display())
+            }
+        })?;
+        let Some(CalibratedFile { text, version }) = file else {
+            return Ok(None);
+        };
         output::write_atomic(out, &text)?;
         Ok(Some((out.clone(), version)))
     }

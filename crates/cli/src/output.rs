@@ -66,7 +66,7 @@ pub fn stdout_failed() -> bool {
     STDOUT_FAILED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-pub use jevjudge_eval::output::{AtomicFile, Policy, write_atomic};
+pub use jevjudge_eval::output::write_atomic;
 
 /// Checks, before anything is sent, that `path` can be written when the run ends; `flag` names
 /// the option in the error.

@@ -4,24 +4,17 @@
 use std::{
     collections::{BTreeMap, HashMap},
     io::Write as _,
-    path::{Path, PathBuf},
+    path::PathBuf,
 };
 
-use jevjudge_store::{
-    Cursor, Filter, MAX_PAGE, Store, StoreError, StoreUrl,
-    export::{ExportError, LabelledExport},
-};
+use jevjudge_eval::export::{self, ExportFailure};
+use jevjudge_store::{Cursor, Filter, MAX_PAGE, Store, StoreUrl, export::ExportError};
 
 use crate::{
     exit::{self, Failure},
-    output::{self, AtomicFile, Policy},
+    output,
     store_cmd::parse_store_url,
 };
-
-/// The name of the record file `reviews export` writes in `--out DIR`.
-pub const RECORDINGS: &str = "recordings.jevl";
-/// The name of the cases file `reviews export --labelled` writes in `--out DIR`.
-pub const CASES: &str = "cases.jsonl";
 
 /// Options of `jevjudge reviews`.
 #[derive(Debug, clap::Args)]
@@ -171,24 +164,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
         serde_json::to_writer_pretty(&mut out, &page)?;
         writeln!(out)?;
     } else {
-        for review in &page.reviews {
-            let detail = review.detail.as_deref().unwrap_or("");
-            writeln!(
-                out,
-                "{}  {}  {:<12} {:<24} {:<20} {:>9.1} ms  {}",
-                review.received_at,
-                review.review_id,
-                if detail.is_empty() {
-                    review.status.clone()
-                } else {
-                    format!("{}/{detail}", review.status)
-                },
-                review.definition_version,
-                review.reference.as_deref().unwrap_or("-"),
-                review.elapsed_millis,
-                review.model.as_deref().unwrap_or("-"),
-            )?;
-        }
+        out.write_all(jevjudge_eval::terminal::reviews(&page.reviews).as_bytes())?;
     }
     out.flush()?;
     drop(out);
@@ -205,76 +181,37 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
-/// Creates `--out DIR` and starts its file `name`, private (0600, never through a link).
-fn start_private(dir: &Path, name: &str) -> anyhow::Result<AtomicFile> {
-    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--out {}: {e}", dir.display()))?;
-    Ok(AtomicFile::create(&dir.join(name), Policy::Private)?)
-}
-
-/// Runs `each` over the store's export, stopping it at the first error `each` gives: that
-/// error, else the store's.
-async fn drive<T, F>(
-    store: Store,
-    export: impl AsyncFnOnce(
-        &Store,
-        &mut dyn FnMut(T) -> Result<(), StoreError>,
-    ) -> Result<u64, StoreError>,
-    mut each: F,
-) -> anyhow::Result<u64>
-where
-    F: FnMut(T) -> anyhow::Result<()>,
-{
-    let mut stopped = None;
-    let outcome = export(&store, &mut |item| {
-        each(item).map_err(|error| {
-            let message = format!("{error:#}");
-            stopped = Some(error);
-            StoreError::Invalid(message)
-        })
-    })
-    .await;
-    store.close().await;
-    match stopped {
-        Some(error) => Err(error),
-        None => Ok(outcome?),
-    }
-}
-
-/// A record as its `.jevl` line, written to `file` (a write that fails is after sending).
-fn write_record(
-    file: &mut AtomicFile,
-    record: &jevjudge_wire::record::Record,
-) -> anyhow::Result<()> {
-    let line = record
-        .to_line()
-        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    file.write_all(line.as_bytes())
-        .map_err(Failure::after_sending)
-}
-
 async fn export(args: ExportArgs) -> anyhow::Result<u8> {
     let store = open(&args.store.store).await?;
-    let mut records = start_private(&args.out, RECORDINGS)?;
-    let count = drive(
-        store,
-        async |store, each| store.export_records(each).await,
-        |record| write_record(&mut records, &record),
-    )
-    .await?;
-    if count == 0 {
+    let written = export::export_records(store, &args.out)
+        .await
+        .map_err(failure)?;
+    let Some(written) = written else {
         eprintln!(
             "jevjudge: no review kept its state: serve with --store-state to keep replayable \
              records; nothing written"
         );
         return Ok(exit::FAILED);
-    }
-    let path = records.commit().map_err(Failure::after_sending)?;
+    };
     output::print_stdout(&format!(
         "{}: {}\n",
-        path.display(),
-        jevjudge_eval::plural::count(count, "record")
+        written.path.display(),
+        jevjudge_eval::plural::count(written.records, "record")
     ));
     Ok(exit::SUCCESS)
+}
+
+/// An export's failure with the flag that names or fixes it, and its exit status.
+fn failure(failure: ExportFailure) -> anyhow::Error {
+    match failure {
+        ExportFailure::Directory { dir, error } => {
+            anyhow::anyhow!("--out {}: {error}", dir.display())
+        }
+        ExportFailure::Start(error) => error.into(),
+        ExportFailure::Store(error) => error.into(),
+        ExportFailure::Refused(error) => refusal(error),
+        ExportFailure::Write(error) => Failure::after_sending(error),
+    }
 }
 
 /// The expected flags of each `--definition`, by version.
@@ -283,11 +220,7 @@ fn definition_flags(paths: &[PathBuf]) -> anyhow::Result<HashMap<String, BTreeMa
     for path in paths {
         let definition =
             crate::inputs::definition(path, jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES)?;
-        let flags = definition
-            .criteria()
-            .iter()
-            .map(|c| (c.id().to_owned(), c.expected()))
-            .collect();
+        let flags = export::expected_flags(&definition);
         if by_version
             .insert(definition.version().to_owned(), flags)
             .is_some()
@@ -315,40 +248,22 @@ fn refusal(error: ExportError) -> anyhow::Error {
 }
 
 async fn export_labelled(args: ExportArgs) -> anyhow::Result<u8> {
-    let mut rules = LabelledExport::new(definition_flags(&args.definition)?);
+    let flags = definition_flags(&args.definition)?;
     let store = open(&args.store.store).await?;
-    let mut cases = start_private(&args.out, CASES)?;
-    let mut records = start_private(&args.out, RECORDINGS)?;
-    drive(
-        store,
-        async |store, each| store.export_labelled(each).await,
-        |labelled| {
-            let Some(case) = rules.admit(labelled).map_err(refusal)? else {
-                return Ok(());
-            };
-            cases
-                .write_all(case.line.as_bytes())
-                .map_err(Failure::after_sending)?;
-            match &case.record {
-                Some(record) => write_record(&mut records, record),
-                None => Ok(()),
-            }
-        },
-    )
-    .await?;
-    let left_out = rules.left_out;
-    if rules.cases == 0 {
+    let exported = export::export_labelled(store, &args.out, flags)
+        .await
+        .map_err(failure)?;
+    let left_out = exported.left_out;
+    let Some((cases_path, records_path)) = exported.files else {
         eprintln!("jevjudge: no labelled review to export ({left_out}); nothing written");
         return Ok(exit::FAILED);
-    }
-    let cases_path = cases.commit().map_err(Failure::after_sending)?;
-    let records_path = records.commit().map_err(Failure::after_sending)?;
+    };
     output::print_stdout(&format!(
         "{}: {}\n{}: {}\n{left_out}\n",
         cases_path.display(),
-        jevjudge_eval::plural::count(rules.cases, "case"),
+        jevjudge_eval::plural::count(exported.cases, "case"),
         records_path.display(),
-        jevjudge_eval::plural::count(rules.records(), "record")
+        jevjudge_eval::plural::count(exported.records, "record")
     ));
     Ok(exit::SUCCESS)
 }

@@ -25,6 +25,7 @@ mod cells;
 pub mod compare;
 pub mod compare_noise;
 mod evaluator;
+pub mod export;
 pub mod gates;
 pub mod html;
 pub mod import;

@@ -32,12 +32,14 @@
 //! One job per file: `settings` (the documented constants and [`CalibrationSettings`]),
 //! `labels` (criteria and each row's label, [`extract`]),
 //! `metrics` ([`CriterionMetrics`]), `advice` (recommendations, refusals, [`Calibration`]),
-//! `document` (the `--json` document) and `version` ([`calibrated_version`]).
+//! `document` (the `--json` document), `plan` (the checks before and the file after) and
+//! `version` ([`calibrated_version`]).
 
 mod advice;
 mod document;
 mod labels;
 mod metrics;
+mod plan;
 mod settings;
 #[cfg(test)]
 mod tests;
@@ -52,6 +54,10 @@ pub use labels::{
     infer_criteria,
 };
 pub use metrics::{CriterionMetrics, Metrics, metrics};
+pub use plan::{
+    CalibratedFile, CalibratedFileError, NoRows, SettingsError, Target, calibrated_file,
+    check_rows, expectations,
+};
 pub use settings::{
     BINS, CalibrationSettings, MIN_AUROC, MIN_CLASS, MIN_OUT_OF_BAG_RATE, RESAMPLES, SEED, Z,
 };

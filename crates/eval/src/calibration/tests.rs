@@ -3,8 +3,9 @@
 
 use super::*;
 use crate::{Report, Row, test_support};
-use jevjudge_judge::{Criterion, Definition, Finding, Findings, Status, Verdict};
+use jevjudge_judge::{Criterion, Definition, DefinitionFormat, Finding, Findings, Status, Verdict};
 use jevjudge_stats::{Point, Thresholds};
+use std::path::Path;
 use std::time::Duration;
 
 fn row(id: &str, expected_pass: bool, findings: &[(&str, f64, bool)]) -> Row {
@@ -220,4 +221,101 @@ fn the_document_writes_the_metrics_fields_in_the_spec_order_and_reads_them_back(
         }
     );
     assert_eq!(serde_json::to_string_pretty(&parsed).unwrap(), text);
+}
+
+#[test]
+fn settings_take_targets_within_zero_to_one_and_at_least_one_resample() {
+    let set = CalibrationSettings::with_targets(0.95, 0.9, 0.1, 20, 7).unwrap();
+    assert_eq!(set.targets.min_pass_precision, 0.95);
+    assert_eq!(set.targets.min_fail_precision, 0.9);
+    assert_eq!(set.targets.max_abstain, 0.1);
+    assert_eq!(set.targets.z, Z);
+    assert_eq!((set.resamples, set.seed, set.bins), (20, 7, BINS));
+    assert_eq!(
+        CalibrationSettings::with_targets(0.9, 0.9, 0.25, RESAMPLES, SEED).unwrap(),
+        CalibrationSettings::default()
+    );
+    assert_eq!(
+        CalibrationSettings::with_targets(0.9, 1.2, 0.25, 1, 1),
+        Err(SettingsError::OutOfRange {
+            target: Target::MinFailPrecision,
+            value: 1.2
+        })
+    );
+    assert!(matches!(
+        CalibrationSettings::with_targets(0.9, 0.9, f64::NAN, 1, 1),
+        Err(SettingsError::OutOfRange {
+            target: Target::MaxAbstain,
+            ..
+        })
+    ));
+    assert_eq!(
+        CalibrationSettings::with_targets(0.9, 0.9, 0.25, 0, 1),
+        Err(SettingsError::NoResamples)
+    );
+}
+
+#[test]
+fn a_report_of_reviews_without_its_rows_cannot_be_calibrated() {
+    let mut streamed = report(x_rows("y", 2, true, 0.9).collect());
+    assert_eq!(check_rows(&streamed), Ok(()));
+    streamed.rows.clear();
+    assert_eq!(check_rows(&streamed), Err(NoRows));
+    assert_eq!(check_rows(&report(Vec::new())), Ok(()));
+}
+
+#[test]
+fn expectations_name_each_criterion_and_what_it_expects() {
+    let rows = vec![row("a", true, &[("x", 0.9, true), ("risk", 0.1, false)])];
+    let specs = infer_criteria(&report(rows)).unwrap();
+    let text = expectations(&specs);
+    assert!(text.contains("`x` expects yes"), "{text}");
+    assert!(text.contains("`risk` expects no"), "{text}");
+    assert_eq!(text.matches(", ").count(), 1, "{text}");
+}
+
+#[test]
+fn a_calibrated_file_carries_the_recommendations_under_the_next_version() {
+    let rows: Vec<Row> = x_rows("y", 60, true, 0.95)
+        .chain(x_rows("n", 60, false, 0.05))
+        .collect();
+    let report = report(rows);
+    let calibration = calibrate_default(&report);
+    let question = jevjudge_wire::NoulQuestion::new("Is it so?");
+    let criterion = Criterion::new("x", question, true, 0.2, 0.8).unwrap();
+    let definition = Definition::new("v1", vec![criterion]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cal.json");
+    let source = Path::new("r.json");
+    let file = calibrated_file(&calibration, &definition, &out, None, &report, source)
+        .unwrap()
+        .unwrap();
+    assert_eq!(file.version, "v1+cal.1");
+    let written = Definition::from_str_as(&file.text, DefinitionFormat::Json).unwrap();
+    assert_eq!(written.version(), "v1+cal.1");
+    assert_eq!(written.criteria()[0].pass_at_or_above(), 0.95);
+
+    let named = calibrated_file(&calibration, &definition, &out, Some("v2"), &report, source)
+        .unwrap()
+        .unwrap();
+    assert_eq!(named.version, "v2");
+    let yaml = dir.path().join("cal.yaml");
+    assert!(matches!(
+        calibrated_file(&calibration, &definition, &yaml, None, &report, source),
+        Err(CalibratedFileError::Text(
+            DefinitionTextError::UnknownFormat
+        ))
+    ));
+
+    let muddle = report_of_one_class();
+    let none = calibrate_default(&muddle);
+    assert_eq!(
+        calibrated_file(&none, &definition, &out, None, &muddle, source).unwrap(),
+        None
+    );
+}
+
+/// A report too small for any recommendation.
+fn report_of_one_class() -> Report {
+    report(x_rows("y", 3, true, 0.9).collect())
 }

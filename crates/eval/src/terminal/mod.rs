@@ -1,6 +1,7 @@
 //! What the commands print on a terminal, as plain text: the `eval`/`report` summary with its
 //! risk and repeat tables ([`summary`]), the `compare` summary ([`compare`]) and the
-//! `calibrate` summary with one block per criterion ([`calibration`]).
+//! `calibrate` summary with one block per criterion ([`calibration`]) and the `reviews list`
+//! table ([`reviews`]).
 //!
 //! Each renderer is a pure function of the library's values (a [`crate::Report`], a
 //! [`crate::compare::Comparison`], a [`crate::calibration::Calibration`]), so it is tested
@@ -8,12 +9,14 @@
 
 mod calibrate;
 mod compare;
+mod reviews;
 mod summary;
 #[cfg(test)]
 mod tests;
 
 pub use calibrate::{calibration, criterion_block};
 pub use compare::compare;
+pub use reviews::reviews;
 pub use summary::{risk_table, summary};
 
 /// The width of a table's scope column: the longest scope name, at least `overall`'s 7 and at
