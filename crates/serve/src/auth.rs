@@ -51,11 +51,13 @@ pub(crate) async fn require_reviewer(
         .map(|value| value.as_bytes());
     let Some(policy) = state.queue_policy() else {
         // A request without any token is refused as such; with one, it learns there is no
-        // queue to authenticate against.
+        // queue to authenticate against (or, for a method the route does not take, 405).
         return Err(if header.is_none() {
             ServeError::Unauthorized
-        } else {
+        } else if queue_route_takes(request.uri().path(), request.method()) {
             ServeError::NoQueue
+        } else {
+            ServeError::MethodNotAllowed
         });
     };
     let Some(reviewer) = policy.reviewers.reviewer_for_header(header) else {
@@ -64,6 +66,17 @@ pub(crate) async fn require_reviewer(
     };
     request.extensions_mut().insert(reviewer);
     Ok(next.run(request).await)
+}
+
+/// Whether a `/v1/queue/*` route takes `method`: `GET`/`HEAD` for the stats, `POST` for the
+/// others.
+fn queue_route_takes(path: &str, method: &axum::http::Method) -> bool {
+    use axum::http::Method;
+    if path.ends_with("/stats") {
+        method == Method::GET || method == Method::HEAD
+    } else {
+        method == Method::POST
+    }
 }
 
 /// Counts a failed check against the request's client address, logging when it passes the

@@ -295,11 +295,16 @@ async fn without_a_queue_the_routes_answer_no_queue() {
         (Method::TRACE, "/v1/queue/stats"),
         (Method::GET, "/v1/queue/claim"),
     ] {
-        // The reviewer check comes first for every method: with a token, there is no queue.
-        let reply = queue(&service, method, path, Some(ANA), None).await;
-        assert_eq!(reply.status, 404, "{path}");
-        assert_eq!(reply.error_code(), "no_queue");
+        // The token check comes first for every method; with a token, a method the route does
+        // not take is 405, as on a service with a queue.
+        let reply = queue(&service, method.clone(), path, None, None).await;
+        assert_eq!(reply.status, 401, "{method} {path}");
+        let reply = queue(&service, method.clone(), path, Some(ANA), None).await;
+        assert_eq!(reply.status, 405, "{method} {path}");
+        assert_eq!(reply.error_code(), "method_not_allowed");
     }
+    let reply = queue(&service, Method::HEAD, "/v1/queue/stats", Some(ANA), None).await;
+    assert_eq!(reply.status, 404, "HEAD is GET's");
     assert!(!service.state.queue_enabled());
     assert!(service.state.reviewer_for_token(ANA).is_none());
 }
