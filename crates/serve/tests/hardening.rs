@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::{
     store::{pg_url, sqlite_url},
-    util::{Built, Reply, Service, caller, client, definitions, fake_answering, read},
+    util::{Built, Reply, Service, browser, caller, client, definitions, fake_answering, read},
 };
 
 pub const ANA: &str = "tok-ana-hardening-0123";
@@ -68,15 +68,6 @@ pub async fn queue_reviews(service: &Service, n: usize) {
         let reply = service.review_refund().await;
         assert_eq!(reply.json()["status"], "INCONCLUSIVE", "{}", reply.text());
     }
-}
-
-/// A browser-like client: no redirects, no cookie jar.
-fn browser() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("a client")
 }
 
 fn encode(text: &str) -> String {

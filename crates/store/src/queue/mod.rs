@@ -33,6 +33,7 @@ use crate::{
     },
 };
 
+mod labelled;
 mod ops;
 mod sql;
 #[cfg(test)]
