@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 use crate::{
     store::{pg_url, sqlite_url},
-    util::{Built, Reply, Service, browser, caller, client, definitions, fake_answering, read},
+    util::{
+        Built, Reply, Service, browser, caller, client, definitions, encode, fake_answering, read,
+    },
 };
 
 pub const ANA: &str = "tok-ana-hardening-0123";
@@ -68,18 +70,6 @@ pub async fn queue_reviews(service: &Service, n: usize) {
         let reply = service.review_refund().await;
         assert_eq!(reply.json()["status"], "INCONCLUSIVE", "{}", reply.text());
     }
-}
-
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 async fn page(url: &str, cookie: &str, form: Option<&[(&str, &str)]>) -> Reply {

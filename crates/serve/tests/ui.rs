@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::{
     store::sqlite_url,
     util::{
-        Built, Reply, Service, browser, client, csrf, definitions, fake_answering, read,
+        Built, Reply, Service, browser, client, csrf, definitions, encode, fake_answering, read,
         refund_state, set_cookies,
     },
 };
@@ -127,18 +127,6 @@ async fn post(url: &str, cookie: &str, form: &[(&str, &str)], extra: &[(&str, &s
         request = request.header(*name, *value);
     }
     read(request.send().await.expect("a response")).await
-}
-
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 /// Signs in with `token`: the sign-in reply and the session cookie (`name=value`).

@@ -292,3 +292,16 @@ pub fn csrf(page: &str) -> String {
     let start = page.find(marker).expect("a csrf field") + marker.len();
     page[start..][..page[start..].find('"').expect("a closing quote")].to_owned()
 }
+
+/// `text` percent-encoded for a form body (unreserved characters kept).
+pub fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
