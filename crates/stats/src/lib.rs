@@ -15,6 +15,10 @@
 //!   McNemar test `compare` reports on the cases correct in exactly one of two runs.
 //!   [`clustered_wilson`] is the Wilson interval at the effective sample size of reviews that
 //!   come in clusters (a case reviewed several times), so the case, not the review, is the unit.
+//! - **Exact methods**: [`clopper_pearson_upper`] bounds a rare rate with guaranteed coverage;
+//!   [`newcombe_paired`] is the interval of the change in a rate between two runs on the same
+//!   cases; [`fisher_exact`] tests one case's repeat counts, and [`holm`] and
+//!   [`benjamini_hochberg`] correct many such tests.
 //! - **Calibration** of yes-probabilities against labels, on [`Point`]s: [`brier`],
 //!   [`log_loss`], [`auroc`], reliability tables of [`Bin`]s ([`reliability_equal_width`],
 //!   [`reliability_equal_mass`]) and their summaries [`ece`] and [`mce`].
@@ -64,6 +68,7 @@ mod agreement;
 mod binomial;
 mod bootstrap;
 mod clustered;
+mod exact;
 mod percentile;
 mod scoring;
 #[cfg(test)]
@@ -74,6 +79,10 @@ pub use agreement::{AgreementTable, cohen_kappa};
 pub use binomial::{mcnemar_exact, wilson, wilson_lower};
 pub use bootstrap::{SplitMix64, resample_indices};
 pub use clustered::{clustered_wilson, effective_trials, wilson_effective};
+pub use exact::{
+    PairedTable, benjamini_hochberg, beta_regularized, clopper_pearson, clopper_pearson_lower,
+    clopper_pearson_upper, fisher_exact, holm, hybrid_interval, ln_gamma, newcombe_paired,
+};
 pub use percentile::{nearest_rank, nearest_rank_index, p50_p95};
 pub use scoring::{
     Bin, LOG_LOSS_EPSILON, Point, auroc, brier, ece, log_loss, mce, reliability_equal_mass,
