@@ -15,7 +15,7 @@ from statsmodels.stats.proportion import proportion_confint
 lines = []
 
 # One-sided Clopper–Pearson upper bound at 1 - alpha: beta.ppf(1 - alpha, x + 1, n - x).
-for x, n in [(0, 75), (0, 125), (0, 58), (1, 60), (3, 150), (2, 12), (7, 40), (0.5, 9.3), (12.4, 80.2)]:
+for x, n in [(0, 75), (0, 125), (0, 58), (2, 75), (2, 67), (1, 60), (3, 150), (2, 12), (7, 40), (0.5, 9.3), (12.4, 80.2)]:
     for alpha in [0.05, 0.025]:
         upper = 1.0 if x >= n else stats.beta.ppf(1 - alpha, x + 1, n - x)
         lines.append(f"cp_upper {x} {n} {alpha} {float(upper)!r}")

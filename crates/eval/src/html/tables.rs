@@ -9,7 +9,10 @@ use super::format::{millis, n4, opt, ratio3};
 use crate::{
     Outcome, Report, Row, Summary,
     calibration::Metrics,
-    cells::{METHOD, repeat_cells, risk_cells, scopes, summary_cells},
+    cells::{
+        ERROR_BASE_HEADERS, METHOD, error_base_cell, error_bases, repeat_cells, risk_cells, scopes,
+        summary_cells,
+    },
 };
 
 /// A colour legend: one swatch per `(label, colour)`.
@@ -261,6 +264,22 @@ pub(super) fn risk_tables(report: &Report) -> Markup {
                         tr class=[overall.then_some("overall")] {
                             td { (scope) }
                             @for cell in risk_cells(s) { td.num { (risk_cell(&cell)) } }
+                        }
+                    }
+                }
+            }
+            table.risk {
+                thead { tr {
+                    th { "scope" }
+                    @for header in ERROR_BASE_HEADERS { th.num { (header) } }
+                } }
+                tbody {
+                    @for (scope, s, overall) in scopes(report) {
+                        tr class=[overall.then_some("overall")] {
+                            td { (scope) }
+                            @for cell in error_bases(&s.risk) {
+                                td.num { (risk_cell(&error_base_cell(cell, 4, true))) }
+                            }
                         }
                     }
                 }

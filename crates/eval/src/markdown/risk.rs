@@ -5,7 +5,9 @@ use std::fmt::Write;
 
 use crate::{
     Report, Summary,
-    cells::{METHOD, repeat_cells, risk_cells, scopes},
+    cells::{
+        ERROR_BASE_HEADERS, METHOD, error_base_cell, error_bases, repeat_cells, risk_cells, scopes,
+    },
 };
 
 /// The Markdown tables: risk and coverage, then (with repeats) the repeat figures.
@@ -18,6 +20,17 @@ pub fn markdown(report: &Report) -> String {
         "| scope | accuracy [95% CI] | coverage (decided/total) [95% CI] | decided accuracy [95% CI] | false PASS (rate [95% CI]) | false FAIL (rate [95% CI]) |",
         "|---|---:|---:|---:|---:|---:|",
         |s| risk_cells(s).to_vec(),
+    );
+    table(
+        &mut out,
+        report,
+        &format!("| scope | {} |", ERROR_BASE_HEADERS.join(" | ")),
+        "|---|---:|---:|---:|---:|",
+        |s| {
+            error_bases(&s.risk)
+                .map(|cell| error_base_cell(cell, 4, true))
+                .to_vec()
+        },
     );
     if report.overall.repeated.repeats > 1 {
         table(

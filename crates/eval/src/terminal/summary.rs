@@ -9,7 +9,10 @@ use std::{
 use super::scope_width;
 use crate::{
     Report, Summary,
-    cells::{false_verdicts, interval, rate, repeat_cells, scopes, summary_cells},
+    cells::{
+        ERROR_BASE_HEADERS, error_base_cell, error_bases, false_verdicts, interval, rate,
+        repeat_cells, scopes, summary_cells,
+    },
     gates::Gate,
 };
 
@@ -148,6 +151,17 @@ pub fn risk_table(report: &Report, width: usize) -> String {
             rate(risk.coverage, risk.coverage_ci, 3),
             rate(risk.decided_accuracy, risk.decided_accuracy_ci, 3),
         );
+    }
+    let [h1, h2, h3, h4] = ERROR_BASE_HEADERS;
+    let _ = writeln!(
+        out,
+        "{:<width$}  {h1:<28}  {h2:<28}  {h3:<28}  {h4:<28}",
+        "scope"
+    );
+    for (scope, s, _) in scopes(report) {
+        let scope: String = scope.chars().take(width).collect();
+        let [a, b, c, d] = error_bases(&s.risk).map(|cell| error_base_cell(cell, 3, false));
+        let _ = writeln!(out, "{scope:<width$}  {a:<28}  {b:<28}  {c:<28}  {d:<28}");
     }
     if report.overall.repeated.repeats > 1 {
         let _ = writeln!(
