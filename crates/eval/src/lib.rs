@@ -23,6 +23,7 @@ pub mod calibration;
 mod case;
 mod cells;
 pub mod compare;
+pub mod compare_change;
 pub mod compare_noise;
 mod evaluator;
 pub mod export;
