@@ -63,6 +63,23 @@ for table in [(140, 3, 2, 5), (120, 10, 2, 18), (12, 9, 2, 4), (0, 0, 0, 5), (15
     diff, low, high = newcombe(*table)
     lines.append("newcombe " + " ".join(map(str, table)) + f" {diff!r} {low!r} {high!r}")
 
+# Precision at a stated prevalence: Bayes' rule, and the delta method on the log-odds scale
+# (Var ln p = 1/x - 1/n, a zero count taken as 0.5), z from scipy.
+def at_prevalence(prev, x, n, fx, no):
+    z = stats.norm.ppf(0.975)
+    tpr, fpr = x / n, fx / no
+    precision = prev * tpr / (prev * tpr + (1 - prev) * fpr)
+    x1, x2 = (x or 0.5), (fx or 0.5)
+    center = math.log(prev / (1 - prev)) + math.log(x1 / n) - math.log(x2 / no)
+    half = z * math.sqrt(max(1 / x1 - 1 / n, 0) + max(1 / x2 - 1 / no, 0))
+    expit = lambda t: 1 / (1 + math.exp(-t))
+    return precision, min(expit(center - half), precision), max(expit(center + half), precision)
+
+
+for args in [(0.134, 58, 75, 0, 75), (0.866, 65, 75, 2, 75), (0.134, 70, 75, 5, 75), (0.5, 40, 50, 10, 60), (0.2, 3, 10, 1, 12)]:
+    precision, low, high = at_prevalence(*args)
+    lines.append("prevalence " + " ".join(map(str, args)) + f" {precision!r} {low!r} {high!r}")
+
 # The normal quantile the intervals use.
 lines.append(f"z95 {float(stats.norm.ppf(0.975))!r}")
 

@@ -150,6 +150,28 @@ pub(crate) fn error_base_cell(cell: ErrorBase, decimals: usize, with_interval: b
     }
 }
 
+/// The lines about precisions at a stated production base rate, when one was given:
+/// `at prevalence 0.134 (cases: 0.500 expected to pass): PASS precision 1.0000 [0.5305,
+/// 1.0000] · FAIL precision …`, then the warning when the cases' mix is far from it.
+pub(crate) fn prevalence_lines(s: &Summary) -> Vec<String> {
+    let Some(at) = &s.risk.at_prevalence else {
+        return Vec::new();
+    };
+    let share = at
+        .cases_expected_pass_share
+        .map_or_else(|| "n/a".to_owned(), |x| format!("{x:.3}"));
+    let mut lines = vec![format!(
+        "at prevalence {} (share of cases that should pass in production; these cases: {share}): PASS precision {} · FAIL precision {}",
+        at.prevalence,
+        rate(at.pass_precision, at.pass_precision_ci, 4),
+        rate(at.fail_precision, at.fail_precision_ci, 4)
+    )];
+    if let Some(warning) = &at.warning {
+        lines.push(format!("warning: {warning}"));
+    }
+    lines
+}
+
 /// The cells of one scope's repeats row: repeats, flipped cases, flip rate, accuracy by
 /// repeat (`0.9533` each, joined with `separator`), probability SD per criterion
 /// (`spam 0.0123, …`, or `n/a`). The terminal, Markdown and HTML tables all take their repeat

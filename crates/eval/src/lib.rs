@@ -35,6 +35,7 @@ pub mod markdown;
 mod ordered_map;
 pub mod output;
 pub use jevjudge_wire::plural;
+pub mod prevalence;
 pub mod repeats;
 mod report;
 pub mod risk;

@@ -101,6 +101,9 @@ pub struct Risk {
     pub false_fail_per_fail_verdict_ci: Option<[f64; 2]>,
     /// One-sided 95 % Clopper–Pearson upper bound of `false_fail_per_fail_verdict`.
     pub false_fail_per_fail_verdict_upper: Option<f64>,
+    /// PASS and FAIL precisions at a stated production base rate, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_prevalence: Option<crate::prevalence::AtPrevalence>,
 }
 
 /// One case's counts over its reviews.
@@ -222,6 +225,7 @@ impl RiskBuilder {
             false_fail_per_fail_verdict: rate(false_fail, fail_verdicts),
             false_fail_per_fail_verdict_ci: interval(|c| c.false_fail, |c| c.fail_verdicts),
             false_fail_per_fail_verdict_upper: upper(|c| c.false_fail, |c| c.fail_verdicts),
+            at_prevalence: None,
         }
     }
 }

@@ -19,6 +19,8 @@
 //!   [`newcombe_paired`] is the interval of the change in a rate between two runs on the same
 //!   cases; [`fisher_exact`] tests one case's repeat counts, and [`holm`] and
 //!   [`benjamini_hochberg`] correct many such tests.
+//! - **Prevalence**: [`precision_at_prevalence`] is a verdict's precision at a stated share of
+//!   its class in production, with a delta-method interval.
 //! - **Calibration** of yes-probabilities against labels, on [`Point`]s: [`brier`],
 //!   [`log_loss`], [`auroc`], reliability tables of [`Bin`]s ([`reliability_equal_width`],
 //!   [`reliability_equal_mass`]) and their summaries [`ece`] and [`mce`].
@@ -70,6 +72,7 @@ mod bootstrap;
 mod clustered;
 mod exact;
 mod percentile;
+mod prevalence;
 mod scoring;
 #[cfg(test)]
 mod test_points;
@@ -84,6 +87,7 @@ pub use exact::{
     clopper_pearson_upper, fisher_exact, holm, hybrid_interval, ln_gamma, newcombe_paired,
 };
 pub use percentile::{nearest_rank, nearest_rank_index, p50_p95};
+pub use prevalence::precision_at_prevalence;
 pub use scoring::{
     Bin, LOG_LOSS_EPSILON, Point, auroc, brier, ece, log_loss, mce, reliability_equal_mass,
     reliability_equal_width,

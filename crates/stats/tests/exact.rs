@@ -100,3 +100,15 @@ fn newcombe_paired_interval_matches_the_statsmodels_wilson_construction() {
         assert!(close(high, values[6], 1e-12), "{fields:?}: {high}");
     }
 }
+
+#[test]
+fn precision_at_prevalence_matches_the_python_delta_method() {
+    for fields in lines("prevalence") {
+        let v = numbers(&fields);
+        let (precision, low, high) =
+            jevjudge_stats::precision_at_prevalence(v[0], v[1], v[2], v[3], v[4], z95()).unwrap();
+        assert!(close(precision, v[5], 1e-12), "{fields:?}: {precision}");
+        assert!(close(low, v[6], 1e-12), "{fields:?}: {low}");
+        assert!(close(high, v[7], 1e-12), "{fields:?}: {high}");
+    }
+}

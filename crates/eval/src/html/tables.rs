@@ -284,6 +284,9 @@ pub(super) fn risk_tables(report: &Report) -> Markup {
                     }
                 }
             }
+            @for line in crate::cells::prevalence_lines(&report.overall) {
+                p.note { (line) }
+            }
             p.note {
                 "Coverage = PASS or FAIL verdicts ÷ reviews; decided accuracy = correct ÷ decided. A false PASS is a case expected to fail that got PASS (an unsupported draft published), a false FAIL the reverse. "
                 (METHOD)

@@ -46,6 +46,10 @@ pub fn markdown(report: &Report) -> String {
             },
         );
     }
+    for line in crate::cells::prevalence_lines(&report.overall) {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", super::escape(&line));
+    }
     let _ = writeln!(out);
     let _ = writeln!(out, "_{METHOD}_");
     out

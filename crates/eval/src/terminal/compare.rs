@@ -169,6 +169,14 @@ pub fn compare_with_gates(
         delta_line(&mut out, &name, width, *base, *candidate);
     }
     out.push_str(&change_lines(comparison));
+    for (side, figures) in [
+        ("base", &comparison.base),
+        ("candidate", &comparison.candidate),
+    ] {
+        for line in crate::cells::prevalence_lines(&figures.summary) {
+            let _ = writeln!(out, "{side}: {line}");
+        }
+    }
     let _ = writeln!(out, "\nflips: {}", comparison.flips.len());
     for (transition, count) in &comparison.transitions {
         let ids: Vec<&str> = comparison

@@ -10,8 +10,8 @@ use super::scope_width;
 use crate::{
     Report, Summary,
     cells::{
-        ERROR_BASE_HEADERS, error_base_cell, error_bases, false_verdicts, interval, rate,
-        repeat_cells, scopes, summary_cells,
+        ERROR_BASE_HEADERS, error_base_cell, error_bases, false_verdicts, interval,
+        prevalence_lines, rate, repeat_cells, scopes, summary_cells,
     },
     gates::Gate,
 };
@@ -65,6 +65,9 @@ pub fn summary(
         let _ = writeln!(out, "errors: {}", report.overall.errors_text());
     }
     out.push_str(&risk_table(report, width));
+    for line in prevalence_lines(&report.overall) {
+        let _ = writeln!(out, "{line}");
+    }
     if let Some(wall) = report.wall_millis.filter(|w| *w > 0.0) {
         // The wall time is this session's: count only the reviews it ran (a resumed run's
         // earlier rows took no time here).
