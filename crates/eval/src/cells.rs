@@ -198,7 +198,7 @@ pub fn repeat_cells(s: &Summary, separator: &str) -> [String; 5] {
     [
         r.repeats.to_string(),
         r.flipped.unwrap_or(0).to_string(),
-        format!("{:.4}", r.flip_rate.unwrap_or(0.0)),
+        rate(Some(r.flip_rate.unwrap_or(0.0)), r.flip_rate_ci, 4),
         by_repeat.join(separator),
         sd,
     ]

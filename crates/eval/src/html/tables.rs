@@ -298,7 +298,7 @@ pub(super) fn risk_tables(report: &Report) -> Markup {
                 table {
                     thead { tr {
                         th { "scope" } th.num { "repeats" } th.num { "flipped cases" }
-                        th.num { "flip rate" } th.num { "accuracy by repeat" }
+                        th.num { "flip rate [95% CI]" } th.num { "accuracy by repeat" }
                         th { "probability SD (mean per case)" }
                     } }
                     tbody {

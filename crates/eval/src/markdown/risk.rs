@@ -36,7 +36,7 @@ pub fn markdown(report: &Report) -> String {
         table(
             &mut out,
             report,
-            "| scope | repeats | flipped cases | flip rate | accuracy by repeat | probability SD (mean per case) |",
+            "| scope | repeats | flipped cases | flip rate [95% CI] | accuracy by repeat | probability SD (mean per case) |",
             "|---|---:|---:|---:|---:|---|",
             |s| {
                 repeat_cells(s, " · ")

@@ -169,15 +169,15 @@ pub fn risk_table(report: &Report, width: usize) -> String {
     if report.overall.repeated.repeats > 1 {
         let _ = writeln!(
             out,
-            "{:<width$}  {:>7} {:>7} {:>9}  {:<24}  probability SD (mean per case)",
-            "scope", "repeats", "flipped", "flip rate", "accuracy by repeat"
+            "{:<width$}  {:>7} {:>7} {:>24}  {:<24}  probability SD (mean per case)",
+            "scope", "repeats", "flipped", "flip rate [95% CI]", "accuracy by repeat"
         );
         for (scope, s, _) in scopes(report) {
             let scope: String = scope.chars().take(width).collect();
             let [repeats, flipped, flip_rate, by_repeat, sd] = repeat_cells(s, " ");
             let _ = writeln!(
                 out,
-                "{scope:<width$}  {repeats:>7} {flipped:>7} {flip_rate:>9}  {by_repeat:<24}  {sd}"
+                "{scope:<width$}  {repeats:>7} {flipped:>7} {flip_rate:>24}  {by_repeat:<24}  {sd}"
             );
         }
     }
