@@ -80,6 +80,13 @@ for args in [(0.134, 58, 75, 0, 75), (0.866, 65, 75, 2, 75), (0.134, 70, 75, 5, 
     precision, low, high = at_prevalence(*args)
     lines.append("prevalence " + " ".join(map(str, args)) + f" {precision!r} {low!r} {high!r}")
 
+# Scott's pi of two exchangeable raters = Fleiss' kappa with two ratings per item (statsmodels).
+from statsmodels.stats.inter_rater import fleiss_kappa
+
+for a, b, c, d in [(20, 5, 10, 15), (45, 15, 25, 15), (30, 2, 1, 7), (6, 8, 10, 12)]:
+    items = [[2, 0]] * a + [[1, 1]] * (b + c) + [[0, 2]] * d
+    lines.append(f"scott {a} {b} {c} {d} {float(fleiss_kappa(items, method='fleiss'))!r}")
+
 # The normal quantile the intervals use.
 lines.append(f"z95 {float(stats.norm.ppf(0.975))!r}")
 

@@ -25,7 +25,8 @@
 //!   [`log_loss`], [`auroc`], reliability tables of [`Bin`]s ([`reliability_equal_width`],
 //!   [`reliability_equal_mass`]) and their summaries [`ece`] and [`mce`].
 //! - **Agreement** of two raters on yes/no questions: [`AgreementTable`] and [`cohen_kappa`]
-//!   (observed agreement and Cohen's κ, as the review queue reports for items decided twice).
+//!   (observed agreement, Cohen's κ, and Scott's π with a bootstrap interval for the review
+//!   queue's two exchangeable slots).
 //! - **Bootstrap**: the seeded [`SplitMix64`] generator and [`resample_indices`] for
 //!   out-of-bag resampling, so a recommendation is reproducible.
 //! - **Thresholds**: [`choose`] picks a criterion's `(fail_at_or_below, pass_at_or_above)` that
@@ -78,7 +79,7 @@ mod scoring;
 mod test_points;
 mod thresholds;
 
-pub use agreement::{AgreementTable, cohen_kappa};
+pub use agreement::{AgreementTable, MIN_AGREEMENT_ITEMS, cohen_kappa};
 pub use binomial::{mcnemar_exact, wilson, wilson_lower};
 pub use bootstrap::{SplitMix64, resample_indices};
 pub use clustered::{clustered_wilson, effective_trials, wilson_effective};

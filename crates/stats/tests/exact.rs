@@ -112,3 +112,32 @@ fn precision_at_prevalence_matches_the_python_delta_method() {
         assert!(close(high, v[7], 1e-12), "{fields:?}: {high}");
     }
 }
+
+#[test]
+fn scott_pi_matches_statsmodels_fleiss_kappa_for_two_ratings_per_item() {
+    for fields in lines("scott") {
+        let v = numbers(&fields);
+        let table = jevjudge_stats::AgreementTable {
+            both_yes: v[0] as u64,
+            yes_no: v[1] as u64,
+            no_yes: v[2] as u64,
+            both_no: v[3] as u64,
+        };
+        let pi = table.scott_pi().unwrap();
+        assert!(close(pi, v[4], 1e-12), "{fields:?}: {pi}");
+        // The bootstrap interval holds the estimate (every table here has at least the minimum of 20 items).
+        let (low, high) = table.scott_pi_interval(2000, 7).unwrap();
+        assert!(low <= pi && pi <= high, "{fields:?}: [{low}, {high}]");
+    }
+    let few = jevjudge_stats::AgreementTable {
+        both_yes: 5,
+        yes_no: 1,
+        no_yes: 1,
+        both_no: 5,
+    };
+    assert_eq!(
+        few.scott_pi_interval(2000, 7),
+        None,
+        "below the minimum item count"
+    );
+}
