@@ -58,7 +58,7 @@ pub struct WrittenRecords {
 }
 
 /// What a labelled export exported and left out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LabelledExported {
     /// The cases exported.
     pub cases: u64,
@@ -66,6 +66,9 @@ pub struct LabelledExported {
     pub records: usize,
     /// The reviews left out, by reason.
     pub left_out: LeftOut,
+    /// Agreement of the two reviewers per definition version and criterion (Scott's π with
+    /// can't-tell rates), over the reviews decided twice.
+    pub agreement: Vec<jevjudge_store::export::AgreementFigure>,
     /// The cases file and the record file, or `None` when no case was exported (then nothing
     /// was written and earlier files are left alone).
     pub files: Option<(PathBuf, PathBuf)>,
@@ -184,6 +187,7 @@ pub async fn export_labelled(
         cases: rules.cases,
         records: rules.records(),
         left_out: rules.left_out,
+        agreement: rules.agreement(),
         files,
     })
 }
