@@ -102,12 +102,15 @@ fn correlation(x: &[f64], y: &[f64]) -> f64 {
     }
 }
 
+/// Each run's figure and 95 % interval: `(base, base_ci, candidate, candidate_ci)`.
+type Sides = (Option<f64>, Option<[f64; 2]>, Option<f64>, Option<[f64; 2]>);
+
 /// The paired change of one rate.
 fn paired(
     base: &[&Row],
     candidate: &[&Row],
     event: fn(Outcome) -> bool,
-    sides: (Option<f64>, Option<[f64; 2]>, Option<f64>, Option<[f64; 2]>),
+    sides: Sides,
 ) -> Change {
     let single = base
         .iter()
