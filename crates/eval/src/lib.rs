@@ -38,6 +38,7 @@ pub use jevjudge_wire::plural;
 pub mod prevalence;
 pub mod repeats;
 mod report;
+pub mod reviewer;
 pub mod risk;
 mod row;
 pub mod rows_file;
