@@ -106,12 +106,7 @@ fn correlation(x: &[f64], y: &[f64]) -> f64 {
 type Sides = (Option<f64>, Option<[f64; 2]>, Option<f64>, Option<[f64; 2]>);
 
 /// The paired change of one rate.
-fn paired(
-    base: &[&Row],
-    candidate: &[&Row],
-    event: fn(Outcome) -> bool,
-    sides: Sides,
-) -> Change {
+fn paired(base: &[&Row], candidate: &[&Row], event: fn(Outcome) -> bool, sides: Sides) -> Change {
     let single = base
         .iter()
         .chain(candidate)

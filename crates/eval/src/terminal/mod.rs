@@ -15,7 +15,7 @@ mod summary;
 mod tests;
 
 pub use calibrate::{calibration, criterion_block};
-pub use compare::compare;
+pub use compare::{compare, compare_with_gates};
 pub use reviews::reviews;
 pub use summary::{risk_table, summary};
 
