@@ -7,9 +7,15 @@
 //! ([`jevjudge_stats::mcnemar_exact`]): the pairs correct in exactly one run are the only ones
 //! that carry information about which run is better.
 //!
-//! With repeated runs (`eval --repeat`), a regression is a case whose correct rate fell by
-//! more than the noise the runs show, and McNemar's test runs on those cases; see
-//! [`crate::compare_noise`].
+//! A *new incorrect* case is incorrect in CANDIDATE and was not in BASE (correct, abstained
+//! or errored), a *new false PASS* is a false PASS in CANDIDATE that was not one in BASE: the
+//! risk a candidate adds, which "correct → not correct" misses when abstentions turn into
+//! wrong verdicts. The change in accuracy, coverage and decided accuracy carries a paired
+//! interval ([`crate::compare_change`]).
+//!
+//! With repeated runs (`eval --repeat`), each of these counts only cases that Fisher's exact
+//! test on the repeat counts finds changed after Holm's correction across cases, and McNemar's
+//! test runs on those counts; see [`crate::compare_noise`].
 //!
 //! Why refuse reports of different case sets? Accuracy over different cases is not a
 //! comparison; `--intersect` ([`CompareOptions::intersect`]) restricts both to the cases they
