@@ -549,3 +549,37 @@ fn eval_html_writes_the_page_beside_the_other_outputs() {
     assert!(html.contains("Backend <code>fake</code>"));
     assert!(html.contains("Has my refund gone through?"));
 }
+
+// `--prevalence P` adds the precisions at P to the report (overall and per scenario); a P
+// outside (0, 1) is invalid input, refused before anything runs.
+#[test]
+fn eval_prevalence_adds_precisions_at_the_production_rate_and_refuses_a_rate_outside_0_1() {
+    let dir = temp_dir("analysis-prevalence");
+    let definition = example("sms-spam/definition-cut-0.5.toml");
+    let report = eval_sms(&dir, &definition, "cut", &["--prevalence", "0.134"]);
+    let json = read_json(&report);
+    let at = &json["overall"]["at_prevalence"];
+    assert_eq!(at["prevalence"], 0.134);
+    assert_eq!(at["cases_expected_pass_share"], 0.5);
+    // 71 of 75 spam PASS, 3 of 75 ham PASS: Bayes at 13.4 % spam.
+    let (tpr, fpr) = (71.0 / 75.0, 3.0 / 75.0);
+    let expected = 0.134 * tpr / (0.134 * tpr + 0.866 * fpr);
+    assert!(
+        (at["pass_precision"].as_f64().unwrap() - expected).abs() < 1e-12,
+        "{at}"
+    );
+    assert!(at["warning"].as_str().unwrap().contains("13.4 %"));
+    assert!(json["scenarios"]["sms-spam"]["at_prevalence"].is_object());
+    exits_2_saying(
+        jevjudge()
+            .arg("eval")
+            .arg("--definition")
+            .arg(&definition)
+            .arg("--cases")
+            .arg(example("sms-spam/cases.jsonl"))
+            .arg("--replay")
+            .arg(example("sms-spam/recordings.jevl"))
+            .args(["--prevalence", "1.5"]),
+        "--prevalence: a prevalence must be strictly between 0 and 1, not 1.5",
+    );
+}
