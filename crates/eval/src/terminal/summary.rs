@@ -166,6 +166,10 @@ pub fn risk_table(report: &Report, width: usize) -> String {
         let [a, b, c, d] = error_bases(&s.risk).map(|cell| error_base_cell(cell, 3, false));
         let _ = writeln!(out, "{scope:<width$}  {a:<28}  {b:<28}  {c:<28}  {d:<28}");
     }
+    let _ = writeln!(
+        out,
+        "(intervals 95 %; upper = one-sided 95 % Clopper–Pearson bound; methods: docs/explanation/statistics.md)"
+    );
     if report.overall.repeated.repeats > 1 {
         let _ = writeln!(
             out,
