@@ -274,6 +274,31 @@ mod tests {
         assert_eq!(comparison.regressions, 0);
     }
 
+    // The guarantee is not bought by never counting: with 10 repeats, 5 of 150 cases that go
+    // from always right to always wrong are each found after Holm (p = 2/C(20, 10) ≈ 1.1e-5,
+    // × 150 ≈ 0.0016), while 145 steady cases are not.
+    #[test]
+    fn ten_repeats_find_cases_that_broke_among_a_hundred_and_fifty() {
+        let run = |broken: bool| -> Vec<Row> {
+            (0..150)
+                .map(|i| {
+                    let status = if broken && i < 5 { F } else { P };
+                    case(&format!("c{i}"), &[status; 10])
+                })
+                .collect()
+        };
+        let comparison = compare(
+            &report(run(false)),
+            &report(run(true)),
+            CompareOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(comparison.regressions, 5);
+        assert_eq!(comparison.new_incorrect, 5);
+        let noise = comparison.noise.unwrap();
+        assert!(noise.regressions.iter().all(|c| c.adjusted_p < 0.002));
+    }
+
     // Single runs keep the exact McNemar on single verdicts: no noise rule.
     #[test]
     fn single_runs_have_no_noise_rule() {
