@@ -113,9 +113,11 @@ pub fn precisions(
     }
 }
 
-/// One criterion's PASS and FAIL precisions at `prevalence` (the share of cases whose
-/// condition should hold in production), for a calibration tally: `positives` points whose
-/// label is yes, the rest no.
+/// One criterion's PASS and FAIL precisions at `prevalence` (the share of cases in
+/// production whose expectation holds — for a one-criterion definition, the share that should
+/// pass), for a calibration [`jevjudge_stats::Tally`] of a threshold pair on p′: `positives`
+/// of its points have the expectation holding, the rest not. This is the library side of
+/// `calibrate`'s prevalence: call it with the recommended pair's tally.
 pub fn tally_at_prevalence(
     prevalence: f64,
     tally: &jevjudge_stats::Tally,
