@@ -202,4 +202,22 @@ mod tests {
         assert_eq!(at.cases_expected_pass_share, Some(0.5));
         assert!(at.warning.is_some());
     }
+
+    // The calibrate side: a pair that passes 74 points (71 with the expectation holding) and
+    // fails 76 (72 without), 75 of each: PASS precision at 13.4 % is Bayes' 0.7855.
+    #[test]
+    fn a_calibration_tally_gives_the_same_precisions_as_a_summary() {
+        let tally = jevjudge_stats::Tally {
+            total: 150,
+            passes: 74,
+            correct_passes: 71,
+            fails: 76,
+            correct_fails: 72,
+        };
+        let at = tally_at_prevalence(0.134, &tally, 75);
+        let (tpr, fpr) = (71.0 / 75.0, 3.0 / 75.0);
+        let expected = 0.134 * tpr / (0.134 * tpr + 0.866 * fpr);
+        assert!((at.pass_precision.unwrap() - expected).abs() < 1e-12);
+        assert_eq!(at.cases_expected_pass_share, Some(0.5));
+    }
 }
