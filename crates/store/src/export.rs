@@ -8,13 +8,18 @@
 //! queued copy is not decided yet (`undecided`); two reviewers answered a criterion differently
 //! (`disagreement`, counted before can't-tell); a reviewer could not tell on a criterion
 //! (`can't tell`); its state text was not kept (`state not kept`).
+//!
+//! Each case carries `"weight": 1/π`, π being the chance its review was queued at all
+//! ([`Inclusion`]): 1 for a status queued in full, `1/rate` for a PASS sampled at `rate`. A
+//! review queued before π was recorded has weight 1 and is counted in
+//! [`LabelledExport::unrecorded_inclusion`].
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use jevjudge_wire::record::Record;
 use serde_json::Value;
 
-use crate::{Findings, Labelled, ReviewId};
+use crate::{Findings, Inclusion, Labelled, ReviewId};
 
 /// What the export rules make of one queued review's decisions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,6 +158,9 @@ pub struct LabelledExport {
     pub left_out: LeftOut,
     /// The cases exported so far.
     pub cases: u64,
+    /// The cases exported so far whose review was queued before its inclusion probability
+    /// was recorded (weight 1; a PASS sampled then stands for more reviews than that).
+    pub unrecorded_inclusion: u64,
 }
 
 impl LabelledExport {
@@ -197,12 +205,17 @@ impl LabelledExport {
                 version,
             });
         };
+        let inclusion = labelled.inclusion.unwrap_or_else(|| {
+            self.unrecorded_inclusion += 1;
+            Inclusion::FULL
+        });
         let case = serde_json::json!({
             "scenario": version,
             "id": labelled.review_id.to_string(),
             "state": state,
             "expected_pass": pass,
             "expected_findings": labels,
+            "weight": inclusion.weight(),
         });
         self.cases += 1;
         let record = self.records.insert(record.id.clone()).then_some(record);
@@ -280,6 +293,7 @@ mod tests {
     fn labelled(decisions: Vec<Option<Findings>>, kept: bool) -> Labelled {
         Labelled {
             expired: false,
+            inclusion: Some(Inclusion::FULL),
             review_id: ReviewId::new(),
             definition_version: "v1".into(),
             expected: Some(BTreeMap::from([("spam".into(), true)])),
@@ -326,6 +340,29 @@ mod tests {
         assert_eq!(line["expected_findings"]["spam"], true);
         assert_eq!(line["state"], "a message");
         assert_eq!((export.cases, export.records()), (2, 1));
+    }
+
+    #[test]
+    fn each_case_weighs_one_over_its_inclusion_probability() {
+        let yes = findings(&[("spam", Some(true))]);
+        let mut export = LabelledExport::default();
+        let weight = |export: &mut LabelledExport, inclusion| {
+            let case = export
+                .admit(Labelled {
+                    inclusion,
+                    ..labelled(vec![yes.clone()], true)
+                })
+                .unwrap()
+                .unwrap();
+            serde_json::from_str::<Value>(&case.line).unwrap()["weight"].clone()
+        };
+        assert_eq!(weight(&mut export, Some(Inclusion::FULL)), 1.0);
+        let sampled = Inclusion::new(0.3).unwrap();
+        assert_eq!(weight(&mut export, Some(sampled)), 1.0 / 0.3);
+        assert_eq!(export.unrecorded_inclusion, 0);
+        // Queued before π was recorded: weight 1, counted.
+        assert_eq!(weight(&mut export, None), 1.0);
+        assert_eq!((export.cases, export.unrecorded_inclusion), (3, 1));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Reading every queued review for a labelled export, in batches (the rules that turn each
 //! into a case are `crate::export`'s).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::*;
 
@@ -29,7 +29,7 @@ impl Store {
             let last: String = last.try_get("review_id")?;
             let copies = sqlx::query(
                 "SELECT q.review_id AS review_id, q.slot AS slot, d.findings AS findings, \
-                 q.expired_at AS expired_at FROM queue_items q LEFT JOIN queue_decisions d ON d.item_id = q.id \
+                 q.expired_at AS expired_at, q.inclusion AS inclusion FROM queue_items q LEFT JOIN queue_decisions d ON d.item_id = q.id \
                  WHERE q.review_id >= $1 AND q.review_id <= $2 ORDER BY q.review_id, q.slot",
             )
             .bind(&first)
@@ -50,9 +50,15 @@ impl Store {
             .await?;
             let mut decisions: BTreeMap<String, Vec<Option<Findings>>> = BTreeMap::new();
             let mut expired: HashSet<String> = HashSet::new();
+            let mut inclusions: HashMap<String, Inclusion> = HashMap::new();
             for row in &copies {
                 let findings: Option<String> = row.try_get("findings")?;
                 let review_id: String = row.try_get("review_id")?;
+                let inclusion: Option<String> = row.try_get("inclusion")?;
+                if let Some(inclusion) = Inclusion::from_text(inclusion.as_deref())? {
+                    // Every copy holds its review's π; the first (slot 1) wins.
+                    inclusions.entry(review_id.clone()).or_insert(inclusion);
+                }
                 if row.try_get::<Option<i64>, _>("expired_at")?.is_some() {
                     expired.insert(review_id.clone());
                 }
@@ -85,6 +91,7 @@ impl Store {
                     record,
                     decisions: decisions.remove(&id).unwrap_or_default(),
                     expired: expired.contains(&id),
+                    inclusion: inclusions.remove(&id),
                 })?;
                 count += 1;
             }
