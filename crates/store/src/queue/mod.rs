@@ -33,6 +33,7 @@ use crate::{
     },
 };
 
+mod gauges;
 mod inclusion;
 mod labelled;
 mod ops;
@@ -40,6 +41,7 @@ mod sql;
 #[cfg(test)]
 mod tests;
 
+pub use gauges::{PendingVersion, QueueGauges};
 pub use inclusion::{Inclusion, InclusionError};
 pub use sql::statements;
 

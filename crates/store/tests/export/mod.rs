@@ -1,8 +1,15 @@
-//! What a labelled export reads from the queue on SQLite and on a real PostgreSQL: each
-//! queued review's inclusion probability π, and one definition version at a time.
+//! What a labelled export and monitoring read from the queue, on SQLite and on a real
+//! PostgreSQL: each queued review's inclusion probability π, one definition version at a
+//! time, and the queue's gauges (pending, oldest pending, decisions, expired leases).
+
+use std::{
+    collections::BTreeMap,
+    time::{Duration, SystemTime},
+};
 
 use jevjudge_store::{
-    Enqueue, Inclusion, KeptState, Labelled, NewReview, QueueReason, Store, StoreUrl,
+    Decision, Enqueue, Inclusion, KeptState, Labelled, NewReview, PendingVersion, QueueReason,
+    Store, StoreUrl,
 };
 use jevjudge_test_support::on_both_stores;
 use serde_json::json;
@@ -12,6 +19,7 @@ use super::{pg_url, review, sqlite_url};
 on_both_stores!(
     each_queued_review_keeps_its_inclusion_probability,
     versions_are_counted_over_every_review_and_an_export_reads_one,
+    gauges_count_pending_items_decisions_and_leases_that_ran_out,
 );
 
 fn kept(status: &str) -> NewReview {
@@ -122,5 +130,125 @@ async fn versions_are_counted_over_every_review_and_an_export_reads_one(url: Sto
         "nothing of v3 was queued"
     );
     assert_eq!(read(None).await, queued);
+    store.close().await;
+}
+
+async fn gauges_count_pending_items_decisions_and_leases_that_ran_out(url: StoreUrl) {
+    let store = Store::open(&url).await.expect("the store opens");
+    let questions = json!({"supported": {"type": "noul", "instructions": "Is it supported?"}});
+    store
+        .put_definition("sha256:v1", "v1", &questions)
+        .await
+        .unwrap();
+    let once = Enqueue {
+        reason: QueueReason::Status,
+        copies: 1,
+    };
+    let start = SystemTime::now();
+    let lease = Duration::from_secs(600);
+    for version in ["v1", "v1", "v1", "v2"] {
+        store
+            .insert_queued(&kept_of("FAIL", version), Some(&once))
+            .await
+            .unwrap();
+    }
+    let empty = store.queue_gauges_at(start).await.unwrap();
+    let pending = |gauges: &jevjudge_store::QueueGauges| -> BTreeMap<String, u64> {
+        gauges
+            .pending
+            .iter()
+            .map(|(version, p)| (version.clone(), p.items))
+            .collect()
+    };
+    assert_eq!(
+        pending(&empty),
+        BTreeMap::from([("v1".to_owned(), 3), ("v2".to_owned(), 1)])
+    );
+    let PendingVersion {
+        oldest_queued_at_millis,
+        ..
+    } = empty.pending["v1"];
+    let start_millis = start
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    assert!(
+        (start_millis - 5_000..=start_millis + 5_000).contains(&oldest_queued_at_millis),
+        "queued about now"
+    );
+    assert_eq!(
+        (
+            empty.decisions_answered,
+            empty.decisions_cant_tell,
+            empty.leases_expired
+        ),
+        (0, 0, 0)
+    );
+
+    // ana takes two items of v1: one she decides with a can't-tell, one whose lease runs out.
+    let decided = store
+        .claim_at("ana", Some("v1"), lease, start)
+        .await
+        .unwrap()
+        .unwrap();
+    let unsure = Decision {
+        findings: BTreeMap::from([("supported".to_owned(), None)]),
+        note: None,
+    };
+    store
+        .decide_at(decided.item, "ana", &unsure, start)
+        .await
+        .unwrap();
+    let lapsed = store
+        .claim_at("ana", Some("v1"), lease, start)
+        .await
+        .unwrap()
+        .unwrap();
+    let leased = store.queue_gauges_at(start).await.unwrap();
+    assert_eq!(
+        pending(&leased),
+        BTreeMap::from([("v1".to_owned(), 1), ("v2".to_owned(), 1)])
+    );
+    assert_eq!(
+        (
+            leased.decisions_answered,
+            leased.decisions_cant_tell,
+            leased.leases_expired
+        ),
+        (0, 1, 0)
+    );
+    // Past the lease: the lapsed item is pending again and its lease counts as expired, before
+    // and after ben claims it again (and decides it).
+    let later = start + lease + Duration::from_secs(1);
+    let lapsed_now = store.queue_gauges_at(later).await.unwrap();
+    assert_eq!(lapsed_now.pending["v1"].items, 2);
+    assert_eq!(lapsed_now.leases_expired, 1);
+    let again = store
+        .claim_at("ben", Some("v1"), lease, later)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.item, lapsed.item, "the oldest pending item");
+    let yes = Decision {
+        findings: BTreeMap::from([("supported".to_owned(), Some(true))]),
+        note: None,
+    };
+    store
+        .decide_at(again.item, "ben", &yes, later)
+        .await
+        .unwrap();
+    let after = store.queue_gauges_at(later).await.unwrap();
+    assert_eq!(
+        (
+            after.decisions_answered,
+            after.decisions_cant_tell,
+            after.leases_expired
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!(
+        pending(&after),
+        BTreeMap::from([("v1".to_owned(), 1), ("v2".to_owned(), 1)])
+    );
     store.close().await;
 }
