@@ -89,7 +89,8 @@ struct ExportArgs {
     out: PathBuf,
     /// Export the review queue's labels: DIR/cases.jsonl (state form, `id` = the review id,
     /// `expected_findings` from the reviewers, `expected_pass` from the definition's expected
-    /// flags) and DIR/recordings.jevl with exactly those reviews' records. Reviews not fully
+    /// flags, `weight` = 1/π: 1 for a status queued in full, 1/rate for a sampled PASS) and
+    /// DIR/recordings.jevl with exactly those reviews' records. Reviews not fully
     /// decided, with two reviewers disagreeing, with a can't-tell, or without kept state are
     /// left out and counted.
     #[arg(long)]
