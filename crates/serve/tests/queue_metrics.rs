@@ -1,6 +1,7 @@
 //! A service with a review queue, watched: sampled PASS reviews are queued with their
 //! inclusion probability, and `GET /metrics` shows the store's health and the queue's gauges
-//! read at scrape time; on SQLite and a real PostgreSQL (`JEVJUDGE_TEST_PG_URL`).
+//! read at scrape time (and the store as not ready once it stops answering); on SQLite and a
+//! real PostgreSQL (`JEVJUDGE_TEST_PG_URL`).
 
 use jevjudge_judge::{Status, SystemOneBackend};
 use jevjudge_serve::{DecisionLogConfig, Metrics, QueuePolicy, ReviewerTokens};
@@ -81,5 +82,13 @@ async fn sampled_passes_are_queued_with_their_rate_and_the_queue_is_on_metrics(u
         .expect("the oldest pending item's age");
     let age: f64 = oldest.parse().unwrap();
     assert!(age >= 0.0, "{age}");
+
+    // The store stops answering (its pool closed under the service): the scrape still
+    // answers, with the store not ready and no stale queue figures.
     store.close().await;
+    let reply = service.get("/metrics").await;
+    assert_eq!(reply.status, 200);
+    let text = reply.text();
+    assert!(has_sample(&text, "jevjudge_store_ready 0"), "{text}");
+    assert!(!text.contains("jevjudge_queue_pending"), "{text}");
 }
