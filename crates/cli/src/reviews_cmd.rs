@@ -8,7 +8,10 @@ use std::{
 };
 
 use jevjudge_eval::export::{self, ExportFailure};
-use jevjudge_store::{Cursor, Filter, MAX_PAGE, Store, StoreUrl, export::ExportError};
+use jevjudge_store::{
+    Cursor, Filter, MAX_PAGE, Store, StoreUrl,
+    export::{ExportError, VersionError},
+};
 
 use crate::{
     exit::{self, Failure},
@@ -34,8 +37,9 @@ enum ReviewsCommand {
     /// replace what is at their names (a symlink there is replaced, never written through).
     #[command(
         after_help = "Exit status: 0 written; 1 nothing to export (earlier files are left \
-        alone); 2 invalid input (a bad --store, --out or --definition); 8 the export was read \
-        but its files or summary could not be written."
+        alone); 2 invalid input (a bad --store, --out or --definition, or --labelled on a \
+        store with reviews of several definition versions and no --definition-version); 8 the \
+        export was read but its files or summary could not be written."
     )]
     Export(ExportArgs),
 }
@@ -85,7 +89,8 @@ struct ExportArgs {
     out: PathBuf,
     /// Export the review queue's labels: DIR/cases.jsonl (state form, `id` = the review id,
     /// `expected_findings` from the reviewers, `expected_pass` from the definition's expected
-    /// flags) and DIR/recordings.jevl with exactly those reviews' records. Reviews not fully
+    /// flags, `weight` = 1/π: 1 for a status queued in full, 1/rate for a sampled PASS) and
+    /// DIR/recordings.jevl with exactly those reviews' records. Reviews not fully
     /// decided, with two reviewers disagreeing, with a can't-tell, or without kept state are
     /// left out and counted.
     #[arg(long)]
@@ -94,6 +99,10 @@ struct ExportArgs {
     /// reviews (repeatable), for versions the store keeps no flags of.
     #[arg(long, value_name = "DEF", requires = "labelled")]
     definition: Vec<PathBuf>,
+    /// With --labelled: export the reviews of this definition version only. Needed when the
+    /// store holds reviews of several versions (a labelled export holds one).
+    #[arg(long, value_name = "VERSION", requires = "labelled")]
+    definition_version: Option<String>,
 }
 
 impl Args {
@@ -199,6 +208,12 @@ fn failure(failure: ExportFailure) -> anyhow::Error {
         ExportFailure::Start(error) => error.into(),
         ExportFailure::Store(error) => error.into(),
         ExportFailure::Refused(error) => refusal(error),
+        ExportFailure::Version(error) => match error {
+            VersionError::Several { .. } => {
+                anyhow::anyhow!("{error}; name one with --definition-version")
+            }
+            _ => anyhow::anyhow!("--definition-version: {error}"),
+        },
         ExportFailure::Write(error) => Failure::after_sending(error),
     }
 }
@@ -239,10 +254,18 @@ fn refusal(error: ExportError) -> anyhow::Error {
 async fn export_labelled(args: ExportArgs) -> anyhow::Result<u8> {
     let flags = definition_flags(&args.definition)?;
     let store = open(&args.store.store).await?;
-    let exported = export::export_labelled(store, &args.out, flags)
+    let version = args.definition_version.as_deref();
+    let exported = export::export_labelled(store, &args.out, flags, version)
         .await
         .map_err(failure)?;
     let left_out = exported.left_out;
+    if exported.unrecorded_inclusion > 0 {
+        eprintln!(
+            "jevjudge: warning: {} queued before the store recorded sampling rates: weight 1 \
+             (a sampled PASS among them stands for more reviews than that)",
+            jevjudge_eval::plural::count(exported.unrecorded_inclusion, "case")
+        );
+    }
     let Some((cases_path, records_path)) = exported.files else {
         eprintln!("jevjudge: no labelled review to export ({left_out}); nothing written");
         return Ok(exit::FAILED);

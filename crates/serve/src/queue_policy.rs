@@ -155,6 +155,17 @@ impl QueuePolicy {
     }
 }
 
+impl QueuePolicy {
+    /// The inclusion probability π of a review queued for `reason`: 1 for a status queued in
+    /// full, the PASS sampling rate for a sampled PASS (never 0: a rate of 0 samples nothing).
+    pub fn inclusion(&self, reason: Reason) -> f64 {
+        match reason {
+            Reason::Status => 1.0,
+            Reason::SampledPass => self.sample_pass,
+        }
+    }
+}
+
 /// A number in [0, 1) from the seed, a purpose and a review id: FNV-1a over the bytes, then
 /// SplitMix64's finaliser (stable across platforms and releases; not a secret).
 pub fn draw(seed: u64, purpose: &str, review_id: &str) -> f64 {
@@ -186,6 +197,16 @@ mod tests {
 
     fn ids(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("0190-review-{i}")).collect()
+    }
+
+    #[test]
+    fn inclusion_is_one_for_statuses_and_the_sampling_rate_for_sampled_passes() {
+        let policy = QueuePolicy {
+            sample_pass: 0.3,
+            ..policy()
+        };
+        assert_eq!(policy.inclusion(Reason::Status), 1.0);
+        assert_eq!(policy.inclusion(Reason::SampledPass), 0.3);
     }
 
     #[test]

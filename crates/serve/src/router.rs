@@ -98,7 +98,7 @@ async fn metrics(State(state): State<ServeState>) -> Response {
             CONTENT_TYPE,
             HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
         )],
-        state.render_metrics(),
+        state.render_metrics_with_store().await,
     )
         .into_response()
 }

@@ -186,6 +186,40 @@ impl ServeState {
         })
     }
 
+    /// [`ServeState::render_metrics`] after reading the store's figures (at most 1 s): its
+    /// health and, with a queue, the queue's gauges. What `GET /metrics` answers.
+    pub async fn render_metrics_with_store(&self) -> String {
+        if let Some(log) = self.decision_log() {
+            let mut scrape = crate::metrics::StoreScrape {
+                ready: log.is_ready(),
+                queue: None,
+            };
+            if self.queue_enabled() {
+                let now = std::time::SystemTime::now();
+                let read =
+                    tokio::time::timeout(Duration::from_secs(1), log.store().queue_gauges_at(now))
+                        .await;
+                match read {
+                    Ok(Ok(gauges)) => {
+                        scrape.queue = Some(crate::metrics::QueueScrape {
+                            gauges,
+                            now_millis: now
+                                .duration_since(std::time::UNIX_EPOCH)
+                                .map_or(0, |since| {
+                                    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+                                }),
+                            // Adjudication is not part of this queue yet.
+                            adjudications_pending: 0,
+                        });
+                    }
+                    _ => scrape.ready = false,
+                }
+            }
+            self.metrics().set_store_figures(scrape);
+        }
+        self.render_metrics()
+    }
+
     /// The decision log, when the service keeps one.
     pub fn decision_log(&self) -> Option<&Arc<DecisionLog>> {
         self.inner.decision_log.as_ref()

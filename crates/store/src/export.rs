@@ -8,13 +8,21 @@
 //! queued copy is not decided yet (`undecided`); two reviewers answered a criterion differently
 //! (`disagreement`, counted before can't-tell); a reviewer could not tell on a criterion
 //! (`can't tell`); its state text was not kept (`state not kept`).
+//!
+//! One export holds one definition version ([`export_version`]): a store with reviews of
+//! several versions exports only the one named.
+//!
+//! Each case carries `"weight": 1/π`, π being the chance its review was queued at all
+//! ([`Inclusion`]): 1 for a status queued in full, `1/rate` for a PASS sampled at `rate`. A
+//! review queued before π was recorded has weight 1 and is counted in
+//! [`LabelledExport::unrecorded_inclusion`].
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use jevjudge_wire::record::Record;
 use serde_json::Value;
 
-use crate::{Findings, Labelled, ReviewId};
+use crate::{Findings, Inclusion, Labelled, ReviewId};
 
 /// What the export rules make of one queued review's decisions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,6 +253,70 @@ pub enum ExportError {
     },
 }
 
+/// Why no definition version can be chosen for a labelled export.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VersionError {
+    /// The store holds reviews of several versions and none was named.
+    #[error(
+        "the store holds reviews of {} definition versions and a labelled export takes one: {}",
+        versions.len(),
+        list_versions(versions)
+    )]
+    Several {
+        /// Each version with its count of reviews.
+        versions: Vec<(String, u64)>,
+    },
+    /// The version named has no reviews in the store.
+    #[error(
+        "the store holds no reviews of definition version {version}; it holds {}",
+        if versions.is_empty() { "none".to_owned() } else { list_versions(versions) }
+    )]
+    Unknown {
+        /// The version named.
+        version: String,
+        /// Each version the store holds, with its count of reviews.
+        versions: Vec<(String, u64)>,
+    },
+}
+
+/// `v1 (120 reviews), v2 (1 review)`.
+fn list_versions(versions: &[(String, u64)]) -> String {
+    versions
+        .iter()
+        .map(|(version, count)| {
+            let noun = if *count == 1 { "review" } else { "reviews" };
+            format!("{version} ({count} {noun})")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The definition version a labelled export holds, from the versions the store holds reviews
+/// of (of any status, with their counts: [`Store::review_versions`](crate::Store::review_versions))
+/// and the one named, if any: the named one when the store holds it; else the only one
+/// (`None` for an empty store); several and none named is an error listing them.
+pub fn export_version(
+    versions: &[(String, u64)],
+    named: Option<&str>,
+) -> Result<Option<String>, VersionError> {
+    match named {
+        Some(named) if versions.iter().any(|(version, _)| version == named) => {
+            Ok(Some(named.to_owned()))
+        }
+        Some(named) => Err(VersionError::Unknown {
+            version: named.to_owned(),
+            versions: versions.to_vec(),
+        }),
+        None => match versions {
+            [] => Ok(None),
+            [(only, _)] => Ok(Some(only.clone())),
+            several => Err(VersionError::Several {
+                versions: several.to_vec(),
+            }),
+        },
+    }
+}
+
 /// One exported case: a line of the cases file and, the first time its record appears, the
 /// record for the record file.
 #[derive(Debug, Clone)]
@@ -265,6 +337,9 @@ pub struct LabelledExport {
     /// The cases exported so far.
     pub cases: u64,
     agreement: AgreementTally,
+    /// The cases exported so far whose review was queued before its inclusion probability
+    /// was recorded (weight 1; a PASS sampled then stands for more reviews than that).
+    pub unrecorded_inclusion: u64,
 }
 
 impl LabelledExport {
@@ -317,12 +392,17 @@ impl LabelledExport {
                 version,
             });
         };
+        let inclusion = labelled.inclusion.unwrap_or_else(|| {
+            self.unrecorded_inclusion += 1;
+            Inclusion::FULL
+        });
         let case = serde_json::json!({
             "scenario": version,
             "id": labelled.review_id.to_string(),
             "state": state,
             "expected_pass": pass,
             "expected_findings": labels,
+            "weight": inclusion.weight(),
         });
         self.cases += 1;
         let record = self.records.insert(record.id.clone()).then_some(record);
@@ -436,6 +516,7 @@ mod tests {
     fn labelled(decisions: Vec<Option<Findings>>, kept: bool) -> Labelled {
         Labelled {
             expired: false,
+            inclusion: Some(Inclusion::FULL),
             review_id: ReviewId::new(),
             definition_version: "v1".into(),
             expected: Some(BTreeMap::from([("spam".into(), true)])),
@@ -482,6 +563,60 @@ mod tests {
         assert_eq!(line["expected_findings"]["spam"], true);
         assert_eq!(line["state"], "a message");
         assert_eq!((export.cases, export.records()), (2, 1));
+    }
+
+    #[test]
+    fn one_version_is_exported_and_several_unnamed_are_listed_with_counts() {
+        let versions = vec![("v1".to_owned(), 120), ("v2".to_owned(), 1)];
+        assert_eq!(
+            export_version(&versions, Some("v2")).unwrap(),
+            Some("v2".into())
+        );
+        let several = export_version(&versions, None).unwrap_err();
+        assert_eq!(
+            several.to_string(),
+            "the store holds reviews of 2 definition versions and a labelled export takes \
+             one: v1 (120 reviews), v2 (1 review)"
+        );
+        assert_eq!(
+            export_version(&versions, Some("v3"))
+                .unwrap_err()
+                .to_string(),
+            "the store holds no reviews of definition version v3; it holds v1 (120 reviews), \
+             v2 (1 review)"
+        );
+        assert_eq!(
+            export_version(&versions[..1], None).unwrap(),
+            Some("v1".into())
+        );
+        assert_eq!(export_version(&[], None).unwrap(), None);
+        assert!(matches!(
+            export_version(&[], Some("v1")),
+            Err(VersionError::Unknown { .. })
+        ));
+    }
+
+    #[test]
+    fn each_case_weighs_one_over_its_inclusion_probability() {
+        let yes = findings(&[("spam", Some(true))]);
+        let mut export = LabelledExport::default();
+        let weight = |export: &mut LabelledExport, inclusion| {
+            let case = export
+                .admit(Labelled {
+                    inclusion,
+                    ..labelled(vec![yes.clone()], true)
+                })
+                .unwrap()
+                .unwrap();
+            serde_json::from_str::<Value>(&case.line).unwrap()["weight"].clone()
+        };
+        assert_eq!(weight(&mut export, Some(Inclusion::FULL)), 1.0);
+        let sampled = Inclusion::new(0.3).unwrap();
+        assert_eq!(weight(&mut export, Some(sampled)), 1.0 / 0.3);
+        assert_eq!(export.unrecorded_inclusion, 0);
+        // Queued before π was recorded: weight 1, counted.
+        assert_eq!(weight(&mut export, None), 1.0);
+        assert_eq!((export.cases, export.unrecorded_inclusion), (3, 1));
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod analysis;
 mod cli;
 mod decision_log;
 mod export_files;
+mod export_versions;
 mod first_week;
 mod hardening;
 mod limits;

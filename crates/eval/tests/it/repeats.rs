@@ -38,6 +38,7 @@ fn case(id: &str, expected_pass: bool) -> Case {
         input: CaseInput::State(json!({ "message": format!("text of {id}") })),
         expected_pass,
         expected_findings: None,
+        weight: 1.0,
     }
 }
 

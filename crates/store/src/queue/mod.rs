@@ -33,12 +33,16 @@ use crate::{
     },
 };
 
+mod gauges;
+mod inclusion;
 mod labelled;
 mod ops;
 mod sql;
 #[cfg(test)]
 mod tests;
 
+pub use gauges::{PendingVersion, QueueGauges};
+pub use inclusion::{Inclusion, InclusionError};
 pub use sql::statements;
 
 /// The longest note a decision may carry, in characters.
@@ -385,6 +389,9 @@ pub struct Labelled {
     /// Whether a copy was closed undecided because retention erased the state text (such a
     /// review is left out of a labelled export and counted as expired).
     pub expired: bool,
+    /// The review's inclusion probability π, as recorded when it was queued; `None` for a
+    /// review queued before π was recorded (a sampled PASS of an older version).
+    pub inclusion: Option<Inclusion>,
 }
 
 impl Claimed {
@@ -412,6 +419,7 @@ impl fmt::Debug for Labelled {
             .field("record", &self.record.as_ref().map(|_| "<private>"))
             .field("decisions", &self.decisions)
             .field("expired", &self.expired)
+            .field("inclusion", &self.inclusion)
             .finish_non_exhaustive()
     }
 }

@@ -34,6 +34,19 @@ impl Store {
         review: &NewReview,
         enqueue: Option<&Enqueue>,
     ) -> Result<Vec<QueueItemId>, StoreError> {
+        let inclusion = enqueue
+            .filter(|enqueue| enqueue.reason == QueueReason::Status)
+            .map(|_| Inclusion::FULL);
+        self.write_queued(review, enqueue, inclusion).await
+    }
+
+    /// [`Store::insert_queued`] recording `inclusion` (NULL: not recorded).
+    pub(super) async fn write_queued(
+        &self,
+        review: &NewReview,
+        enqueue: Option<&Enqueue>,
+        inclusion: Option<Inclusion>,
+    ) -> Result<Vec<QueueItemId>, StoreError> {
         let Some(enqueue) = enqueue else {
             self.insert(review).await?;
             return Ok(Vec::new());
@@ -56,7 +69,7 @@ impl Store {
             };
             sqlx::query(
                 "INSERT INTO queue_items (id, review_id, definition_version, reason, slot, \
-                 queued_at, copies) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                 queued_at, copies, inclusion) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .bind(id.to_string())
             .bind(review.id.to_string())
@@ -65,6 +78,7 @@ impl Store {
             .bind(index as i64 + 1)
             .bind(now)
             .bind(i64::from(enqueue.copies))
+            .bind(inclusion.map(Inclusion::to_text))
             .execute(&mut *transaction)
             .await?;
         }
