@@ -154,8 +154,10 @@ fn note<'de, D: Deserializer<'de>>(from: D) -> Result<Option<String>, D::Error> 
     }
 }
 
-/// The claim's JSON: the item, the review's id and version, the state, and the criteria
-/// (id, question, expected flag) — no finding of Jev's.
+/// The claim's JSON: the item, the definition version, the state, and the criteria (id,
+/// question, expected flag). Blind: nothing that reveals Jev's verdict or leads to it — no
+/// review id (it would resolve on `GET /v1/reviews/{id}`), no reason (`sampled_pass` says Jev
+/// said PASS), no reference.
 pub fn claim_json(claimed: &Claimed) -> Value {
     let criteria: Vec<Value> = match &claimed.subject.questions {
         Value::Object(questions) => questions
@@ -177,9 +179,7 @@ pub fn claim_json(claimed: &Claimed) -> Value {
     };
     json!({
         "item": claimed.item.to_string(),
-        "review_id": claimed.subject.review.review_id.to_string(),
         "definition_version": claimed.subject.review.definition_version,
-        "reason": claimed.reason,
         "slot": claimed.slot,
         "state": claimed.subject.state,
         "criteria": criteria,
@@ -404,13 +404,14 @@ pub(crate) fn describe(document: &mut Value) {
     let schemas = &mut document["components"]["schemas"];
     schemas["ClaimedItem"] = json!({
         "type": "object",
-        "required": ["item", "review_id", "definition_version", "reason", "slot", "state",
-                     "criteria", "lease_expires"],
+        "description": "Blind: no review id, no reason for queueing, no reference, nothing \
+                        of Jev's.",
+        "required": ["item", "definition_version", "slot", "state", "criteria",
+                     "lease_expires"],
+        "additionalProperties": false,
         "properties": {
             "item": {"type": "string"},
-            "review_id": {"type": "string"},
             "definition_version": {"type": "string"},
-            "reason": {"enum": ["status", "sampled_pass", "second_review"]},
             "slot": {"type": "integer", "minimum": 1, "maximum": 2},
             "state": {"description": "The state text as reviewed (null if erased)."},
             "criteria": {"type": "array", "items": {

@@ -247,6 +247,14 @@ impl ServeState {
             .reviewer_for_token(token.as_bytes())
     }
 
+    /// The reviewer of an `Authorization` header value, when it carries a reviewer's token;
+    /// `None` when no queue is set.
+    pub fn reviewer_for_header(&self, authorization: Option<&[u8]>) -> Option<Reviewer> {
+        self.queue_policy()?
+            .reviewers
+            .reviewer_for_header(authorization)
+    }
+
     pub(crate) fn judge(&self) -> &Judge<Arc<dyn Backend>> {
         &self.inner.judge
     }

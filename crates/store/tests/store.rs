@@ -27,6 +27,7 @@ use serde_json::{Map, Value, json};
 /// The review queue's suite (issue 13).
 #[path = "queue/mod.rs"]
 mod queue;
+mod queue_team;
 
 /// Hostile input, per-reviewer lease caps and retention.
 #[path = "hardening/mod.rs"]

@@ -154,7 +154,6 @@ fn item_form(
         who: ui.who(session, csrf),
         item: view.entry.item.to_string(),
         version: view.subject.review.definition_version.clone(),
-        reference: view.subject.review.reference.clone(),
         state: view.subject.state.as_ref(),
         criteria,
         note: field(form, "note").unwrap_or("").to_owned(),

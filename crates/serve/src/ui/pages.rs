@@ -100,7 +100,6 @@ pub(crate) struct ItemView<'a> {
     pub(crate) who: Who<'a>,
     pub(crate) item: String,
     pub(crate) version: String,
-    pub(crate) reference: Option<String>,
     pub(crate) state: Option<&'a Value>,
     pub(crate) criteria: Vec<CriterionView>,
     pub(crate) note: String,
@@ -294,7 +293,6 @@ pub(crate) fn item(view: &ItemView<'_>) -> Markup {
         html! {
             p.meta {
                 "Definition " code { (view.version) }
-                @if let Some(reference) = &view.reference { " · reference " code { (reference) } }
                 " · yours until " (view.lease_expires)
             }
             p.note { "Blind review: Jev's verdict and probabilities are shown once your decision is saved." }
@@ -404,7 +402,7 @@ fn shortcuts() -> Markup {
 fn state(state: Option<&Value>) -> Markup {
     html! {
         @match state {
-            None => p.note { "The state was not kept (or has been erased): decide from the reference, or release the item." },
+            None => p.note { "The state was not kept (or has been erased): release the item." },
             Some(Value::Object(fields)) => {
                 dl.fields {
                     @for (name, value) in fields {
