@@ -68,11 +68,11 @@ pub(crate) async fn require_reviewer(
     Ok(next.run(request).await)
 }
 
-/// Whether a `/v1/queue/*` route takes `method`: `GET`/`HEAD` for the stats, `POST` for the
-/// others.
+/// Whether a `/v1/queue/*` route takes `method`: `GET`/`HEAD` for the stats, the held items
+/// and the decisions, `POST` for the others.
 fn queue_route_takes(path: &str, method: &axum::http::Method) -> bool {
     use axum::http::Method;
-    if path.ends_with("/stats") {
+    if ["/v1/queue/stats", "/v1/queue/mine", "/v1/queue/decisions"].contains(&path) {
         method == Method::GET || method == Method::HEAD
     } else {
         method == Method::POST
