@@ -247,6 +247,12 @@ impl ServeState {
             .reviewer_for_token(token.as_bytes())
     }
 
+    /// Whether the reviewer `name` is a lead (`name:token:lead`).
+    pub fn is_lead(&self, name: &str) -> bool {
+        self.queue_policy()
+            .is_some_and(|policy| policy.reviewers.is_lead(name))
+    }
+
     /// The reviewer of an `Authorization` header value, when it carries a reviewer's token;
     /// `None` when no queue is set.
     pub fn reviewer_for_header(&self, authorization: Option<&[u8]>) -> Option<Reviewer> {

@@ -19,6 +19,7 @@
 // request, so boxing it would only add an allocation.
 #![allow(clippy::result_large_err)]
 
+mod adjudication;
 mod item;
 mod pages;
 
@@ -42,7 +43,7 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{any, get, post},
 };
-use jevjudge_store::{Claim, MAX_PAGE, QueueCursor, Store};
+use jevjudge_store::{Claim, ItemKind, MAX_PAGE, QueueCursor, QueueItemId, Store};
 use maud::Markup;
 use serde::Deserialize;
 
@@ -50,7 +51,7 @@ use crate::client_address::client_address;
 use crate::session::{self, PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey};
 use crate::{PublicUrl, ServeState};
 use item::{decide, item_page, release};
-use pages::{QueueRow, QueueView, Who};
+use pages::{HeldRow, HistoryRow, QueueRow, QueueView, Who};
 
 /// The Content-Security-Policy of every `/ui` response: nothing but this site's own
 /// stylesheet, script and forms; no inline script or style, no frames, no base URL.
@@ -59,6 +60,18 @@ pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; 
 
 /// Items on one queue page.
 const PAGE_ITEMS: u32 = 50;
+
+/// The reviewer's own latest decisions on the queue page.
+const HISTORY_ITEMS: u32 = 20;
+
+/// The page of an item: its review page, or a lead's adjudication page.
+fn item_href(item: QueueItemId, adjudication: bool) -> String {
+    if adjudication {
+        format!("/ui/adjudications/{item}")
+    } else {
+        format!("/ui/items/{item}")
+    }
+}
 
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("keys.js");
@@ -78,6 +91,19 @@ pub(crate) fn router(state: ServeState) -> Router<ServeState> {
         .route("/ui/items/{item}", get(item_page))
         .route("/ui/items/{item}/decision", post(decide))
         .route("/ui/items/{item}/release", post(release))
+        .route("/ui/adjudications/claim", post(adjudication::claim))
+        .route(
+            "/ui/adjudications/{item}",
+            get(adjudication::adjudication_page),
+        )
+        .route(
+            "/ui/adjudications/{item}/decision",
+            post(adjudication::decide),
+        )
+        .route(
+            "/ui/adjudications/{item}/release",
+            post(adjudication::release),
+        )
         .route("/ui/static/style.css", get(style))
         .route("/ui/static/keys.js", get(script))
         .route("/ui/static/icon.svg", get(icon))
@@ -519,11 +545,61 @@ async fn queue_page(ui: Ui, Query(query): Query<QueueQuery>) -> Response {
     });
     let message = match query.message.as_deref() {
         Some("empty") => Some("Nothing is pending: the queue is empty."),
+        Some("no-adjudication") => Some("No adjudication is waiting for you."),
         Some("released") => Some("Released: the item is back in the queue."),
         _ => None,
     };
+    let held = match ui.store.held_at(&session.name, SystemTime::now()).await {
+        Ok(held) => held,
+        Err(error) => return store_failed(error),
+    };
+    let held = held
+        .into_iter()
+        .map(|held| {
+            let adjudication = held.kind == ItemKind::Adjudication;
+            HeldRow {
+                href: item_href(held.item, adjudication),
+                item: held.item.to_string(),
+                adjudication,
+                version: held.definition_version,
+                lease_expires: held.lease_expires,
+            }
+        })
+        .collect();
+    let history = match ui
+        .store
+        .reviewer_history(&session.name, HISTORY_ITEMS)
+        .await
+    {
+        Ok(history) => history,
+        Err(error) => return store_failed(error),
+    };
+    let history = history
+        .into_iter()
+        .map(|entry| {
+            let adjudication = entry.kind == ItemKind::Adjudication;
+            HistoryRow {
+                href: item_href(entry.item, adjudication),
+                item: entry.item.to_string(),
+                adjudication,
+                version: entry.definition_version,
+                decided_at: entry.decided_at,
+            }
+        })
+        .collect();
+    let adjudications_pending = if ui.state.is_lead(&session.name) {
+        match ui.store.adjudication_stats().await {
+            Ok(stats) => Some(stats.pending),
+            Err(error) => return store_failed(error),
+        }
+    } else {
+        None
+    };
     let view = QueueView {
         who: ui.who(session, &csrf),
+        held,
+        history,
+        adjudications_pending,
         pending_by_version: stats.pending_by_version.into_iter().collect(),
         claimed: stats.claimed,
         decided: stats.decided,
@@ -544,15 +620,20 @@ async fn claim(ui: Ui, Form(form): Form<Vec<(String, String)>>) -> Response {
     if let Some(Err(message)) = version.map(|v| jevjudge_store::check_no_controls("version", v)) {
         return refused(StatusCode::UNPROCESSABLE_ENTITY, &control_message(&message));
     }
+    // A held item comes back first; "Claim another" (`new`) asks for a new one.
+    let new = field(&form, "new").is_some_and(|value| !value.is_empty());
     match ui
         .store
-        .claim_capped(
+        .claim_or_resume_at(
             &session.name,
             version,
             ui.state.lease(),
             ui.state.max_leases_per_reviewer(),
+            new,
+            SystemTime::now(),
         )
         .await
+        .map(|(claim, _resumed)| claim)
     {
         Ok(Claim::Leased(claimed)) => see_other(&format!("/ui/items/{}", claimed.item)),
         Ok(Claim::Empty) => see_other("/ui/?message=empty"),
