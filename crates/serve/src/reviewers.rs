@@ -176,13 +176,15 @@ impl ReviewerTokens {
         self.leads.iter().map(String::as_str)
     }
 
-    /// The token of `name`, only for keying that reviewer's sessions (`session`); never
-    /// printed.
-    pub(crate) fn token_of(&self, name: &str) -> Option<&[u8]> {
-        self.entries
-            .iter()
-            .find(|(known, _)| known == name)
-            .map(|(_, token)| token.as_slice())
+    /// Parses a reviewer list file: the same entries, one or more a line (separated by
+    /// commas or line breaks); blank lines and lines starting with `#` are skipped.
+    pub fn parse_file(text: &str) -> Result<ReviewerTokens, ReviewerTokensError> {
+        let entries: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+            .collect();
+        ReviewerTokens::parse(&entries.join(","))
     }
 
     /// How many reviewers there are.
@@ -304,6 +306,18 @@ mod tests {
                 "{value}"
             );
         }
+    }
+
+    #[test]
+    fn a_file_takes_one_entry_a_line_with_comments() {
+        let text = "# the review team\nana:tok-a1-0123456789ab\n\n  lea:tok-l1-0123456789ab:lead , bo:tok-b1-0123456789ab\n";
+        let tokens = ReviewerTokens::parse_file(text).unwrap();
+        assert_eq!(tokens.names().collect::<Vec<_>>(), ["ana", "lea", "bo"]);
+        assert_eq!(tokens.leads().collect::<Vec<_>>(), ["lea"]);
+        assert_eq!(
+            ReviewerTokens::parse_file("# nobody\n"),
+            Err(ReviewerTokensError::Empty)
+        );
     }
 
     #[test]

@@ -112,7 +112,7 @@ pub async fn queue_reviews(service: &Service, n: usize) {
     }
 }
 
-async fn page(url: &str, cookie: &str, form: Option<&[(&str, &str)]>) -> Reply {
+pub async fn page(url: &str, cookie: &str, form: Option<&[(&str, &str)]>) -> Reply {
     let request = match form {
         None => browser().get(url),
         Some(form) => browser()

@@ -4,7 +4,9 @@
 //! (`JEVJUDGE_TEST_PG_URL`).
 
 use jevjudge_judge::Status;
-use jevjudge_serve::{AuthTokens, Config, QueuePolicy, ReviewerTokens};
+use jevjudge_serve::{
+    AuthTokens, Config, QueuePolicy, ReloadOutcome, ReviewerTokens, SessionSecret, reload_reviewers,
+};
 use jevjudge_store::StoreUrl;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -316,6 +318,73 @@ async fn a_claim_reveals_nothing_that_leads_to_jevs_verdict_and_reviewer_tokens_
         decided["findings_by_jev"]["supported"]["yes_probability"],
         0.5
     );
+}
+
+/// The queue page's status with this session cookie: 200 signed in, 303 signed out.
+async fn queue_page_status(service: &Service, session: &str) -> u16 {
+    crate::hardening::page(&format!("{}/ui/", service.url), session, None)
+        .await
+        .status
+}
+
+/// With a session secret, a reloaded reviewer list signs out only the reviewer whose token
+/// changed (and the one who left); the new token and a new lead work at once. Without one,
+/// any change signs everyone out.
+#[tokio::test]
+async fn a_reloaded_reviewer_list_signs_out_only_the_changed_reviewer_under_a_session_secret() {
+    for secret in [true, false] {
+        let mut policy = team_policy(0.0);
+        if secret {
+            policy.session_secret = Some(SessionSecret::new(&"s".repeat(40)).unwrap());
+        }
+        let (service, _store, _fake) =
+            queued_service_with(&sqlite_url(), 0.5, policy, Config::default()).await;
+        let (ana, _) = crate::hardening::sign_in(&service, ANA).await;
+        let (bob, _) = crate::hardening::sign_in(&service, BOB).await;
+        assert_eq!(queue_page_status(&service, &ana).await, 200);
+        assert_eq!(queue_page_status(&service, &bob).await, 200);
+
+        let dir = tempfile::TempDir::new().unwrap();
+        let file = dir.path().join("reviewers");
+        let new_bob = "tok-bob-new-0123456789";
+        std::fs::write(
+            &file,
+            format!("# the team\nana:{ANA}\nbob:{new_bob}:lead\nlea:{LEA}:lead\n"),
+        )
+        .unwrap();
+        let outcome = reload_reviewers(&service.state, &file);
+        assert!(
+            matches!(outcome, ReloadOutcome::Reloaded { .. }),
+            "{outcome:?}"
+        );
+
+        let ana_status = queue_page_status(&service, &ana).await;
+        assert_eq!(
+            ana_status,
+            if secret { 200 } else { 303 },
+            "secret {secret}"
+        );
+        assert_eq!(
+            queue_page_status(&service, &bob).await,
+            303,
+            "secret {secret}"
+        );
+        // The API takes the new token at once, and bob leads now.
+        assert_eq!(get(&service, "/v1/queue/mine", Some(BOB)).await.status, 401);
+        let reply = claim_with(&service, new_bob, json!({"kind": "adjudication"})).await;
+        assert_eq!(reply.status, 204, "{}", reply.text());
+        // A list that does not parse keeps the current one.
+        std::fs::write(&file, "ana:tiny\n").unwrap();
+        let outcome = reload_reviewers(&service.state, &file);
+        assert!(
+            matches!(&outcome, ReloadOutcome::Refused { reason } if reason.contains("ana") && !reason.contains("tiny")),
+            "{outcome:?}"
+        );
+        assert_eq!(
+            get(&service, "/v1/queue/mine", Some(new_bob)).await.status,
+            200
+        );
+    }
 }
 
 #[tokio::test]

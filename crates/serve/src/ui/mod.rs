@@ -48,7 +48,9 @@ use maud::Markup;
 use serde::Deserialize;
 
 use crate::client_address::client_address;
-use crate::session::{self, PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey};
+use crate::session::{
+    self, PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey, SessionKeys,
+};
 use crate::{PublicUrl, ServeState};
 use item::{decide, item_page, release};
 use pages::{HeldRow, HistoryRow, QueueRow, QueueView, Who};
@@ -171,7 +173,12 @@ fn same_origin(headers: &HeaderMap, public_origin: Option<&str>) -> bool {
 /// What every page handler needs: the service, the session key, the signed-in reviewer.
 struct Ui {
     state: ServeState,
+    /// The keys of the reviewer list now.
+    keys: std::sync::Arc<SessionKeys>,
+    /// The signed-in reviewer's key (their forms' CSRF tokens), else the sign-in form's.
     key: SessionKey,
+    /// The sign-in form's key.
+    pre: SessionKey,
     store: Store,
     session: Option<Session>,
     secure: bool,
@@ -181,7 +188,7 @@ impl FromRequestParts<ServeState> for Ui {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &ServeState) -> Result<Ui, Response> {
-        let (Some(key), Some(store)) = (session_key(state), state.store().cloned()) else {
+        let (Some(keys), Some(store)) = (state.session_keys(), state.store().cloned()) else {
             return Err(refused(
                 StatusCode::NOT_FOUND,
                 "The review queue is not enabled on this service (it needs --store, \
@@ -189,12 +196,22 @@ impl FromRequestParts<ServeState> for Ui {
             ));
         };
         let now = SystemTime::now();
-        let session = cookie_header(&parts.headers)
+        let verified = cookie_header(&parts.headers)
             .and_then(|header| session::cookie(header, SESSION_COOKIE))
-            .and_then(|value| key.verify(&value, now));
+            .and_then(|value| {
+                keys.verify(&value, now)
+                    .map(|(session, key)| (session, key.clone()))
+            });
+        let pre = keys.pre().clone();
+        let (session, key) = match verified {
+            Some((session, key)) => (Some(session), key),
+            None => (None, pre.clone()),
+        };
         Ok(Ui {
             state: state.clone(),
+            keys,
             key,
+            pre,
             store,
             session,
             secure: secure_cookies(state, parts),
@@ -229,12 +246,6 @@ impl Ui {
             csrf,
         }
     }
-}
-
-/// The session key: derived once from the reviewer token set when the service was built, so
-/// every replica started with the same set signs and checks sessions alike.
-fn session_key(state: &ServeState) -> Option<SessionKey> {
-    state.session_key().cloned()
 }
 
 fn cookie_header(headers: &HeaderMap) -> Option<&str> {
@@ -382,8 +393,8 @@ async fn sign_in_page(ui: Ui) -> Response {
 /// The sign-in form with a new pre-session cookie (its CSRF nonce).
 fn fresh_sign_in(ui: &Ui, status: StatusCode, error: Option<&str>) -> Response {
     let now = SystemTime::now();
-    let pre = ui.key.pre_session(now);
-    let csrf = ui.key.pre_csrf(&pre, now).unwrap_or_default();
+    let pre = ui.pre.pre_session(now);
+    let csrf = ui.pre.pre_csrf(&pre, now).unwrap_or_default();
     let mut response = page(status, pages::sign_in(&csrf, error));
     if let Ok(cookie) =
         HeaderValue::from_str(&session::set_cookie(PRE_COOKIE, &pre, PRE_TTL, ui.secure))
@@ -407,7 +418,7 @@ async fn sign_in(
         .and_then(|header| session::cookie(header, PRE_COOKIE))
         .unwrap_or_default();
     if !ui
-        .key
+        .pre
         .check_pre_csrf(&pre, field(&form, "csrf").unwrap_or(""), now)
     {
         return fresh_sign_in(
@@ -437,13 +448,20 @@ async fn sign_in(
             Some("That token is not a reviewer's."),
         );
     };
-    let session = ui.key.sign_in(&reviewer.name, now);
+    let Some(key) = ui.keys.for_name(&reviewer.name) else {
+        return fresh_sign_in(
+            &ui,
+            StatusCode::UNAUTHORIZED,
+            Some("That token is not a reviewer's."),
+        );
+    };
+    let session = key.sign_in(&reviewer.name, now);
     tracing::info!(target: "jevjudge_serve::ui", reviewer = %reviewer.name, "review page: signed in");
     let mut response = see_other("/ui/");
     let cookies = [
         session::set_cookie(
             SESSION_COOKIE,
-            &ui.key.encode(&session),
+            &key.encode(&session),
             SESSION_TTL,
             ui.secure,
         ),
