@@ -103,7 +103,7 @@ impl fmt::Display for Refusal {
                 ),
                 NoChoice::TooMuchAbstention { least, thresholds } => write!(
                     f,
-                    "the least abstention meeting both precision targets is {least:.3} (fail_at_or_below {}, pass_at_or_above {}), above --max-abstain {}",
+                    "the least abstention meeting both precision targets is {least:.3} (fail_at_or_below {}, pass_at_or_above {}), above the abstention limit {}",
                     thresholds.fail_at_or_below, thresholds.pass_at_or_above, targets.max_abstain
                 ),
                 other => write!(f, "no threshold pair meets the targets: {other}"),
