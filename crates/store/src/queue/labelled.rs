@@ -61,10 +61,9 @@ impl Store {
                     .or_default()
                     .push(findings.as_deref().map(findings_of).transpose()?);
             }
-            // An adjudicated review's label is the lead's (undecided while the adjudication
-            // is open).
+            // An adjudicated review's label is the lead's.
             for (review_id, lead) in self.adjudicated_between(&first, &last).await? {
-                decisions.insert(review_id, vec![lead]);
+                decisions.insert(review_id, vec![Some(lead)]);
             }
             for row in &reviews {
                 let id: String = row.try_get("id")?;

@@ -219,6 +219,49 @@ pub struct DecisionRecord {
     pub label_by: Vec<String>,
 }
 
+/// Findings as `id=yes|no|?`, comma-separated.
+fn findings_text(findings: &Findings) -> String {
+    findings
+        .iter()
+        .map(|(id, answer)| {
+            let answer = match answer {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "?",
+            };
+            format!("{id}={answer}")
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// One line: the item, the version, each reviewer's findings (and note), the label and who
+/// gave it (`pending` while undecided), and `disagreement` when the reviewers disagreed.
+impl fmt::Display for DecisionRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}  {}", self.item, self.definition_version)?;
+        for answer in &self.reviewers {
+            write!(f, "  {}: {}", answer.name, findings_text(&answer.findings))?;
+            if let Some(note) = &answer.note {
+                write!(f, " {note:?}")?;
+            }
+        }
+        match &self.label {
+            Some(label) => write!(
+                f,
+                "  → {} by {}",
+                findings_text(label),
+                self.label_by.join("+")
+            )?,
+            None => write!(f, "  → pending")?,
+        }
+        if self.disagreement {
+            write!(f, "  disagreement")?;
+        }
+        Ok(())
+    }
+}
+
 /// A page of decisions, oldest first decision first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DecisionPage {
@@ -742,16 +785,17 @@ impl Store {
         Ok(stats)
     }
 
-    /// The labels of the adjudicated reviews with ids in `first..=last`: the lead's findings,
-    /// or `None` while the adjudication is open (for the labelled export).
+    /// The lead's findings of the reviews with ids in `first..=last` whose adjudication is
+    /// decided (for the labelled export: an open adjudication leaves the reviewers' answers,
+    /// so the review is left out as a disagreement or a can't-tell until a lead decides).
     pub(super) async fn adjudicated_between(
         &self,
         first: &str,
         last: &str,
-    ) -> Result<Vec<(String, Option<Findings>)>, StoreError> {
+    ) -> Result<Vec<(String, Findings)>, StoreError> {
         let rows = sqlx::query(
-            "SELECT review_id, findings, decided_at FROM queue_adjudications \
-             WHERE review_id >= $1 AND review_id <= $2",
+            "SELECT review_id, findings FROM queue_adjudications \
+             WHERE review_id >= $1 AND review_id <= $2 AND decided_at IS NOT NULL",
         )
         .bind(first)
         .bind(last)
@@ -759,13 +803,8 @@ impl Store {
         .await?;
         rows.iter()
             .map(|row| {
-                let decided = row.try_get::<Option<i64>, _>("decided_at")?.is_some();
-                let findings: Option<String> = row.try_get("findings")?;
-                let label = match (decided, findings) {
-                    (true, Some(text)) => Some(findings_of(&text)?),
-                    _ => None,
-                };
-                Ok((row.try_get("review_id")?, label))
+                let findings: String = row.try_get("findings")?;
+                Ok((row.try_get("review_id")?, findings_of(&findings)?))
             })
             .collect()
     }
