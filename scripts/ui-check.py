@@ -164,7 +164,7 @@ def pending(version):
     """The pending count of a version, from the queue page's version list."""
     go("/ui/")
     for row in js("return Array.from(document.querySelectorAll("
-                  "'table:not(.items):not(.held):not(.history) tbody tr'))"
+                  "'table:not(.items):not(.held):not(.history):not(.both) tbody tr'))"
                   ".map(r => r.innerText);"):
         cells = row.split("\t")
         if cells and cells[0].strip() == version:

@@ -506,7 +506,7 @@ pub(crate) fn adjudication(view: &AdjudicationView<'_>) -> Markup {
                 (state(view.state))
             }
             h2 { "Answers" }
-            table.answers {
+            table.both {
                 thead { tr { th { "Criterion" } @for column in &columns { th { (column.name) } } } }
                 tbody {
                     @for (index, criterion) in view.criteria.iter().enumerate() {
