@@ -8,8 +8,8 @@ use std::{
 };
 
 use jevjudge_store::{
-    AdjudicationClaim, Claim, Decision, DecisionCursor, DecisionFilter, Enqueue, ItemKind,
-    KeptState, NewReview, QueueError, QueueItemId, QueueReason, Store, StoreUrl,
+    AdjudicationClaim, Claim, Decision, DecisionCursor, DecisionFilter, Enqueue, Findings,
+    ItemKind, KeptState, NewReview, QueueError, QueueItemId, QueueReason, Store, StoreUrl,
 };
 use jevjudge_test_support::on_both_stores;
 use serde_json::{Value, json};
@@ -316,7 +316,7 @@ async fn disagreements_and_cant_tells_go_to_a_lead_whose_decision_is_the_label(u
     assert_eq!(stats.by_reviewer["ana"].overruled, 2);
 
     // The labelled reads give an adjudicated review the lead's findings only.
-    let mut labels: BTreeMap<String, Vec<Option<BTreeMap<String, Option<bool>>>>> = BTreeMap::new();
+    let mut labels: BTreeMap<String, Vec<Option<Findings>>> = BTreeMap::new();
     store
         .export_labelled(|labelled| {
             labels.insert(labelled.review_id.to_string(), labelled.decisions);
