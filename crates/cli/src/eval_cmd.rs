@@ -14,7 +14,7 @@ use jevjudge_eval::{
     output::ReportFiles,
     reviewer::Reviewer,
     session::{Session, SessionError, SessionPlan, rows_path_for},
-    terminal,
+    terminal::{self, Ending},
 };
 use jevjudge_judge::Definition;
 
@@ -367,14 +367,14 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         rows_path,
         Some(reviews_this_run),
     ));
-    let hint_context = crate::hints::HintContext {
+    let hint_context = terminal::HintContext {
         kind: reviewer.chosen.kind,
         model: &reviewer.chosen.model,
         replay_models: &reviewer.chosen.replay_models,
         api_key_env: plan.backend.api_key_env.as_deref(),
         base_url: plan.backend.base_url.as_deref(),
     };
-    if let Some(hint) = crate::hints::error_hint(&report.overall, &hint_context) {
+    if let Some(hint) = terminal::error_hint(&report.overall, &hint_context) {
         eprintln!("{hint}");
     }
     report_recording(
@@ -394,41 +394,17 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 /// The exit status of a finished run, with the line that explains a non-zero one: stopped by
 /// the limiter, interrupted, every review errored, a gate failed.
 fn exit_status(report: &Report, gates: &[Gate], cases: usize, rows_path: Option<&Path>) -> u8 {
-    if let Some(stop) = &report.stopped {
-        let not_run = cases.saturating_sub(report.overall.total as usize);
-        let hint = match rows_path {
-            Some(path) => format!(" (rows in {})", path.display()),
-            None => " (give --report or --rows next time to keep the finished rows)".to_owned(),
-        };
-        eprintln!("{}", limits::stop_line(stop, not_run, &hint));
-        return limits::exit_code(stop);
+    let (ending, line) = terminal::ending(report, gates::all_held(gates), cases, rows_path);
+    if let Some(line) = line {
+        eprintln!("{line}");
     }
-    if !report.complete {
-        eprintln!(
-            "jevjudge: interrupted: {} of {} finished{}",
-            report.overall.total,
-            jevjudge_eval::plural::count(cases, "case"),
-            match rows_path {
-                Some(path) => format!(
-                    "; rerun with --resume to finish (rows in {})",
-                    path.display()
-                ),
-                None => String::new(),
-            }
-        );
-        return exit::INTERRUPTED;
-    }
-    if report.overall.total > 0 && report.overall.errors == report.overall.total {
-        eprintln!(
-            "jevjudge: error: every review errored ({}): the run produced no result",
-            report.overall.errors_text()
-        );
-        return exit::ERROR;
-    }
-    if gates::all_held(gates) {
-        exit::SUCCESS
-    } else {
-        exit::FAILED
+    match ending {
+        Ending::KeyRefused => exit::KEY_REFUSED,
+        Ending::CapReached => exit::CAP_REACHED,
+        Ending::Interrupted => exit::INTERRUPTED,
+        Ending::AllErrored => exit::ERROR,
+        Ending::GateFailed => exit::FAILED,
+        Ending::Held => exit::SUCCESS,
     }
 }
 
