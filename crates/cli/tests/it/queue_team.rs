@@ -195,3 +195,136 @@ async fn every_disagreement_reaches_the_lead_and_decisions_list_exactly_them() {
     assert_eq!(seen, 12, "{cases}");
     assert_eq!(ids.len(), 12);
 }
+
+/// `GET path` with a bearer token, by curl: the status code.
+fn status_with(addr: &str, path: &str, token: &str) -> u16 {
+    let output = std::process::Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H"])
+        .arg(format!("Authorization: Bearer {token}"))
+        .arg(format!("http://{addr}{path}"))
+        .output()
+        .expect("curl runs");
+    String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .expect("a status code")
+}
+
+/// `serve --reviewer-tokens-file`: SIGHUP reads the file again (a new token works, the old one
+/// is refused, a new lead reads the decisions); a file that does not parse keeps the list and
+/// the log names the entry, never a token. A short session secret is refused at start.
+#[tokio::test(flavor = "multi_thread")]
+async fn sighup_reloads_the_reviewer_file_and_a_bad_file_keeps_the_old_list() {
+    use std::process::Stdio;
+
+    use tokio::io::BufReader;
+
+    let dir = temp_dir("queue-team-reviewers");
+    let defs = dir.join("defs");
+    std::fs::create_dir_all(&defs).unwrap();
+    std::fs::copy(
+        jevjudge_test_support::definition_file("refund-answer-v1"),
+        defs.join("a.toml"),
+    )
+    .unwrap();
+    let file = dir.join("reviewers.txt");
+    std::fs::write(&file, "# team\nana:tok-ana-0123456789ab\n").unwrap();
+    let db = format!("sqlite:{}", dir.join("reviews.db").display());
+    let serve = |secret: &str| {
+        let mut command = jevjudge();
+        command
+            .args(["serve", "--addr", "127.0.0.1:0", "--fake", "--definitions"])
+            .arg(&defs)
+            .args([
+                "--store",
+                &db,
+                "--store-state",
+                "--queue-statuses",
+                "INCONCLUSIVE",
+            ])
+            .arg("--reviewer-tokens-file")
+            .arg(&file)
+            .args(["--session-secret-env", "JEVJUDGE_TEAM_SECRET"])
+            .env("JEVJUDGE_TEAM_SECRET", secret);
+        command
+    };
+
+    let refused = crate::serve::start_up_refused("short secret", &mut serve("SECRET-short")).await;
+    assert!(refused.contains("--session-secret-env"), "{refused}");
+    assert!(refused.contains("at least 32 bytes"), "{refused}");
+    assert!(!refused.contains("SECRET-short"), "{refused}");
+
+    let log = dir.join("serve.log");
+    let mut child = serve(&"s".repeat(40))
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let addr = jevjudge_test_support::listening_on(&mut stdout).await;
+    assert_eq!(
+        status_with(&addr, "/v1/queue/mine", "tok-ana-0123456789ab"),
+        200
+    );
+    assert_eq!(
+        status_with(&addr, "/v1/queue/mine", "tok-lea-0123456789ab"),
+        401
+    );
+
+    std::fs::write(
+        &file,
+        "ana:tok-ana-NEW-456789ab\nlea:tok-lea-0123456789ab:lead\n",
+    )
+    .unwrap();
+    let hup = std::process::Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    let mut reloaded = false;
+    for _ in 0..100 {
+        if status_with(&addr, "/v1/queue/decisions", "tok-lea-0123456789ab") == 200 {
+            reloaded = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(reloaded, "the new lead reads the decisions after SIGHUP");
+    assert_eq!(
+        status_with(&addr, "/v1/queue/mine", "tok-ana-NEW-456789ab"),
+        200
+    );
+    assert_eq!(
+        status_with(&addr, "/v1/queue/mine", "tok-ana-0123456789ab"),
+        401
+    );
+
+    std::fs::write(&file, "ana:TINY\n").unwrap();
+    let hup = std::process::Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = std::fs::read_to_string(&log).unwrap();
+        if text.contains("reviewer reload refused") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(text.contains("reviewer reload refused"), "{text}");
+    assert!(text.contains("`ana`") && !text.contains("TINY"), "{text}");
+    assert_eq!(
+        status_with(&addr, "/v1/queue/mine", "tok-ana-NEW-456789ab"),
+        200
+    );
+
+    jevjudge_test_support::sigterm(pid);
+    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the server exits")
+        .unwrap();
+    assert_eq!(exit.code(), Some(0));
+}
