@@ -326,12 +326,16 @@ async fn export_labelled(args: ExportArgs) -> anyhow::Result<u8> {
         eprintln!("jevjudge: no labelled review to export ({left_out}); nothing written");
         return Ok(exit::FAILED);
     };
-    output::print_stdout(&format!(
+    let mut text = format!(
         "{}: {}\n{}: {}\n{left_out}\n",
         cases_path.display(),
         jevjudge_eval::plural::count(exported.cases, "case"),
         records_path.display(),
         jevjudge_eval::plural::count(exported.records, "record")
-    ));
+    );
+    for figure in &exported.agreement {
+        text.push_str(&format!("{figure}\n"));
+    }
+    output::print_stdout(&text);
     Ok(exit::SUCCESS)
 }

@@ -385,7 +385,7 @@ pub(crate) async fn release(
     Ok(Json(json!({"item": item.to_string(), "released": true})).into_response())
 }
 
-/// `GET /v1/queue/stats`: pending by version, claimed, decided, and agreement (Cohen's kappa
+/// `GET /v1/queue/stats`: pending by version, claimed, decided, and agreement (Scott's π
 /// per criterion) over items decided by two reviewers.
 pub(crate) async fn stats(
     State(state): State<ServeState>,
@@ -686,7 +686,7 @@ pub(crate) fn describe(document: &mut Value) {
     }});
     paths["/v1/queue/stats"] = json!({"get": {
         "operationId": "queueStats",
-        "summary": "Pending items by version, claimed, decided, and agreement (Cohen's kappa per \
+        "summary": "Pending items by version, claimed, decided, and agreement (Scott's π per \
                     criterion) where two reviewers decided the same review.",
         "security": reviewer,
         "responses": {
@@ -869,11 +869,14 @@ pub(crate) fn describe(document: &mut Value) {
                                         review's state text."},
             "agreement": {"type": "object", "additionalProperties": {
                 "type": "object",
-                "required": ["items", "observed", "kappa"],
+                "required": ["items", "observed", "kappa", "scott_pi"],
                 "properties": {
                     "items": {"type": "integer", "minimum": 0},
                     "observed": {"type": ["number", "null"]},
-                    "kappa": {"type": ["number", "null"]}
+                    "kappa": {"type": ["number", "null"],
+                              "description": "Cohen's kappa, first slot against second."},
+                    "scott_pi": {"type": ["number", "null"],
+                                 "description": "Scott's π: the slots are exchangeable."}
                 }
             }},
             "adjudication": {

@@ -256,8 +256,12 @@ pub struct Agreement {
     pub items: u64,
     /// The share of those where both agree; `None` without items.
     pub observed: Option<f64>,
-    /// Cohen's kappa (first slot against second); `None` when undefined.
+    /// Cohen's kappa (first slot against second); `None` when undefined. Kept for readers of
+    /// earlier versions: the slots are not fixed people, so read `scott_pi`.
     pub kappa: Option<f64>,
+    /// Scott's π (Fleiss' κ for two ratings an item), which treats the two slots as
+    /// exchangeable; `None` when undefined.
+    pub scott_pi: Option<f64>,
 }
 
 /// The queue in numbers.

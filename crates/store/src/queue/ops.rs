@@ -504,6 +504,7 @@ impl Store {
                         items: table.total(),
                         observed: table.observed(),
                         kappa: table.kappa(),
+                        scott_pi: table.scott_pi(),
                     },
                 )
             })
