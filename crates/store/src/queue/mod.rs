@@ -33,7 +33,9 @@ use crate::{
     },
 };
 
+mod decisions;
 mod gauges;
+mod held;
 mod inclusion;
 mod labelled;
 mod ops;
@@ -42,13 +44,16 @@ mod team;
 #[cfg(test)]
 mod tests;
 
+pub use decisions::{
+    AdjudicationSummary, DecisionCursor, DecisionFilter, DecisionPage, DecisionRecord, HistoryEntry,
+};
 pub use gauges::{PendingVersion, QueueGauges};
+pub use held::HeldItem;
 pub use inclusion::{Inclusion, InclusionError};
 pub use sql::statements;
 pub use team::{
-    Adjudication, AdjudicationClaim, AdjudicationStats, AdjudicationSummary, DecisionCursor,
-    DecisionFilter, DecisionPage, DecisionRecord, HeldItem, HistoryEntry, ItemKind, ReviewerAnswer,
-    ReviewerUpheld, Upheld, needs_adjudication, upheld_side,
+    Adjudication, AdjudicationClaim, AdjudicationStats, ItemKind, ReviewerAnswer, ReviewerUpheld,
+    Upheld, needs_adjudication, upheld_side,
 };
 
 /// The longest note a decision may carry, in characters.
