@@ -64,6 +64,7 @@ mod agreement;
 mod binomial;
 mod bootstrap;
 mod clustered;
+mod incomplete_beta;
 mod percentile;
 mod scoring;
 #[cfg(test)]
@@ -74,11 +75,15 @@ pub use agreement::{AgreementTable, cohen_kappa};
 pub use binomial::{mcnemar_exact, wilson, wilson_lower};
 pub use bootstrap::{SplitMix64, resample_indices};
 pub use clustered::{clustered_wilson, effective_trials, wilson_effective};
+pub use incomplete_beta::{
+    binomial_upper_tail, ln_gamma, regularized_beta, student_t_cdf, student_t_quantile,
+};
 pub use percentile::{nearest_rank, nearest_rank_index, p50_p95};
 pub use scoring::{
     Bin, LOG_LOSS_EPSILON, Point, auroc, brier, ece, log_loss, mce, reliability_equal_mass,
     reliability_equal_width,
 };
 pub use thresholds::{
-    Choice, Decision, NoChoice, OutOfBag, Tally, Targets, Thresholds, choose, out_of_bag, tally,
+    Certificate, Choice, Decision, NoCertificate, NoChoice, OutOfBag, Stability, Tally, Targets,
+    Thresholds, certify, choose, entry_decisions, out_of_bag, stability, tally,
 };

@@ -21,13 +21,19 @@
 
 use crate::{Point, wilson_lower};
 
+mod certify;
+#[cfg(test)]
+mod certify_tests;
 mod choose;
 mod out_of_bag;
+mod stability;
 #[cfg(test)]
 mod tests;
 
+pub use certify::{Certificate, NoCertificate, certify, entry_decisions};
 pub use choose::{Choice, NoChoice, choose};
 pub use out_of_bag::{OutOfBag, out_of_bag};
+pub use stability::{Stability, stability};
 
 /// What a pair of thresholds must achieve.
 #[derive(Debug, Clone, Copy, PartialEq)]
