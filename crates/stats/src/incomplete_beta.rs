@@ -139,7 +139,7 @@ pub fn binomial_upper_tail(successes: f64, n: f64, p: f64) -> f64 {
 /// ```
 #[must_use]
 pub fn student_t_cdf(t: f64, df: f64) -> f64 {
-    if !(df > 0.0) || t.is_nan() {
+    if df.is_nan() || df <= 0.0 || t.is_nan() {
         return f64::NAN;
     }
     if t.is_infinite() {

@@ -47,7 +47,8 @@ mod version;
 
 pub use advice::{Calibration, CriterionCalibration, Recommendation, Refusal, calibrate};
 pub use document::{
-    CalibrationDocument, CriterionDocument, RecommendationDocument, ReliabilityBin,
+    CalibrationDocument, CriterionDocument, GuaranteeDocument, RecommendationDocument,
+    ReliabilityBin, StabilityDocument,
 };
 pub use labels::{
     CalibrationError, CriterionPoints, CriterionSpec, LabelledPoint, check_criteria, extract,
@@ -58,7 +59,5 @@ pub use plan::{
     CalibratedFile, CalibratedFileError, NoRows, SettingsError, Target, calibrated_file,
     check_rows, expectations,
 };
-pub use settings::{
-    BINS, CalibrationSettings, MIN_AUROC, MIN_CLASS, MIN_OUT_OF_BAG_RATE, RESAMPLES, SEED, Z,
-};
+pub use settings::{BINS, CalibrationSettings, DELTA, MIN_AUROC, MIN_CLASS, RESAMPLES, SEED, Z};
 pub use version::{DefinitionTextError, calibrated_definition_text, calibrated_version};

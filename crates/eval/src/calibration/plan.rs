@@ -35,9 +35,12 @@ pub enum SettingsError {
         /// Its value.
         value: f64,
     },
-    /// No out-of-bag resample.
+    /// No stability resample.
     #[error("at least one resample is needed")]
     NoResamples,
+    /// A family-wise error bound outside (0, 1).
+    #[error("delta must be within (0, 1), not {0}")]
+    Delta(f64),
 }
 
 impl CalibrationSettings {
@@ -73,6 +76,17 @@ impl CalibrationSettings {
             seed,
             ..CalibrationSettings::default()
         })
+    }
+}
+
+impl CalibrationSettings {
+    /// These settings with the family-wise error bound `delta`, which must be within (0, 1).
+    pub fn with_delta(self, delta: f64) -> Result<CalibrationSettings, SettingsError> {
+        if delta > 0.0 && delta < 1.0 {
+            Ok(CalibrationSettings { delta, ..self })
+        } else {
+            Err(SettingsError::Delta(delta))
+        }
     }
 }
 

@@ -249,7 +249,9 @@ pub fn certify(
     if !targets.is_valid()
         || !points.iter().all(Point::is_valid)
         || !weights_ok
-        || !(delta > 0.0 && delta < 1.0)
+        || delta.is_nan()
+        || delta <= 0.0
+        || delta >= 1.0
     {
         return Err(NoCertificate::InvalidInput);
     }
