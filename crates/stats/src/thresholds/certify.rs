@@ -234,7 +234,9 @@ fn sequence(sides: &[Side], target: f64, level: f64, entry: u64) -> (Vec<(usize,
 /// points.extend([Point::new(0.5, true), Point::new(0.5, false)]);
 /// let targets = Targets { min_pass_precision: 0.8, min_fail_precision: 0.8, max_abstain: 0.2, z: 1.96 };
 /// let certificate = certify(&points, None, &targets, 0.05).unwrap();
-/// assert_eq!((certificate.thresholds.fail_at_or_below, certificate.thresholds.pass_at_or_above), (0.1, 0.9));
+/// // PASS at 0.5 (61 of 62 right) and FAIL at 0.1 are certified: nothing abstains.
+/// assert_eq!((certificate.thresholds.fail_at_or_below, certificate.thresholds.pass_at_or_above), (0.1, 0.5));
+/// assert_eq!(certificate.tally.abstained(), 0);
 /// assert!(certificate.pass_p_value <= 0.025 && certificate.fail_p_value <= 0.025);
 /// ```
 pub fn certify(
