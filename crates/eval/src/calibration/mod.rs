@@ -56,8 +56,8 @@ pub use labels::{
 };
 pub use metrics::{CriterionMetrics, Metrics, metrics};
 pub use plan::{
-    CalibratedFile, CalibratedFileError, NoRows, SettingsError, Target, calibrated_file,
-    check_rows, expectations,
+    CalibratedFile, CalibratedFileError, DeltaOutOfRange, NoRows, SettingsError, Target,
+    calibrated_file, check_rows, expectations,
 };
 pub use settings::{BINS, CalibrationSettings, DELTA, MIN_AUROC, MIN_CLASS, RESAMPLES, SEED, Z};
 pub use version::{DefinitionTextError, calibrated_definition_text, calibrated_version};
