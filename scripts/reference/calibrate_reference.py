@@ -1,0 +1,62 @@
+"""Reference values for the calibrate statistics, computed with scipy and statsmodels.
+
+Run with a Python that has numpy, scipy and statsmodels:
+    python3 scripts/reference/calibrate_reference.py > crates/stats/tests/fixtures/calibrate_reference.json
+`crates/stats/tests/calibrate_reference.rs` reads the output.
+"""
+import json
+import math
+
+import numpy as np
+import statsmodels.api as sm
+from scipy import special, stats
+
+out = {}
+
+# One-sided binomial tails P(X >= x), X ~ Binomial(n, p); fractional x, n through betainc.
+tails = []
+for x, n, p in [(70, 71, 0.9), (74, 79, 0.85), (60, 61, 0.9), (27, 28, 0.85), (12, 12, 0.8),
+                (0, 10, 0.5), (3, 10, 0.5), (950, 1000, 0.94), (45.5, 47.25, 0.8)]:
+    if float(x).is_integer() and float(n).is_integer():
+        value = stats.binom.sf(int(x) - 1, int(n), p)
+    else:
+        value = special.betainc(x, n - x + 1, p)
+    tails.append({"successes": x, "n": n, "p": p, "tail": float(value)})
+out["binomial_upper_tail"] = tails
+
+# Student t quantiles.
+out["student_t_quantile"] = [
+    {"probability": q, "df": df, "t": float(stats.t.ppf(q, df))}
+    for q, df in [(0.975, 1), (0.975, 4), (0.975, 5), (0.975, 11), (0.975, 149), (0.9, 2.5), (0.025, 7)]
+]
+
+
+# Clustered intervals: statsmodels' cluster-robust variance of the mean (intercept-only OLS,
+# whose correction G/(G-1)·(N-1)/(N-K) is G/(G-1) with K = 1), then Wilson at
+# n_eff = p(1-p)/V with the t(G-1) quantile.
+def clustered(clusters, z=1.96):
+    y, groups = [], []
+    for g, (s, n) in enumerate(clusters):
+        y += [1.0] * s + [0.0] * (n - s)
+        groups += [g] * n
+    y = np.array(y)
+    p = y.mean()
+    fit = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": np.array(groups)})
+    variance = float(fit.bse[0] ** 2)
+    k = len(clusters)
+    n_eff = p * (1 - p) / variance
+    n_eff = min(n_eff, len(y))
+    t = stats.t.ppf(stats.norm.cdf(z), k - 1)
+    t2 = t * t
+    center = (p * n_eff + t2 / 2) / (n_eff + t2)
+    half = t / (n_eff + t2) * math.sqrt(p * n_eff * (1 - p) + t2 / 4)
+    return {"clusters": clusters, "n_eff": n_eff, "lower": center - half, "upper": center + half}
+
+
+out["clustered_wilson"] = [
+    clustered([(3, 3), (3, 3), (0, 3), (2, 3), (3, 3), (1, 3)]),
+    clustered([(2, 2), (1, 2), (2, 2), (0, 2), (2, 2)]),
+    clustered([(s, 2) for s in [2] * 120 + [1] * 20 + [0] * 10]),
+]
+
+print(json.dumps(out, indent=1))
