@@ -26,6 +26,14 @@
 //! effective sample size `n_eff = (Σw)² / Σw²` with `n_eff · (weighted precision)` successes
 //! (through the incomplete beta function, so fractional counts are fine). The guarantee is then
 //! approximate. Equal weights give exactly the unweighted test.
+//!
+//! # Repeats
+//!
+//! With several reviews per case (`cases` gives each point's case), the reviews of one case are
+//! not independent. Each tail is then taken at the number of distinct cases behind the
+//! decisions (times the Kish ratio with weights), with that many times the precision as
+//! successes: exact when every case's repeats agree, conservative when they are noisy. The
+//! guarantee is stated as approximate.
 
 use super::choose::shortest_within;
 use super::{Tally, Targets, Thresholds, tally};
@@ -149,7 +157,7 @@ pub fn entry_decisions(target: f64, level: f64) -> u64 {
 }
 
 /// One distinct p′ value: count, yes labels, and the weight sums Σw, Σw², Σw·yes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Value {
     p: f64,
     count: u64,
@@ -157,6 +165,8 @@ struct Value {
     w: f64,
     w2: f64,
     w_yes: f64,
+    /// The points at this value.
+    members: Vec<usize>,
 }
 
 /// Weighted counts of a side (the decisions of one threshold).
@@ -167,6 +177,8 @@ struct Side {
     w: f64,
     w2: f64,
     w_right: f64,
+    /// Distinct cases behind the decisions (with `cases`), else 0.
+    cases: u64,
 }
 
 impl Side {
@@ -184,10 +196,14 @@ impl Side {
     }
 
     fn effective_n(&self) -> f64 {
-        if self.w2 > 0.0 {
-            self.w * self.w / self.w2
+        if self.w2 <= 0.0 {
+            return 0.0;
+        }
+        let kish = self.w * self.w / self.w2;
+        if self.cases > 0 {
+            kish * self.cases as f64 / self.count as f64
         } else {
-            0.0
+            kish
         }
     }
 
@@ -224,7 +240,7 @@ fn sequence(sides: &[Side], target: f64, level: f64, entry: u64) -> (Vec<(usize,
 /// Certifies `(fail_at_or_below, pass_at_or_above)` for points whose `p` is p′ and whose
 /// `label` says whether the expectation holds, by Learn then Test at family-wise error `delta`
 /// (the [module documentation](self) states the procedure). `weights`, when given, holds one
-/// positive weight per point. `targets.z` is not used. The abstention target is checked on the
+/// positive weight per point; `cases`, when given, each point's case (an index), for repeats. `targets.z` is not used. The abstention target is checked on the
 /// points (it is observed, not guaranteed).
 ///
 /// ```
@@ -233,7 +249,7 @@ fn sequence(sides: &[Side], target: f64, level: f64, entry: u64) -> (Vec<(usize,
 /// points.extend(vec![Point::new(0.1, false); 60]);
 /// points.extend([Point::new(0.5, true), Point::new(0.5, false)]);
 /// let targets = Targets { min_pass_precision: 0.8, min_fail_precision: 0.8, max_abstain: 0.2, z: 1.96 };
-/// let certificate = certify(&points, None, &targets, 0.05).unwrap();
+/// let certificate = certify(&points, None, None, &targets, 0.05).unwrap();
 /// // PASS at 0.5 (61 of 62 right) and FAIL at 0.1 are certified: nothing abstains.
 /// assert_eq!((certificate.thresholds.fail_at_or_below, certificate.thresholds.pass_at_or_above), (0.1, 0.5));
 /// assert_eq!(certificate.tally.abstained(), 0);
@@ -242,13 +258,16 @@ fn sequence(sides: &[Side], target: f64, level: f64, entry: u64) -> (Vec<(usize,
 pub fn certify(
     points: &[Point],
     weights: Option<&[f64]>,
+    cases: Option<&[usize]>,
     targets: &Targets,
     delta: f64,
 ) -> Result<Certificate, NoCertificate> {
     let weights_ok = weights.is_none_or(|weights| {
         weights.len() == points.len() && weights.iter().all(|w| w.is_finite() && *w > 0.0)
     });
-    if !targets.is_valid()
+    let cases_ok = cases.is_none_or(|cases| cases.len() == points.len());
+    if !cases_ok
+        || !targets.is_valid()
         || !points.iter().all(Point::is_valid)
         || !weights_ok
         || delta.is_nan()
@@ -261,7 +280,17 @@ pub fn certify(
         return Err(NoCertificate::Empty);
     }
     let weight = |index: usize| weights.map_or(1.0, |weights| weights[index]);
-    let approximate = weights.is_some_and(|weights| weights.iter().any(|w| *w != weights[0]));
+    let case_count = cases.map_or(0, |cases| cases.iter().max().map_or(0, |last| last + 1));
+    let repeated = cases.is_some_and(|cases| {
+        let mut seen = vec![false; case_count];
+        cases
+            .iter()
+            .any(|&case| std::mem::replace(&mut seen[case], true))
+    });
+    let approximate =
+        repeated || weights.is_some_and(|weights| weights.iter().any(|w| *w != weights[0]));
+    // Distinct cases are only tracked when some case has several points.
+    let cases = cases.filter(|_| repeated);
 
     let mut order: Vec<usize> = (0..points.len()).collect();
     order.sort_by(|&a, &b| points[a].p.total_cmp(&points[b].p));
@@ -278,6 +307,7 @@ pub fn certify(
                 value.w += w;
                 value.w2 += w * w;
                 value.w_yes += w * yes as f64;
+                value.members.push(index);
             }
             _ => values.push(Value {
                 p,
@@ -286,6 +316,7 @@ pub fn certify(
                 w,
                 w2: w * w,
                 w_yes: w * yes as f64,
+                members: vec![index],
             }),
         }
     }
@@ -295,15 +326,19 @@ pub fn certify(
     // pass_sides[m]: PASS at values[k − 1 − m] (test order: highest first).
     let mut pass_sides = Vec::with_capacity(k);
     let mut side = Side::default();
+    let mut seen = vec![false; case_count];
     for value in values.iter().rev() {
         side.add(value, true);
+        side.cases += new_cases(value, cases, &mut seen);
         pass_sides.push(side);
     }
     // fail_sides[m]: FAIL at values[m] (test order: lowest first).
     let mut fail_sides = Vec::with_capacity(k);
     let mut side = Side::default();
+    let mut seen = vec![false; case_count];
     for value in &values {
         side.add(value, false);
+        side.cases += new_cases(value, cases, &mut seen);
         fail_sides.push(side);
     }
     let pass_entry = entry_decisions(targets.min_pass_precision, level);
@@ -379,6 +414,18 @@ pub fn certify(
         fail_effective_n: fail_side.effective_n(),
         approximate,
     })
+}
+
+/// The cases of `value`'s points not seen before (0 without `cases`).
+fn new_cases(value: &Value, cases: Option<&[usize]>, seen: &mut [bool]) -> u64 {
+    let Some(cases) = cases else {
+        return 0;
+    };
+    value
+        .members
+        .iter()
+        .filter(|&&index| !std::mem::replace(&mut seen[cases[index]], true))
+        .count() as u64
 }
 
 /// The pair FAIL at `values[j]`, PASS at `values[i]` (`j < i`), each as its shortest decimal.

@@ -88,7 +88,7 @@ fn certified_pairs_meet_their_targets_in_at_least_one_minus_delta_of_draws() {
     let (mut recommended, mut recommended_wrong, mut bound_missed) = (0u32, 0u32, 0u32);
     for _ in 0..draws {
         let points = population.draw(150, &mut rng);
-        if let Ok(certificate) = certify(&points, None, &targets, delta) {
+        if let Ok(certificate) = certify(&points, None, None, &targets, delta) {
             certified += 1;
             certified_wrong += u32::from(!population.holds(certificate.thresholds, &targets));
         }
@@ -132,15 +132,15 @@ fn unequal_weights_mark_the_guarantee_approximate_and_equal_ones_change_nothing(
         max_abstain: 0.5,
         z: 1.96,
     };
-    let plain = certify(&points, None, &targets, 0.05).unwrap();
+    let plain = certify(&points, None, None, &targets, 0.05).unwrap();
     let ones = vec![2.0; points.len()];
-    let equal = certify(&points, Some(&ones), &targets, 0.05).unwrap();
+    let equal = certify(&points, Some(&ones), None, &targets, 0.05).unwrap();
     assert!(!equal.approximate);
     assert_eq!(equal.thresholds, plain.thresholds);
     assert!((equal.pass_p_value - plain.pass_p_value).abs() < 1e-12);
     assert!((equal.pass_effective_n - plain.tally.passes as f64).abs() < 1e-9);
     let uneven: Vec<f64> = (0..points.len()).map(|i| 1.0 + (i % 3) as f64).collect();
-    let weighted = certify(&points, Some(&uneven), &targets, 0.05).unwrap();
+    let weighted = certify(&points, Some(&uneven), None, &targets, 0.05).unwrap();
     assert!(weighted.approximate);
     assert!(weighted.pass_effective_n < weighted.tally.passes as f64);
 }
@@ -149,19 +149,19 @@ fn unequal_weights_mark_the_guarantee_approximate_and_equal_ones_change_nothing(
 fn bad_weights_delta_or_points_are_refused() {
     let points = [Point::new(0.9, true), Point::new(0.1, false)];
     assert_eq!(
-        certify(&points, Some(&[1.0]), &TARGETS, 0.05),
+        certify(&points, Some(&[1.0]), None, &TARGETS, 0.05),
         Err(NoCertificate::InvalidInput)
     );
     assert_eq!(
-        certify(&points, Some(&[1.0, 0.0]), &TARGETS, 0.05),
+        certify(&points, Some(&[1.0, 0.0]), None, &TARGETS, 0.05),
         Err(NoCertificate::InvalidInput)
     );
     assert_eq!(
-        certify(&points, None, &TARGETS, 1.0),
+        certify(&points, None, None, &TARGETS, 1.0),
         Err(NoCertificate::InvalidInput)
     );
     assert_eq!(
-        certify(&[], None, &TARGETS, 0.05),
+        certify(&[], None, None, &TARGETS, 0.05),
         Err(NoCertificate::Empty)
     );
 }
@@ -170,7 +170,7 @@ fn bad_weights_delta_or_points_are_refused() {
 fn too_few_decisions_to_test_is_said_as_such() {
     let mut points = vec![Point::new(0.9, true); 20];
     points.extend(vec![Point::new(0.1, false); 30]);
-    match certify(&points, None, &TARGETS, 0.05) {
+    match certify(&points, None, None, &TARGETS, 0.05) {
         Err(NoCertificate::PassNotCertified {
             first_p_value: None,
             entry,
@@ -191,7 +191,7 @@ fn the_sequence_stops_at_its_first_failure() {
         max_abstain: 1.0,
         ..TARGETS
     };
-    let certificate = certify(&points, None, &targets, 0.05).unwrap();
+    let certificate = certify(&points, None, None, &targets, 0.05).unwrap();
     assert_eq!(certificate.thresholds.pass_at_or_above, 0.95);
 }
 
@@ -212,13 +212,54 @@ fn stability_counts_distinct_rows_once_and_is_seeded() {
         max_abstain: 0.5,
         z: 1.96,
     };
-    let chosen = certify(&points, None, &targets, 0.05).unwrap().thresholds;
-    let first = stability(&points, &targets, 0.05, 40, 11, chosen);
-    let again = stability(&points, &targets, 0.05, 40, 11, chosen);
+    let chosen = certify(&points, None, None, &targets, 0.05)
+        .unwrap()
+        .thresholds;
+    let first = stability(&points, &targets, 0.05, None, 40, 11, chosen);
+    let again = stability(&points, &targets, 0.05, None, 40, 11, chosen);
     assert_eq!(first, again);
     assert!(first.same_pair <= first.certified && first.certified <= 40);
     assert!(first.distinct_pairs >= 1);
     let (low, high) = first.pass_interval.unwrap();
     let pooled = first.pass_precision().unwrap();
     assert!(low <= pooled && pooled <= high);
+}
+
+#[test]
+fn repeats_count_each_case_once_and_agreeing_repeats_change_no_decision() {
+    let population = Population::new();
+    let points = population.draw(300, &mut SplitMix64::new(5));
+    let targets = Targets {
+        min_pass_precision: 0.8,
+        min_fail_precision: 0.8,
+        max_abstain: 0.5,
+        z: 1.96,
+    };
+    let once = certify(&points, None, None, &targets, 0.05).unwrap();
+    // The same cases reviewed twice, both reviews alike: the same pair and p-values (the
+    // effective n is the case count), stated as approximate.
+    let twice: Vec<Point> = points.iter().flat_map(|point| [*point, *point]).collect();
+    let cases: Vec<usize> = (0..points.len()).flat_map(|case| [case, case]).collect();
+    let repeated = certify(&twice, None, Some(&cases), &targets, 0.05).unwrap();
+    assert_eq!(repeated.thresholds, once.thresholds);
+    assert!((repeated.pass_p_value - once.pass_p_value).abs() < 1e-12);
+    assert!((repeated.pass_effective_n - once.tally.passes as f64).abs() < 1e-9);
+    assert!(repeated.approximate && !once.approximate);
+    // Counting the 600 reviews as independent claims at least as much (it decides at least as
+    // many reviews).
+    let naive = certify(&twice, None, None, &targets, 0.05).unwrap();
+    let decided = |tally: super::Tally| tally.passes + tally.fails;
+    assert!(decided(naive.tally) >= decided(repeated.tally));
+    // The stability figure resamples cases with all their reviews.
+    let figure = stability(
+        &twice,
+        &targets,
+        0.05,
+        Some(&cases),
+        30,
+        1,
+        repeated.thresholds,
+    );
+    assert_eq!(figure.resamples, 30);
+    assert!(figure.same_pair <= figure.certified);
 }

@@ -50,7 +50,8 @@ impl Stability {
 
 /// `resamples` bootstrap resamples of `points` (seeded by `seed`): each certifies a pair
 /// ([`certify`] at `delta`) on its *distinct* in-bag rows — a row drawn twice counts once — and
-/// scores it on the rows it left out. Reports how often the resamples certified `chosen` (by its
+/// scores it on the rows it left out. With `cases` (each point's case index, for repeats) the
+/// cases are resampled, each with all its reviews (a cluster bootstrap). Reports how often the resamples certified `chosen` (by its
 /// decisions on all the points), how many distinct pairs they certified, and the pooled
 /// out-of-bag precisions with the percentile range of the per-resample ones. The same inputs
 /// always give the same result.
@@ -60,8 +61,8 @@ impl Stability {
 /// let mut points = vec![Point::new(0.95, true); 80];
 /// points.extend(vec![Point::new(0.05, false); 80]);
 /// let targets = Targets { min_pass_precision: 0.8, min_fail_precision: 0.8, max_abstain: 0.1, z: 1.96 };
-/// let chosen = certify(&points, None, &targets, 0.05).unwrap().thresholds;
-/// let figure = stability(&points, &targets, 0.05, 50, 7, chosen);
+/// let chosen = certify(&points, None, None, &targets, 0.05).unwrap().thresholds;
+/// let figure = stability(&points, &targets, 0.05, None, 50, 7, chosen);
 /// assert_eq!((figure.resamples, figure.same_pair, figure.distinct_pairs), (50, 50, 1));
 /// assert_eq!(figure.pass_precision(), Some(1.0));
 /// ```
@@ -70,10 +71,17 @@ pub fn stability(
     points: &[Point],
     targets: &Targets,
     delta: f64,
+    cases: Option<&[usize]>,
     resamples: u32,
     seed: u64,
     chosen: Thresholds,
 ) -> Stability {
+    // The units resampled: cases (all their reviews go together), or the points.
+    let unit_of: Vec<usize> = match cases {
+        Some(cases) if cases.len() == points.len() => cases.to_vec(),
+        _ => (0..points.len()).collect(),
+    };
+    let units = unit_of.iter().max().map_or(0, |last| last + 1);
     let mut rng = SplitMix64::new(seed);
     let mut result = Stability {
         resamples,
@@ -90,20 +98,30 @@ pub fn stability(
     let mut fail_rates = Vec::new();
     let mut in_bag_points = Vec::with_capacity(points.len());
     let mut out_points = Vec::new();
-    let mut drawn = vec![false; points.len()];
+    let mut in_bag_cases = Vec::with_capacity(points.len());
+    let mut drawn = vec![false; units];
     for _ in 0..resamples {
-        let (in_bag, out) = resample_indices(points.len(), &mut rng);
+        let (in_bag, _) = resample_indices(units, &mut rng);
         drawn.iter_mut().for_each(|seen| *seen = false);
-        in_bag.iter().for_each(|&index| drawn[index] = true);
+        in_bag.iter().for_each(|&unit| drawn[unit] = true);
         in_bag_points.clear();
-        in_bag_points.extend(
-            drawn
-                .iter()
-                .enumerate()
-                .filter(|(_, seen)| **seen)
-                .map(|(index, _)| points[index]),
-        );
-        let Ok(certificate) = certify(&in_bag_points, None, targets, delta) else {
+        in_bag_cases.clear();
+        out_points.clear();
+        for (index, &unit) in unit_of.iter().enumerate() {
+            if drawn[unit] {
+                in_bag_points.push(points[index]);
+                in_bag_cases.push(unit);
+            } else {
+                out_points.push(points[index]);
+            }
+        }
+        let Ok(certificate) = certify(
+            &in_bag_points,
+            None,
+            cases.map(|_| in_bag_cases.as_slice()),
+            targets,
+            delta,
+        ) else {
             continue;
         };
         result.certified += 1;
@@ -114,8 +132,6 @@ pub fn stability(
         if !pairs.contains(&key) {
             pairs.push(key);
         }
-        out_points.clear();
-        out_points.extend(out.iter().map(|&index| points[index]));
         let counts = tally(&out_points, certificate.thresholds);
         result.out_of_bag_pass.0 += counts.correct_passes;
         result.out_of_bag_pass.1 += counts.passes;
