@@ -33,7 +33,7 @@ impl Recommendation {
         let confidence = 1.0 - certificate.delta;
         let line = |what: &str, target: f64, effective: f64| {
             let probability = if certificate.approximate {
-                format!("approximately ≥ {confidence:.2} (at the Kish effective n {effective:.1})")
+                format!("approximately ≥ {confidence:.2} (at an effective n of {effective:.1})")
             } else {
                 format!("≥ {confidence:.2}")
             };
@@ -201,7 +201,8 @@ pub fn calibrate(
                 .spec
                 .thresholds
                 .map(|thresholds| tally(&expectation, thresholds));
-            let outcome = recommend(&metrics, &expectation, settings);
+            let cases = points.cases_of_points();
+            let outcome = recommend(&metrics, &expectation, &cases, settings);
             CriterionCalibration {
                 points,
                 metrics,
@@ -220,6 +221,7 @@ pub fn calibrate(
 fn recommend(
     metrics: &CriterionMetrics,
     expectation: &[Point],
+    cases: &[usize],
     settings: &CalibrationSettings,
 ) -> Result<Recommendation, Refusal> {
     let holds = metrics.positives;
@@ -239,16 +241,18 @@ fn recommend(
     }
     let targets = settings.targets;
     let delta = settings.delta;
-    let certificate =
-        certify(expectation, None, &targets, delta).map_err(|why| Refusal::NoPair {
+    let certificate = certify(expectation, None, Some(cases), &targets, delta).map_err(|why| {
+        Refusal::NoPair {
             why,
             targets,
             delta,
-        })?;
+        }
+    })?;
     let stability = stability(
         expectation,
         &targets,
         delta,
+        Some(cases),
         settings.resamples,
         settings.seed,
         certificate.thresholds,

@@ -322,3 +322,73 @@ fn a_calibrated_file_carries_the_recommendations_under_the_next_version() {
 fn report_of_one_class() -> Report {
     report(x_rows("y", 3, true, 0.9).collect())
 }
+
+/// `rows` with every case reviewed twice: the second review's p′ moved by `shift` for the
+/// cases `shifted` picks.
+fn repeated(rows: Vec<Row>, shift: f64, shifted: impl Fn(usize) -> bool) -> Vec<Row> {
+    rows.into_iter()
+        .enumerate()
+        .map(|(index, mut row)| {
+            let mut second = row.verdict.clone();
+            if shifted(index) {
+                let findings: Vec<(String, Finding)> = second
+                    .findings
+                    .iter()
+                    .map(|(id, finding)| {
+                        let p = (finding.yes_probability + shift).clamp(0.0, 1.0);
+                        (
+                            id.to_owned(),
+                            Finding {
+                                yes_probability: p,
+                                expected_probability: p,
+                                ..finding.clone()
+                            },
+                        )
+                    })
+                    .collect();
+                second.findings = Findings::new(findings);
+            }
+            row.repeats = Some(crate::row::Repeats {
+                verdicts: vec![row.verdict.clone(), second],
+                pass_rate: 0.0,
+            });
+            row
+        })
+        .collect()
+}
+
+#[test]
+fn a_repeated_report_uses_every_review_and_counts_cases() {
+    let mut rows: Vec<Row> = x_rows("y", 70, true, 0.95)
+        .chain(x_rows("n", 70, false, 0.05))
+        .collect();
+    rows.extend((0..10).map(|i| row(&format!("m{i}"), i % 2 == 0, &[("x", 0.5, true)])));
+    let single = calibrate_default(&report(rows.clone()));
+    let twice = calibrate_default(&report(repeated(rows.clone(), 0.0, |_| true)));
+    let points = &twice.criteria[0].points;
+    assert_eq!((points.points.len(), points.cases()), (300, 150));
+    let (one, two) = (
+        single.criteria[0].outcome.clone().unwrap(),
+        twice.criteria[0].outcome.clone().unwrap(),
+    );
+    // Repeats that agree: the same pair and evidence as the cases once, stated as approximate.
+    assert_eq!(one.certificate.thresholds, two.certificate.thresholds);
+    assert!((one.certificate.pass_p_value - two.certificate.pass_p_value).abs() < 1e-12);
+    assert!(two.certificate.approximate && !one.certificate.approximate);
+    // Record order does not matter: the reviews of a case are all used, whichever comes first.
+    let noisy = repeated(rows.clone(), 0.3, |index| index % 7 == 0);
+    let swapped: Vec<Row> = noisy
+        .iter()
+        .cloned()
+        .map(|mut row| {
+            let repeats = row.repeats.as_mut().unwrap();
+            repeats.verdicts.reverse();
+            row.verdict = repeats.verdicts[0].clone();
+            row
+        })
+        .collect();
+    let a = calibrate_default(&report(noisy));
+    let b = calibrate_default(&report(swapped));
+    assert_eq!(a.criteria[0].metrics, b.criteria[0].metrics);
+    assert_eq!(a.criteria[0].outcome, b.criteria[0].outcome);
+}

@@ -181,7 +181,16 @@ pub fn criterion_block(
     if sources.is_empty() {
         sources.push("none".into());
     }
-    let _ = writeln!(out, "  labels       {}", sources.join(", "));
+    let reviews = points.points.len();
+    let cases = points.cases();
+    let counted = if reviews > cases {
+        format!(
+            "{reviews} reviews of {cases} cases (every repeat used; intervals and the certification count cases): "
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "  labels       {counted}{}", sources.join(", "));
     let base_rate = if m.n > 0 {
         format!("{:.3}", m.positives as f64 / m.n as f64)
     } else {
