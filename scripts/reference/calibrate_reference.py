@@ -59,4 +59,35 @@ out["clustered_wilson"] = [
     clustered([(s, 2) for s in [2] * 120 + [1] * 20 + [0] * 10]),
 ]
 
+
+# A fixed point set (p on a 0.01 grid, labels drawn once with a seeded numpy generator) for
+# AUROC with DeLong's interval and the ECE expected under perfect calibration.
+rng = np.random.default_rng(24)
+ps = np.round(np.concatenate([rng.beta(0.6, 3.0, 90), rng.beta(3.0, 0.6, 70)]), 2)
+ys = (rng.random(len(ps)) < ps).astype(int)
+out["points"] = [[float(p), int(y)] for p, y in zip(ps, ys)]
+
+# DeLong by its definition: the full pairwise kernel matrix.
+pos, neg = ps[ys == 1], ps[ys == 0]
+kernel = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+auc = kernel.mean()
+v10, v01 = kernel.mean(axis=1), kernel.mean(axis=0)
+variance = v10.var(ddof=1) / len(pos) + v01.var(ddof=1) / len(neg)
+z = stats.norm.ppf(0.975)
+out["delong"] = {"auroc": float(auc), "variance": float(variance), "z": float(z),
+                 "lower": float(max(0.0, auc - z * math.sqrt(variance))),
+                 "upper": float(min(1.0, auc + z * math.sqrt(variance)))}
+
+# Expected ECE (10 equal-width bins) under perfect calibration: per bin, the Poisson-binomial
+# pmf by repeated convolution, then E|S - sum p|.
+expected = 0.0
+bins = np.minimum(np.floor(ps * 10).astype(int), 9)
+for b in range(10):
+    members = ps[bins == b]
+    pmf = np.array([1.0])
+    for p in members:
+        pmf = np.convolve(pmf, [1 - p, p])
+    expected += float(np.sum(pmf * np.abs(np.arange(len(pmf)) - members.sum())))
+out["ece_expected"] = {"bins": 10, "value": expected / len(ps)}
+
 print(json.dumps(out, indent=1))

@@ -80,7 +80,8 @@ pub use incomplete_beta::{
 };
 pub use percentile::{nearest_rank, nearest_rank_index, p50_p95};
 pub use scoring::{
-    Bin, LOG_LOSS_EPSILON, Point, auroc, brier, ece, log_loss, mce, reliability_equal_mass,
+    Bin, LOG_LOSS_EPSILON, Point, auroc, auroc_ci, auroc_delong, bootstrap_ci, brier, brier_ci,
+    ece, ece_ci, ece_expected, equal_mass_bins_used, log_loss, mce, reliability_equal_mass,
     reliability_equal_width,
 };
 pub use thresholds::{

@@ -73,3 +73,41 @@ fn clustered_intervals_match_statsmodels_cluster_robust_variance() {
         );
     }
 }
+
+fn fixture_points(fixture: &Value) -> Vec<jevjudge_stats::Point> {
+    fixture["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| jevjudge_stats::Point::new(f(&pair[0]), pair[1].as_u64().unwrap() == 1))
+        .collect()
+}
+
+#[test]
+fn delong_matches_the_pairwise_definition() {
+    let fixture = fixture();
+    let points = fixture_points(&fixture);
+    let reference = &fixture["delong"];
+    let (auc, variance) = jevjudge_stats::auroc_delong(&points).unwrap();
+    assert!(close(auc, f(&reference["auroc"]), 1e-12), "{auc}");
+    assert!(
+        close(variance, f(&reference["variance"]), 1e-9),
+        "{variance}"
+    );
+    let (lower, upper) = jevjudge_stats::auroc_ci(&points, f(&reference["z"])).unwrap();
+    assert!(close(lower, f(&reference["lower"]), 1e-9), "{lower}");
+    assert!(close(upper, f(&reference["upper"]), 1e-9), "{upper}");
+}
+
+#[test]
+fn expected_ece_under_perfect_calibration_matches_the_convolved_pmf() {
+    let fixture = fixture();
+    let points = fixture_points(&fixture);
+    let reference = &fixture["ece_expected"];
+    let ours = jevjudge_stats::ece_expected(&points, 10).unwrap();
+    assert!(
+        close(ours, f(&reference["value"]), 1e-10),
+        "{ours} vs {}",
+        reference["value"]
+    );
+}
