@@ -1,7 +1,7 @@
 //! Intervals for the calibration metrics: AUROC by DeLong's method, Brier and ECE by a
 //! (cluster) percentile bootstrap, and the ECE a perfectly calibrated model would show.
 
-use super::{Point, auroc, brier, ece, reliability_equal_width};
+use super::{Point, brier, ece, reliability_equal_width};
 use crate::{SplitMix64, resample_indices};
 
 /// AUROC with DeLong's variance (DeLong, DeLong and Clarke-Pearson, 1988): the structural
@@ -200,7 +200,7 @@ mod tests {
     fn delong_point_estimate_is_the_auroc() {
         let points = drawn(200, 3);
         let (auc, _) = auroc_delong(&points).unwrap();
-        assert!((auc - auroc(&points).unwrap()).abs() < 1e-12);
+        assert!((auc - crate::auroc(&points).unwrap()).abs() < 1e-12);
     }
 
     #[test]
