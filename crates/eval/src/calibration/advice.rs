@@ -195,13 +195,18 @@ pub fn calibrate(
     let criteria = extract(report, specs)
         .into_iter()
         .map(|points| {
-            let metrics = metrics(&points.condition_points(), settings.bins);
+            let cases = points.cases_of_points();
+            let metrics = metrics(
+                &points.condition_points(),
+                &cases,
+                settings.bins,
+                settings.seed,
+            );
             let expectation = points.expectation_points();
             let current = points
                 .spec
                 .thresholds
                 .map(|thresholds| tally(&expectation, thresholds));
-            let cases = points.cases_of_points();
             let outcome = recommend(&metrics, &expectation, &cases, settings);
             CriterionCalibration {
                 points,

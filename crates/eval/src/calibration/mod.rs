@@ -54,7 +54,7 @@ pub use labels::{
     CalibrationError, CriterionPoints, CriterionSpec, LabelledPoint, check_criteria, extract,
     infer_criteria,
 };
-pub use metrics::{CriterionMetrics, Metrics, metrics};
+pub use metrics::{CriterionMetrics, INTERVAL_RESAMPLES, Metrics, metrics};
 pub use plan::{
     CalibratedFile, CalibratedFileError, DeltaOutOfRange, NoRows, SettingsError, Target,
     calibrated_file, check_rows, expectations,

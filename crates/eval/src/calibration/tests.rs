@@ -199,7 +199,7 @@ fn the_document_writes_the_metrics_fields_in_the_spec_order_and_reads_them_back(
     let json = serde_json::to_value(&document).unwrap();
     assert_eq!(
         crate::test_support::keys(&json["criteria"]["x"]).join(" "),
-        "n positives brier log_loss auroc ece_equal_width ece_equal_mass mce reliability recommendation refusal"
+        "n positives brier brier_ci log_loss auroc auroc_ci ece_equal_width ece_ci ece_expected ece_equal_mass ece_equal_mass_bins mce reliability recommendation refusal"
     );
     assert_eq!(
         json["criteria"]["x"]["reliability"][0],

@@ -6,7 +6,10 @@ use jevjudge_stats::{Tally, Targets};
 
 use crate::{
     Report,
-    calibration::{BINS, Calibration, CriterionCalibration, MIN_AUROC, MIN_CLASS, Recommendation},
+    calibration::{
+        BINS, Calibration, CriterionCalibration, INTERVAL_RESAMPLES, MIN_AUROC, MIN_CLASS,
+        Recommendation,
+    },
 };
 
 /// The summary `jevjudge calibrate` prints: the run, the targets, one
@@ -47,7 +50,9 @@ pub fn calibration(calibration: &Calibration, report: &Report, with_definition: 
     let _ = writeln!(
         out,
         "\nmethod: metrics on the raw p against whether the condition holds; ECE over {BINS} equal-width\n\
-         and {BINS} equal-mass bins; MCE and the table over the equal-width bins. Candidate thresholds\n\
+         and up to {BINS} equal-mass bins (ties never split); MCE and the table over the equal-width\n\
+         bins. 95 % intervals: AUROC by DeLong (with repeats, a bootstrap by case), Brier and ECE by\n\
+         a percentile bootstrap of {INTERVAL_RESAMPLES} resamples by case. Candidate thresholds\n\
          are the observed p' values. Learn then Test: each candidate's precision gets a one-sided\n\
          binomial p-value; PASS thresholds are tested from the highest down and FAIL thresholds from\n\
          the lowest up, each sequence at delta/2 = {} and stopped at its first failure; the pair\n\
@@ -109,6 +114,10 @@ fn recommendation_lines(recommendation: &Recommendation, targets: &Targets) -> S
         range(figure.fail_precision(), figure.fail_interval)
     );
     out
+}
+
+fn interval(value: Option<[f64; 2]>) -> String {
+    value.map_or_else(String::new, |[low, high]| format!(" [{low:.4}, {high:.4}]"))
 }
 
 fn figure(value: Option<f64>) -> String {
@@ -198,18 +207,23 @@ pub fn criterion_block(
     };
     let _ = writeln!(
         out,
-        "  n {} · positives {} (base rate {base_rate}) · Brier {} · log loss {} · AUROC {}",
+        "  n {} · positives {} (base rate {base_rate}) · Brier {}{} · log loss {} · AUROC {}{}",
         m.n,
         m.positives,
         figure(m.brier),
+        interval(m.brier_ci),
         figure(m.log_loss),
-        figure(m.auroc)
+        figure(m.auroc),
+        interval(m.auroc_ci)
     );
     let _ = writeln!(
         out,
-        "  ECE {} ({BINS} equal-width bins) · {} ({BINS} equal-mass bins) · MCE {} (equal-width)",
+        "  ECE {}{} ({BINS} equal-width bins; {} expected of a perfectly calibrated model at these p) · {} ({} equal-mass bins) · MCE {} (equal-width)",
         figure(m.ece_equal_width),
+        interval(m.ece_ci),
+        figure(m.ece_expected),
         figure(m.ece_equal_mass),
+        m.ece_equal_mass_bins,
         figure(m.mce)
     );
     if !m.reliability.is_empty() {
