@@ -341,7 +341,7 @@ fn repeated(rows: Vec<Row>, shift: f64, shifted: impl Fn(usize) -> bool) -> Vec<
                             Finding {
                                 yes_probability: p,
                                 expected_probability: p,
-                                ..finding.clone()
+                                ..*finding
                             },
                         )
                     })
