@@ -3,7 +3,7 @@
 //! Student's t distribution (the small-sample quantile of the clustered interval).
 //!
 //! `ln Γ` is Lanczos' approximation (g = 7, 9 terms, ~1e-15 relative), `I_x(a, b)` the
-//! continued fraction of Numerical Recipes §6.4 (modified Lentz), evaluated on the side where it
+//! continued fraction of Numerical Recipes (section 6.4; modified Lentz), evaluated on the side where it
 //! converges fast. Checked against scipy (`scripts/reference/calibrate_reference.py`).
 
 const LANCZOS: [f64; 9] = [
