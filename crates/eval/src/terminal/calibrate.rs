@@ -52,11 +52,12 @@ pub fn calibration(calibration: &Calibration, report: &Report, with_definition: 
         "\nmethod: metrics on the raw p against whether the condition holds; ECE over {BINS} equal-width\n\
          and up to {BINS} equal-mass bins (ties never split); MCE and the table over the equal-width\n\
          bins. 95 % intervals: AUROC by DeLong (with repeats, a bootstrap by case), Brier and ECE by\n\
-         a percentile bootstrap of {INTERVAL_RESAMPLES} resamples by case. Candidate thresholds\n\
-         are the observed p' values. Learn then Test: each candidate's precision gets a one-sided\n\
-         binomial p-value; PASS thresholds are tested from the highest down and FAIL thresholds from\n\
-         the lowest up, each sequence at delta/2 = {} and stopped at its first failure; the pair\n\
-         recommended abstains least among the certified ones. Stability: {} bootstrap resamples\n\
+         a percentile bootstrap of {INTERVAL_RESAMPLES} resamples by case. Candidate thresholds are the\n\
+         observed p' values. Learn then Test: each candidate's precision gets a one-sided binomial\n\
+         p-value; PASS thresholds are tested from the highest down and FAIL thresholds from the\n\
+         lowest up (each from the widest with enough decisions to certify one wrong one), each\n\
+         sequence at delta/2 = {} and stopped at its first failure; the pair recommended abstains\n\
+         least among the certified ones. Stability: {} bootstrap resamples\n\
          (seed {}, each distinct row once) redo the certification and score it on the rows left out\n\
          — a description, not a guarantee. No recommendation below {MIN_CLASS} cases of a class or at\n\
          AUROC below {MIN_AUROC}. Wilson lower bounds: z = {}.",
