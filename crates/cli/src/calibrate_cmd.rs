@@ -154,8 +154,9 @@ impl Plan {
         let specs = match &definition {
             Some(definition) => CriterionSpec::from_definition(definition),
             None => {
-                let specs = infer_criteria(&report)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", args.report.display()))?;
+                let specs = infer_criteria(&report).map_err(|e| {
+                    anyhow::anyhow!("{}: {e}: give it with --definition", args.report.display())
+                })?;
                 eprintln!(
                     "jevjudge: note: no --definition: read from the report's findings that {}; current thresholds unknown",
                     expectations(&specs)

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use jevjudge_eval::{
-    compare::{CompareOptions, compare},
+    compare::{CompareError, CompareOptions, compare},
     terminal,
 };
 
@@ -54,8 +54,12 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         },
     )
     .map_err(|e| {
+        let hint = match &e {
+            CompareError::DifferentCases { .. } => ": pass --intersect to compare only those",
+            _ => "",
+        };
         anyhow::anyhow!(
-            "cannot compare {} with {}: {e}",
+            "cannot compare {} with {}: {e}{hint}",
             args.base.display(),
             args.candidate.display()
         )

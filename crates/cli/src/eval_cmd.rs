@@ -4,22 +4,22 @@
 //! named, nothing sent) → the library's [`Session`] (pass 1, the rows file, resume,
 //! streaming, the merge) → render (the files, [`terminal::summary`], the exit status).
 
-use std::{collections::HashMap, path::Path, path::PathBuf, sync::Arc, time::Duration};
+use std::{path::Path, path::PathBuf, time::Duration};
 
 use jevjudge_client::limit::Limiter;
 use jevjudge_eval::{
-    CasesErrorKind, JevEvaluator, MAX_CASES, Report, Row, RunObserver, Runner,
+    CasesErrorKind, MAX_CASES, Report, Row, RunObserver, Runner,
     gates::{self, Gate, Gates},
     html::case_texts,
-    junit::to_junit,
-    markdown::to_markdown,
+    output::ReportFiles,
+    reviewer::Reviewer,
     session::{Session, SessionError, SessionPlan, rows_path_for},
-    terminal,
+    terminal::{self, Ending},
 };
-use jevjudge_judge::{Backend, BackendKind, Definition, Judge};
+use jevjudge_judge::Definition;
 
 use crate::{
-    backend::{BackendArgs, ResolvedBackend, parse_positive_duration, report_recording},
+    backend::{BackendArgs, parse_positive_duration, report_recording},
     exit::{self, Failure},
     limits::{self, LimitArgs},
     output,
@@ -152,28 +152,13 @@ pub struct Plan {
     /// The gates asked for.
     pub gates: Gates,
     /// The files written at the end.
-    pub outputs: Outputs,
+    pub outputs: ReportFiles,
     /// Where answers come from (`repeated_records` set for `--repeat` above 1).
     pub backend: BackendArgs,
     /// Rate limits and spending caps.
     pub limits: LimitArgs,
     /// `--concurrency`, for the limiter.
     pub concurrency: usize,
-}
-
-/// The files a run writes when it ends.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Outputs {
-    /// The JSON report (`--report`).
-    pub report: Option<PathBuf>,
-    /// JUnit XML (`--junit`).
-    pub junit: Option<PathBuf>,
-    /// The Markdown summary (`--markdown`).
-    pub markdown: Option<PathBuf>,
-    /// The HTML page (`--html`).
-    pub html: Option<PathBuf>,
-    /// Case text beside each row of the page (`--include-text`).
-    pub include_text: bool,
 }
 
 /// A session error with the flag that fixes it.
@@ -240,7 +225,7 @@ impl Plan {
         };
         gates.check()?;
         session.check_cases_file().map_err(flagged)?;
-        let outputs = Outputs {
+        let outputs = ReportFiles {
             report: args.report,
             junit: args.junit,
             markdown: args.markdown,
@@ -274,84 +259,32 @@ impl Plan {
             concurrency: args.concurrency,
         })
     }
-
-    /// Writes the report, JUnit, Markdown and HTML files asked for.
-    fn write_outputs(
-        &self,
-        report: &Report,
-        gates: &[Gate],
-        texts: Option<&HashMap<String, String>>,
-    ) -> anyhow::Result<()> {
-        let outputs = &self.outputs;
-        if let Some(path) = &outputs.report {
-            output::write_atomic(path, &(serde_json::to_string_pretty(report)? + "\n"))?;
-        }
-        if let Some(path) = &outputs.junit {
-            output::write_atomic(path, &to_junit(report))?;
-        }
-        if let Some(path) = &outputs.markdown {
-            output::write_atomic(path, &to_markdown(report, &gates::lines(gates)))?;
-        }
-        if let Some(path) = &outputs.html {
-            let page = crate::report_cmd::html_page(report, Some(&self.definition), texts);
-            output::write_atomic(path, &page)?;
-        }
-        Ok(())
-    }
 }
 
-/// The backend of a run with its limiter, and the runner and evaluator that use them.
-struct Reviewer {
-    limiter: Arc<Limiter>,
-    resolved: ResolvedBackend,
-    runner: Runner,
-    evaluator: JevEvaluator<Arc<dyn Backend>>,
-}
-
-impl Reviewer {
-    /// Builds the limiter and the backend; says when a replay has fewer answers per request
-    /// than `--repeat` asks for.
-    fn resolve(plan: &Plan) -> anyhow::Result<Reviewer> {
-        let session = &plan.session;
-        let config = plan
-            .limits
-            .config(plan.concurrency, session.price_per_million_input)?;
-        let limiter = Limiter::new(config);
-        let resolved = plan.backend.resolve_limited(None, Some(limiter.clone()))?;
-        let runner = plan.runner.clone().limiter(
-            limiter.clone(),
-            jevjudge_eval::input_token_estimate(&plan.definition, &resolved.model),
+/// Builds the limiter and the backend behind it; says when a replay has fewer answers per
+/// request than `--repeat` asks for.
+fn reviewer(plan: &Plan) -> anyhow::Result<Reviewer> {
+    let session = &plan.session;
+    let config = plan
+        .limits
+        .config(plan.concurrency, session.price_per_million_input)?;
+    let limiter = Limiter::new(config);
+    let chosen = plan.backend.resolve_limited(None, Some(limiter.clone()))?;
+    let reviewer = Reviewer::new(
+        plan.runner.clone(),
+        limiter,
+        chosen,
+        &plan.definition,
+        plan.budget,
+    )?;
+    if let Some(records) = reviewer.cycling_repeats(session.repeat) {
+        eprintln!(
+            "jevjudge: note: --repeat {}: the recording holds at most {records} different {} per request, so repeats replay answers already served (cycling): the flip rate shows the recording's variation, not the model's",
+            session.repeat,
+            jevjudge_eval::plural::noun(records, "answer")
         );
-        if let Some(records) = resolved.records_per_request.filter(|_| session.repeat > 1) {
-            if records < session.repeat {
-                eprintln!(
-                    "jevjudge: note: --repeat {}: the recording holds at most {records} different {} per request, so repeats replay answers already served (cycling): the flip rate shows the recording's variation, not the model's",
-                    session.repeat,
-                    jevjudge_eval::plural::noun(records, "answer")
-                );
-            }
-        }
-        let judge = Judge::new(resolved.backend.clone(), plan.budget)?;
-        let evaluator = JevEvaluator::new(judge, plan.definition.clone());
-        Ok(Reviewer {
-            limiter,
-            resolved,
-            runner,
-            evaluator,
-        })
     }
-
-    /// The report of a finished session: the backend that answered, and the live API's
-    /// attempts.
-    fn report(&self, outcome: jevjudge_eval::session::Outcome, definition: &Definition) -> Report {
-        let kind = self.resolved.kind;
-        let answered = crate::backend::answered_kind(kind, self.evaluator.judge().backend().kind());
-        let mut report = outcome.into_report(definition.version(), answered);
-        if kind == BackendKind::Systemone {
-            report.overall.attempts = Some(self.limiter.snapshot().attempts);
-        }
-        report
-    }
+    Ok(reviewer)
 }
 
 /// Advances the progress bar, which counts reviews, as rows finish: by one per repeat.
@@ -373,14 +306,14 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .read_cases(&plan.definition, held)
         .map_err(flagged)?;
     let texts = plan.outputs.include_text.then(|| case_texts(cases.cases()));
-    let reviewer = Reviewer::resolve(&plan)?;
-    let kind = reviewer.resolved.kind.to_string();
+    let reviewer = reviewer(&plan)?;
+    let kind = reviewer.chosen.kind.to_string();
     let mut session = Session::open(
         &plan.session,
         &plan.definition,
         cases,
         &kind,
-        &reviewer.resolved.model,
+        &reviewer.chosen.model,
     )
     .map_err(flagged)?;
     if let (true, Some(path)) = (session.torn_tail(), &plan.session.rows) {
@@ -415,10 +348,17 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     }
     let outcome = session.finish(ran).map_err(Failure::after_sending)?;
     let (reviews_this_run, cases) = (outcome.reviews_this_run, outcome.cases);
+    crate::backend::answered_kind(reviewer.chosen.kind, reviewer.answered());
     let report = reviewer.report(outcome, &plan.definition);
 
     let gates = plan.gates.evaluate(&report);
-    plan.write_outputs(&report, &gates, texts.as_ref())
+    plan.outputs
+        .write(
+            &report,
+            &gates::lines(&gates),
+            Some(&plan.definition),
+            texts.as_ref(),
+        )
         .map_err(Failure::after_sending)?;
     let rows_path = plan.session.rows.as_deref();
     output::print_stdout(&terminal::summary(
@@ -427,18 +367,18 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         rows_path,
         Some(reviews_this_run),
     ));
-    let hint_context = crate::hints::HintContext {
-        kind: reviewer.resolved.kind,
-        model: &reviewer.resolved.model,
-        replay_models: &reviewer.resolved.replay_models,
+    let hint_context = terminal::HintContext {
+        kind: reviewer.chosen.kind,
+        model: &reviewer.chosen.model,
+        replay_models: &reviewer.chosen.replay_models,
         api_key_env: plan.backend.api_key_env.as_deref(),
         base_url: plan.backend.base_url.as_deref(),
     };
-    if let Some(hint) = crate::hints::error_hint(&report.overall, &hint_context) {
+    if let Some(hint) = terminal::error_hint(&report.overall, &hint_context) {
         eprintln!("{hint}");
     }
     report_recording(
-        reviewer.resolved.recorder.as_deref(),
+        reviewer.chosen.recorder.as_deref(),
         plan.backend.record.as_deref(),
     )
     .map_err(Failure::after_sending)?;
@@ -454,41 +394,17 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 /// The exit status of a finished run, with the line that explains a non-zero one: stopped by
 /// the limiter, interrupted, every review errored, a gate failed.
 fn exit_status(report: &Report, gates: &[Gate], cases: usize, rows_path: Option<&Path>) -> u8 {
-    if let Some(stop) = &report.stopped {
-        let not_run = cases.saturating_sub(report.overall.total as usize);
-        let hint = match rows_path {
-            Some(path) => format!(" (rows in {})", path.display()),
-            None => " (give --report or --rows next time to keep the finished rows)".to_owned(),
-        };
-        eprintln!("{}", limits::stop_line(stop, not_run, &hint));
-        return limits::exit_code(stop);
+    let (ending, line) = terminal::ending(report, gates::all_held(gates), cases, rows_path);
+    if let Some(line) = line {
+        eprintln!("{line}");
     }
-    if !report.complete {
-        eprintln!(
-            "jevjudge: interrupted: {} of {} finished{}",
-            report.overall.total,
-            jevjudge_eval::plural::count(cases, "case"),
-            match rows_path {
-                Some(path) => format!(
-                    "; rerun with --resume to finish (rows in {})",
-                    path.display()
-                ),
-                None => String::new(),
-            }
-        );
-        return exit::INTERRUPTED;
-    }
-    if report.overall.total > 0 && report.overall.errors == report.overall.total {
-        eprintln!(
-            "jevjudge: error: every review errored ({}): the run produced no result",
-            report.overall.errors_text()
-        );
-        return exit::ERROR;
-    }
-    if gates::all_held(gates) {
-        exit::SUCCESS
-    } else {
-        exit::FAILED
+    match ending {
+        Ending::KeyRefused => exit::KEY_REFUSED,
+        Ending::CapReached => exit::CAP_REACHED,
+        Ending::Interrupted => exit::INTERRUPTED,
+        Ending::AllErrored => exit::ERROR,
+        Ending::GateFailed => exit::FAILED,
+        Ending::Held => exit::SUCCESS,
     }
 }
 

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use jevjudge_eval::import::import_jevassert;
+use jevjudge_eval::import::{import_jevassert, write_imported};
 
-use crate::{exit, inputs::read_to_string, output::write_atomic};
+use crate::{exit, inputs::read_to_string};
 use jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES;
 
 /// Options of `jevjudge import`.
@@ -66,52 +66,13 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .unwrap_or_else(jevjudge_wire::record::now_rfc3339);
     let imported = import_jevassert(&pack, &cases, predictions.as_deref(), &recorded_at)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.pack.display()))?;
-    let definition_toml = imported.definition.to_toml_string().map_err(|_| {
-        anyhow::anyhow!(
-            "{}: the pack's question content holds a null (`~`), which a TOML definition cannot \
-             carry: remove it from the pack",
-            args.pack.display()
-        )
-    })?;
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
-    let definition_text = format!(
-        "# Imported by `jevjudge import jevassert` from {}.\n# pass_at_or_above = the pack's \
-         `true` floor; fail_at_or_below = 1 - its `false` floor.\n{}",
-        args.pack.display(),
-        definition_toml
-    );
-    write_atomic(&args.out.join("definition.toml"), &definition_text)?;
-    write_atomic(&args.out.join("cases.jsonl"), &imported.cases_jsonl)?;
-    let cases_count = imported.cases_jsonl.lines().count();
-    let mut written = vec![
-        "definition.toml".to_owned(),
-        format!(
-            "cases.jsonl ({})",
-            jevjudge_eval::plural::count(cases_count, "case")
-        ),
-    ];
-    if predictions.is_some() {
-        let mut lines = String::new();
-        for record in &imported.records {
-            lines.push_str(
-                &record
-                    .to_line()
-                    .map_err(|e| anyhow::anyhow!("cannot write a record: {e}"))?,
-            );
-        }
-        write_atomic(&args.out.join("recordings.jevl"), &lines)?;
-        written.push(format!(
-            "recordings.jevl ({})",
-            jevjudge_eval::plural::count(imported.records.len(), "exchange")
-        ));
-    }
+    let written = write_imported(&imported, &args.pack, &args.out, predictions.is_some())?;
     crate::output::print_stdout(
         &(format!(
             "imported {} into {}: {}",
             imported.definition.version(),
             args.out.display(),
-            written.join(", ")
+            written.0.join(", ")
         ) + "\n"),
     );
     if imported.skipped_predictions > 0 {

@@ -1,11 +1,8 @@
-//! The rate-limit options of `eval` (issue 11), the shared limiter they build, its progress
-//! line and the stop messages.
+//! The rate-limit options of `eval`, the shared limiter they build, and its progress line.
 
 use std::{num::NonZeroU32, sync::Arc, time::Duration};
 
-use jevjudge_client::limit::{self, CostCapError, LimitConfig, Limiter, Rate, Snapshot, Stop};
-
-use crate::exit;
+use jevjudge_client::limit::{self, CostCapError, LimitConfig, Limiter, Rate, Snapshot};
 
 /// How a run stays under the API's limits and the user's budget.
 #[derive(Debug, Clone, clap::Args)]
@@ -84,25 +81,6 @@ pub fn watch(
     })
 }
 
-/// The exit status of a stopped run.
-pub fn exit_code(stop: &Stop) -> u8 {
-    match stop {
-        Stop::KeyRefused { .. } => exit::KEY_REFUSED,
-        Stop::InputTokenCap { .. } => exit::CAP_REACHED,
-    }
-}
-
-/// The one stderr line that names why a run stopped.
-pub fn stop_line(stop: &Stop, not_run: usize, resume_hint: &str) -> String {
-    let fix = match stop {
-        // The refused review left an ERROR row: --retry-errors runs it again.
-        Stop::KeyRefused { .. } => "fix the key, then rerun with --resume --retry-errors",
-        Stop::InputTokenCap { .. } => "raise the cap, then rerun with --resume",
-    };
-    let not_run = jevjudge_eval::plural::count(not_run, "case");
-    format!("jevjudge: stopped: {stop}; {not_run} not run; {fix}{resume_hint}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,26 +130,5 @@ mod tests {
             ..args()
         };
         assert!(!fixed.config(8, None).unwrap().adaptive);
-    }
-
-    #[test]
-    fn stops_have_their_own_exit_codes_and_one_line() {
-        let key = Stop::KeyRefused { status: 401 };
-        assert_eq!(exit_code(&key), 6);
-        let cap = Stop::InputTokenCap {
-            cap: 10,
-            spent: 9,
-            next_estimate: 5,
-        };
-        assert_eq!(exit_code(&cap), 7);
-        let line = stop_line(&key, 12, " (rows in out.rows.jsonl)");
-        assert_eq!(
-            line,
-            "jevjudge: stopped: the API key was refused (HTTP 401); no new review was started; \
-             12 cases not run; fix the key, then rerun with --resume --retry-errors (rows in \
-             out.rows.jsonl)"
-        );
-        assert!(!line.contains('\n'));
-        assert!(stop_line(&cap, 1, "").contains("; 1 case not run; raise the cap"));
     }
 }

@@ -9,7 +9,6 @@ mod exit;
 mod fake_server;
 #[cfg(test)]
 mod flags_test;
-mod hints;
 mod import_cmd;
 mod inputs;
 mod judge_cmd;

@@ -1,11 +1,11 @@
 //! `jevjudge report`: show a saved report, or render it as one self-contained HTML page.
 
-use std::{collections::HashMap, path::Path, path::PathBuf};
+use std::{path::Path, path::PathBuf};
 
 use jevjudge_eval::{
     MAX_CASES, Report,
     calibration::{CriterionSpec, check_criteria},
-    html::{HtmlOptions, case_texts, to_html},
+    html::case_texts,
     read_cases_file,
 };
 use jevjudge_judge::Definition;
@@ -103,22 +103,6 @@ pub fn definition_for(
     Ok(definition)
 }
 
-/// The HTML page of a report.
-pub fn html_page(
-    report: &Report,
-    definition: Option<&Definition>,
-    texts: Option<&HashMap<String, String>>,
-) -> String {
-    let specs = definition.map(CriterionSpec::from_definition);
-    to_html(
-        report,
-        &HtmlOptions {
-            criteria: specs.as_deref(),
-            texts,
-        },
-    )
-}
-
 /// Runs the command.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let report = read_report(&args.report)?;
@@ -153,7 +137,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     };
     output::write_atomic(
         html,
-        &html_page(&report, definition.as_ref(), texts.as_ref()),
+        &jevjudge_eval::html::page(&report, definition.as_ref(), texts.as_ref()),
     )?;
     eprintln!("jevjudge: wrote {}", html.display());
     Ok(exit::SUCCESS)

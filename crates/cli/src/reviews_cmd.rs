@@ -114,20 +114,9 @@ fn parse_status(text: &str) -> Result<String, String> {
 }
 
 async fn open(url: &StoreUrl) -> anyhow::Result<Store> {
-    // Reading never creates a database.
-    if let StoreUrl::Sqlite(path) = url {
-        if !path.is_file() {
-            anyhow::bail!("--store {url}: no such file");
-        }
-    }
-    let store = Store::connect(url)
+    Store::open_existing(url)
         .await
-        .map_err(|e| anyhow::anyhow!("--store {url}: {e}"))?;
-    store
-        .check_schema()
-        .await
-        .map_err(|e| anyhow::anyhow!("--store {url}: {e}"))?;
-    Ok(store)
+        .map_err(|e| crate::store_cmd::store_error(url, &e))
 }
 
 /// Runs `jevjudge reviews …`.

@@ -175,23 +175,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let addr = listening.local_addr();
     crate::output::announce_listening(&format!("http://{addr}"))
         .context("cannot write to standard output")?;
-    let state = listening.state();
-    let versions: Vec<String> = state
-        .definitions()
-        .iter()
-        .map(|d| d.version().to_owned())
-        .collect();
-    tracing::info!(
-        %addr,
-        definitions = ?versions,
-        backend = %resolved.kind,
-        max_concurrent = args.max_concurrent,
-        queue = args.queue,
-        max_connections = args.max_connections,
-        auth = state.config().auth_tokens.is_enabled(),
-        recording = args.backend.record.is_some(),
-        "serving"
-    );
+    if args.backend.record.is_some() {
+        tracing::info!("recording every exchange");
+    }
     listening
         .run(std::future::pending())
         .await
@@ -214,7 +200,7 @@ fn build_error(args: &Args, error: BuildError) -> anyhow::Error {
         return Failure::Input(message).into();
     }
     Failure::Input(match (&error, &args.store.store) {
-        (BuildError::Store(e), Some(url)) => format!("--store {url}: {e}"),
+        (BuildError::Store(e), Some(url)) => return crate::store_cmd::store_error(url, e),
         (BuildError::Config(ConfigError::DefaultAboveMax), _) => {
             "--budget must not exceed --max-budget".to_owned()
         }

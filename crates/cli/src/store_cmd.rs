@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use jevjudge_serve::DecisionLogConfig;
-use jevjudge_store::{Store, StoreUrl};
+use jevjudge_store::{Store, StoreError, StoreUrl};
 
 use crate::{
     backend::parse_positive_duration,
@@ -77,17 +77,29 @@ struct MigrateArgs {
     store: StoreUrl,
 }
 
+/// A store error after the flag that named the store; an outdated schema also names the
+/// command that migrates it.
+pub fn store_error(url: &StoreUrl, error: &StoreError) -> anyhow::Error {
+    let hint = match error {
+        StoreError::SchemaOutdated { .. } => {
+            format!(": run `jevjudge store migrate --store {url}`")
+        }
+        _ => String::new(),
+    };
+    Failure::Input(format!("--store {url}: {error}{hint}")).into()
+}
+
 /// Runs `jevjudge store …`.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     match args.command {
         StoreCommand::Migrate(args) => {
             let store = Store::connect(&args.store)
                 .await
-                .map_err(|e| Failure::Input(format!("--store {}: {e}", args.store)))?;
+                .map_err(|e| store_error(&args.store, &e))?;
             let migrated = store
                 .migrate()
                 .await
-                .map_err(|e| Failure::Input(format!("--store {}: {e}", args.store)))?;
+                .map_err(|e| store_error(&args.store, &e))?;
             if migrated.from == migrated.to {
                 crate::output::print_stdout(
                     &(format!(

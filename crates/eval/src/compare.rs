@@ -67,7 +67,7 @@ pub enum CompareError {
     },
     /// The reports hold different cases (and `intersect` is off).
     #[error(
-        "the reports hold different cases: {} only in the base report{}, {} only in the candidate{}; pass --intersect to compare the {} both hold",
+        "the reports hold different cases: {} only in the base report{}, {} only in the candidate{}; {} both hold",
         only_in_base.len(), examples(only_in_base), only_in_candidate.len(), examples(only_in_candidate), crate::plural::count(*common, "case")
     )]
     DifferentCases {
@@ -506,7 +506,7 @@ mod tests {
         let error = compare(&base, &candidate, CompareOptions::default()).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "the reports hold different cases: 1 only in the base report (`a2`), 1 only in the candidate (`b9`); pass --intersect to compare the 1 case both hold"
+            "the reports hold different cases: 1 only in the base report (`a2`), 1 only in the candidate (`b9`); 1 case both hold"
         );
         let comparison = compare(&base, &candidate, CompareOptions { intersect: true }).unwrap();
         assert_eq!(comparison.pairs, 1);

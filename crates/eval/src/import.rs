@@ -5,7 +5,7 @@
 //! the state form (with per-criterion labels), and `.jevl` records of exactly the requests
 //! jevassert sent, so that `jevjudge eval --replay` reproduces the recording's decisions.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, path::Path};
 
 use jevjudge_judge::{Criterion, Definition, DefinitionError};
 use jevjudge_wire::{NoulQuestion, Question, Questions, record::Record};
@@ -270,6 +270,85 @@ pub fn import_jevassert(
         records,
         skipped_predictions: skipped,
     })
+}
+
+/// The files [`write_imported`] wrote, as `name (count noun)` for a summary line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written(pub Vec<String>);
+
+/// Why [`write_imported`] wrote nothing or not everything.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteImportError {
+    /// The pack's question content holds a null, which TOML cannot carry.
+    #[error(
+        "{}: the pack's question content holds a null (`~`), which a TOML definition cannot \
+         carry: remove it from the pack",
+        pack.display()
+    )]
+    NullInQuestion {
+        /// The pack directory.
+        pack: std::path::PathBuf,
+    },
+    /// The output directory could not be created.
+    #[error("cannot create {}: {source}", dir.display())]
+    Directory {
+        /// The directory.
+        dir: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A record could not be turned into a line.
+    #[error("cannot write a record: {0}")]
+    Record(jevjudge_wire::record::RecordErrorKind),
+    /// A file could not be written.
+    #[error(transparent)]
+    Write(#[from] crate::output::WriteError),
+}
+
+/// Writes an import into `out` (created when missing), each file atomically:
+/// `definition.toml` (headed by where it came from and how the floors became thresholds),
+/// `cases.jsonl`, and `recordings.jevl` when `with_records` (the pack came with predictions).
+pub fn write_imported(
+    imported: &Imported,
+    pack: &Path,
+    out: &Path,
+    with_records: bool,
+) -> Result<Written, WriteImportError> {
+    let toml =
+        imported
+            .definition
+            .to_toml_string()
+            .map_err(|_| WriteImportError::NullInQuestion {
+                pack: pack.to_owned(),
+            })?;
+    std::fs::create_dir_all(out).map_err(|source| WriteImportError::Directory {
+        dir: out.to_owned(),
+        source,
+    })?;
+    let definition = format!(
+        "# Imported by `jevjudge import jevassert` from {}.\n# pass_at_or_above = the pack's \
+         `true` floor; fail_at_or_below = 1 - its `false` floor.\n{toml}",
+        pack.display()
+    );
+    crate::output::write_atomic(&out.join("definition.toml"), &definition)?;
+    crate::output::write_atomic(&out.join("cases.jsonl"), &imported.cases_jsonl)?;
+    let cases = imported.cases_jsonl.lines().count();
+    let mut written = vec![
+        "definition.toml".to_owned(),
+        format!("cases.jsonl ({})", crate::plural::count(cases, "case")),
+    ];
+    if with_records {
+        let mut lines = String::new();
+        for record in &imported.records {
+            lines.push_str(&record.to_line().map_err(WriteImportError::Record)?);
+        }
+        crate::output::write_atomic(&out.join("recordings.jevl"), &lines)?;
+        written.push(format!(
+            "recordings.jevl ({})",
+            crate::plural::count(imported.records.len(), "exchange")
+        ));
+    }
+    Ok(Written(written))
 }
 
 #[cfg(test)]

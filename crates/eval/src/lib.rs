@@ -36,6 +36,7 @@ pub mod output;
 pub use jevjudge_wire::plural;
 pub mod repeats;
 mod report;
+pub mod reviewer;
 pub mod risk;
 mod row;
 pub mod rows_file;

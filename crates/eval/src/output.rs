@@ -7,6 +7,53 @@ use std::{
     path::{Path, PathBuf},
 };
 
+/// The files a run writes when it ends, each optional; all are results a person or a CI job
+/// reads ([`Policy::WriteThrough`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportFiles {
+    /// The JSON report.
+    pub report: Option<PathBuf>,
+    /// JUnit XML.
+    pub junit: Option<PathBuf>,
+    /// The Markdown summary.
+    pub markdown: Option<PathBuf>,
+    /// The HTML page.
+    pub html: Option<PathBuf>,
+    /// Each case's text beside its row of the page.
+    pub include_text: bool,
+}
+
+impl ReportFiles {
+    /// Writes each file asked for, in the order report, JUnit, Markdown, HTML; the first that
+    /// cannot be written stops the rest. `gates` are the lines the Markdown summary ends with;
+    /// `definition` draws the thresholds on the page.
+    pub fn write(
+        &self,
+        report: &crate::Report,
+        gates: &[String],
+        definition: Option<&jevjudge_judge::Definition>,
+        texts: Option<&std::collections::HashMap<String, String>>,
+    ) -> Result<(), WriteError> {
+        if let Some(path) = &self.report {
+            let json = serde_json::to_string_pretty(report).map_err(|e| WriteError::Io {
+                path: path.clone(),
+                source: e.into(),
+            })?;
+            write_atomic(path, &(json + "\n"))?;
+        }
+        if let Some(path) = &self.junit {
+            write_atomic(path, &crate::junit::to_junit(report))?;
+        }
+        if let Some(path) = &self.markdown {
+            write_atomic(path, &crate::markdown::to_markdown(report, gates))?;
+        }
+        if let Some(path) = &self.html {
+            write_atomic(path, &crate::html::page(report, definition, texts))?;
+        }
+        Ok(())
+    }
+}
+
 /// How an output file is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {

@@ -116,7 +116,7 @@ impl RowsHeader {
         }
         if self.repeats != current.repeats {
             return Some(format!(
-                "it was run with --repeat {}, not --repeat {}",
+                "it was run with {} repeats of each case, not {}",
                 self.repeats, current.repeats
             ));
         }
@@ -130,7 +130,7 @@ impl RowsHeader {
         if self.backend != current.backend || self.model != current.model {
             return Some(format!(
                 "it was made with backend {} and model {}, this run uses backend {} and model {} \
-                 (resume with the same backend and --model, or start afresh without --resume)",
+                 (resume with the same backend and model, or start afresh)",
                 shown(&self.backend),
                 shown(&self.model),
                 shown(&current.backend),
@@ -454,7 +454,8 @@ pub fn read_rows_for(
                 // Even the header was cut short: nothing to keep.
                 return Err(at(
                     Some(number),
-                    "the header line was cut short; start afresh without --resume".to_owned(),
+                    "the header line was cut short: nothing to resume from; start afresh"
+                        .to_owned(),
                 ));
             }
             header = Some(parsed);

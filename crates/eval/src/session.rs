@@ -471,7 +471,7 @@ impl<'p> Session<'p> {
             {
                 return Err(SessionError::Failed(format!(
                     "{} changed while the run read it ({} of {} ran): the rows do not \
-                     belong to one version of the file; rerun without --resume",
+                     belong to one version of the file; run it again from the start",
                     plan.cases.display(),
                     reviews_this_run,
                     crate::plural::count(self.todo.len(), "case")

@@ -83,10 +83,10 @@ pub enum ServeError {
         message: String,
     },
     /// 404 `no_store`: the service keeps no decision log.
-    #[error("this service keeps no decision log (start it with --store URL)")]
+    #[error("this service keeps no decision log")]
     NoStore,
     /// 404 `no_queue`: the service queues no reviews (no `--queue-statuses`/`--sample-pass`).
-    #[error("this service has no review queue (start it with --queue-statuses or --sample-pass)")]
+    #[error("this service has no review queue")]
     NoQueue,
     /// 404 `queue_item_not_found`: no queue item has this id.
     #[error("no queue item has this id")]

@@ -194,8 +194,24 @@ impl Listening {
             listener,
             signals,
             drain_limit,
-            ..
+            local_addr,
         } = self;
+        let config = state.config();
+        let versions: Vec<String> = state
+            .definitions()
+            .iter()
+            .map(|d| d.version().to_owned())
+            .collect();
+        tracing::info!(
+            addr = %local_addr,
+            definitions = ?versions,
+            backend = %state.backend_kind(),
+            max_concurrent = config.max_concurrent,
+            queue = config.queue,
+            max_connections = config.max_connections,
+            auth = config.auth_tokens.is_enabled(),
+            "serving"
+        );
         let retention: Option<JoinHandle<()>> = match (retain_state, state.decision_log()) {
             (Some(retain), Some(log)) => Some(tokio::spawn(log.clone().run_retention(retain))),
             _ => None,

@@ -24,7 +24,7 @@ pub enum StoreError {
     /// The database's schema is older than this binary needs (run `jevjudge store migrate`).
     #[error(
         "the store's schema is version {found}, older than this jevjudge needs ({known}); \
-         run `jevjudge store migrate --store URL`"
+         migrate it first"
     )]
     SchemaOutdated {
         /// The database's schema version.
@@ -40,6 +40,9 @@ pub enum StoreError {
         /// Why.
         reason: String,
     },
+    /// A database opened for reading does not exist (reading never creates one).
+    #[error("no such file")]
+    NoSuchFile,
     /// A stored row could not be read back (a column of the wrong type or bad JSON).
     #[error("a stored review could not be read: {0}")]
     Corrupt(String),

@@ -98,6 +98,19 @@ impl Store {
         Ok(store)
     }
 
+    /// Connects to a database for reading: it must exist (a missing SQLite file is not
+    /// created) and hold exactly this binary's schema (nothing is migrated).
+    pub async fn open_existing(url: &StoreUrl) -> Result<Store, StoreError> {
+        if let StoreUrl::Sqlite(path) = url {
+            if !path.is_file() {
+                return Err(StoreError::NoSuchFile);
+            }
+        }
+        let store = Store::connect(url).await?;
+        store.check_schema().await?;
+        Ok(store)
+    }
+
     /// Which database this is.
     pub fn kind(&self) -> StoreKind {
         self.kind

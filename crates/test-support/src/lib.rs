@@ -142,13 +142,39 @@ pub fn keys(value: &Value) -> Vec<&str> {
         .collect()
 }
 
-/// A fresh, empty directory `jevjudge-NAME-PID` under the system temp dir. Names must be
-/// unique within one test binary.
-pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("jevjudge-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    dir
+/// A fresh, empty directory `jevjudge-NAME-…` under the system temp dir, removed when the
+/// returned [`TempDir`] is dropped (so a failing test leaves nothing behind either).
+pub fn temp_dir(name: &str) -> TempDir {
+    TempDir(
+        tempfile::Builder::new()
+            .prefix(&format!("jevjudge-{name}-"))
+            .tempdir()
+            .expect("a temp dir"),
+    )
+}
+
+/// A fresh directory that is removed when dropped; it reads as the [`Path`] it is
+/// (`dir.join(..)`, `&dir`, `dir.display()`).
+#[derive(Debug)]
+pub struct TempDir(tempfile::TempDir);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<OsStr> for TempDir {
+    fn as_ref(&self) -> &OsStr {
+        self.0.path().as_os_str()
+    }
 }
 
 /// One POST of a JSON `body` to `addr` (`host:port`): (status, body).
@@ -233,11 +259,14 @@ mod tests {
     }
 
     #[test]
-    fn temp_dirs_start_empty() {
-        let dir = temp_dir("support-self-test");
-        std::fs::write(dir.join("a"), "x").unwrap();
-        let dir = temp_dir("support-self-test");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
-        std::fs::remove_dir_all(dir).unwrap();
+    fn temp_dirs_start_empty_and_go_when_dropped() {
+        let first = temp_dir("support-self-test");
+        std::fs::write(first.join("a"), "x").unwrap();
+        let second = temp_dir("support-self-test");
+        assert_ne!(first.to_path_buf(), second.to_path_buf());
+        assert_eq!(std::fs::read_dir(&*second).unwrap().count(), 0);
+        let path = first.to_path_buf();
+        drop(first);
+        assert!(!path.exists());
     }
 }

@@ -90,7 +90,7 @@ fn the_plan_holds_every_flag_resolved() {
             min_coverage: Some(0.5),
         }
     );
-    assert_eq!(plan.outputs, Outputs::default());
+    assert_eq!(plan.outputs, jevjudge_eval::output::ReportFiles::default());
     assert!(!plan.session.streaming);
     assert_eq!(plan.runner.case_limit(), MAX_CASES);
 }

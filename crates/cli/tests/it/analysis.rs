@@ -344,6 +344,10 @@ fn compare_refuses_different_case_sets_unless_intersecting() {
         jevjudge().arg("compare").arg(&floors).arg(&fewer),
         "50 only in the base report",
     );
+    exits_2_saying(
+        jevjudge().arg("compare").arg(&floors).arg(&fewer),
+        "100 cases both hold: pass --intersect to compare only those",
+    );
     let output = run(jevjudge()
         .args(["compare", "--intersect", "--json"])
         .arg(&floors)

@@ -5,7 +5,7 @@
 use jevjudge_fake::Config;
 use serde_json::Value;
 
-use jevjudge_test_support::run as output;
+use jevjudge_test_support::{root, run as output, temp_dir};
 
 use crate::{
     fake_server, jevjudge_keyed as jevjudge,
@@ -105,6 +105,24 @@ async fn bad_store_urls_are_exit_2_and_passwords_never_shown() {
     .await;
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no such file"));
+    // A database of an older schema is read by no command until it is migrated, and the
+    // error names the command that migrates it.
+    let old = temp_dir("dlog-outdated");
+    let copy = old.join("v2.sqlite");
+    std::fs::copy(root().join("crates/store/tests/fixtures/v2.sqlite"), &copy).unwrap();
+    let outdated = output(
+        jevjudge()
+            .args(["reviews", "list", "--store"])
+            .arg(format!("sqlite:{}", copy.display())),
+    )
+    .await;
+    assert_eq!(outdated.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&outdated.stderr);
+    assert!(said.contains("older than this jevjudge needs"), "{said}");
+    assert!(
+        said.contains(": run `jevjudge store migrate --store sqlite:"),
+        "{said}"
+    );
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);

@@ -10,7 +10,7 @@ use std::{
 use jevjudge_fake::{Config, FakeServer};
 use tokio::process::Command;
 
-use jevjudge_test_support::{example, read_json as read, stderr, temp_dir};
+use jevjudge_test_support::{TempDir, example, read_json as read, stderr, temp_dir};
 
 use crate::{exits, fake_server, fake_with_key, jevjudge};
 
@@ -34,6 +34,8 @@ struct Batch {
     server: FakeServer,
     cases: PathBuf,
     report: PathBuf,
+    /// Holds the directory until the batch goes.
+    _dir: TempDir,
 }
 
 impl Batch {
@@ -44,6 +46,7 @@ impl Batch {
             server,
             cases: cases(&dir, n),
             report: dir.join("out.json"),
+            _dir: dir,
         }
     }
 

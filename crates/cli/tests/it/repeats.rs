@@ -328,7 +328,7 @@ fn repeated_runs_resume_only_with_the_same_repeats() {
     let refused = eval_sms(&recording, &cut, &["--repeat", "3", "--resume"], 2);
     expect::contains(
         &stderr(&refused),
-        "it was run with --repeat 2, not --repeat 3",
+        "it was run with 2 repeats of each case, not 3",
     );
 
     eval_sms(&recording, &cut, &["--repeat", "2", "--resume"], 0);

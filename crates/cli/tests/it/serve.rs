@@ -2,17 +2,14 @@
 //! `listening on` line, a review over HTTP, SIGTERM finishing an in-flight review and a clean
 //! exit, JSON logs without state text, and start-up errors that name the file (exit 2).
 
-use std::{
-    path::{Path, PathBuf},
-    process::Stdio,
-    time::Duration,
-};
+use std::{path::Path, process::Stdio, time::Duration};
 
 use jevjudge_fake::{Config, FakeServer, Fault, FaultPlan};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
 use jevjudge_test_support::{
+    TempDir,
     connections::idle_connection,
     example,
     expect::{self, contains},
@@ -140,7 +137,7 @@ async fn stop_cleanly(child: &mut tokio::process::Child, seconds: u64) {
 }
 
 /// A temp dir `name` holding the refund example's definition, for `serve --definitions`.
-pub(crate) fn refund_definitions(name: &str) -> PathBuf {
+pub(crate) fn refund_definitions(name: &str) -> TempDir {
     let dir = temp_dir(name);
     std::fs::copy(example("refund/definition.toml"), dir.join("refund.toml")).unwrap();
     dir

@@ -75,7 +75,7 @@ pub enum CalibrationError {
     },
     /// The report alone does not say whether a criterion expects a yes.
     #[error(
-        "criterion `{criterion}`: the report alone does not say whether a yes is expected ({why}); give --definition"
+        "criterion `{criterion}`: the report alone does not say whether a yes is expected ({why}); the definition the report was made with says"
     )]
     ExpectedUnknown {
         /// The criterion id.

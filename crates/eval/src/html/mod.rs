@@ -41,6 +41,23 @@ pub struct HtmlOptions<'a> {
     pub texts: Option<&'a HashMap<String, String>>,
 }
 
+/// The page of `report`, with the thresholds of `definition` (the one the run used) when
+/// given, and each case's text beside its row when `texts` is given.
+pub fn page(
+    report: &Report,
+    definition: Option<&jevjudge_judge::Definition>,
+    texts: Option<&HashMap<String, String>>,
+) -> String {
+    let specs = definition.map(CriterionSpec::from_definition);
+    to_html(
+        report,
+        &HtmlOptions {
+            criteria: specs.as_deref(),
+            texts,
+        },
+    )
+}
+
 /// Escapes text for HTML element content and double-quoted attribute values, exactly as the
 /// templates do (maud's escaper: `&`, `<`, `>` and `"`; an apostrophe is inert in both
 /// places). The hand-written SVG charts use it, so the whole page escapes one way.

@@ -172,13 +172,17 @@ fn a_plan_streams_above_the_in_memory_limit_and_names_the_rows_file() {
 #[test]
 fn a_streaming_plan_refuses_cases_that_cannot_be_read_twice() {
     let dir = jevjudge_test_support::temp_dir("session-not-a-file");
-    let plan = SessionPlan::new(dir.clone(), Some(MAX_CASES + 1));
+    let plan = SessionPlan::new(dir.to_path_buf(), Some(MAX_CASES + 1));
     let error = plan.check_cases_file().unwrap_err();
     assert!(
         error.to_string().contains("must be a regular file"),
         "{error}"
     );
-    assert!(SessionPlan::new(dir, None).check_cases_file().is_ok());
+    assert!(
+        SessionPlan::new(dir.to_path_buf(), None)
+            .check_cases_file()
+            .is_ok()
+    );
 }
 
 #[test]

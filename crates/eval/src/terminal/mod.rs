@@ -9,6 +9,8 @@
 
 mod calibrate;
 mod compare;
+mod ending;
+mod hints;
 mod reviews;
 mod summary;
 #[cfg(test)]
@@ -16,6 +18,8 @@ mod tests;
 
 pub use calibrate::{calibration, criterion_block};
 pub use compare::compare;
+pub use ending::{Ending, ending, stop_line};
+pub use hints::{HintContext, error_hint};
 pub use reviews::reviews;
 pub use summary::{risk_table, summary};
 

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::process::Command;
 
 use jevjudge_test_support::{
-    command, example,
+    TempDir, command, example,
     expect::{self, contains},
     read_json, run, stderr, stdout, temp_dir,
 };
@@ -44,7 +44,7 @@ pub(crate) fn cases(dir: &Path, n: usize) -> PathBuf {
 }
 
 /// A fresh directory `name` holding [`cases`]`(n)`: (the directory, the cases file).
-pub(crate) fn cases_in(name: &str, n: usize) -> (PathBuf, PathBuf) {
+pub(crate) fn cases_in(name: &str, n: usize) -> (TempDir, PathBuf) {
     let dir = temp_dir(name);
     let cases = cases(&dir, n);
     (dir, cases)

@@ -139,7 +139,7 @@ async fn resume_refuses_another_backend_or_model_naming_both() {
 #[tokio::test(flavor = "multi_thread")]
 async fn streaming_from_a_pipe_is_refused_before_anything_is_sent() {
     let server = slow_fake().await;
-    let (_, cases) = cases_in("harden-pipe", 3);
+    let (_dir, cases) = cases_in("harden-pipe", 3);
     let mut command = in_bash(
         "exec \"$0\" eval --definition \"$1\" --cases <(cat \"$2\") --max-cases 20000 --base-url \"$3\"",
     );

@@ -1,7 +1,7 @@
-//! What to say when most of a run's reviews errored: the likeliest cause and the next step
-//! (docs/reference/file-formats.md).
+//! What `jevjudge eval` says when most of a run's reviews errored: the likeliest cause and
+//! the next step, in the command line's words (docs/reference/file-formats.md).
 
-use jevjudge_eval::Summary;
+use crate::Summary;
 use jevjudge_judge::BackendKind;
 
 /// What a hint may name about the run's backend.
@@ -29,7 +29,7 @@ pub fn error_hint(overall: &Summary, context: &HintContext<'_>) -> Option<String
     let share = format!(
         "{} of {} errored, most as {kind} ({count})",
         overall.errors,
-        jevjudge_eval::plural::count(overall.total, "review")
+        crate::plural::count(overall.total, "review")
     );
     let next = match detail {
         "not_recorded" => {
