@@ -143,7 +143,7 @@ fn decisions(tally: &Tally, z: f64) -> String {
 
 /// One criterion's block of the `calibrate` summary, starting with a blank line: where its
 /// labels came from, the metrics, the reliability table, the current thresholds' decisions
-/// and the recommendation with its out-of-bag check, or the reason there is none.
+/// and the recommendation with its guarantee and stability, or the reason there is none.
 pub fn criterion_block(
     criterion: &CriterionCalibration,
     targets: &Targets,
