@@ -392,3 +392,63 @@ fn a_repeated_report_uses_every_review_and_counts_cases() {
     assert_eq!(a.criteria[0].metrics, b.criteria[0].metrics);
     assert_eq!(a.criteria[0].outcome, b.criteria[0].outcome);
 }
+
+// The shipped sms-spam recording as a population: 2,000 seeded draws of 150 cases with
+// replacement, each calibrated at a few targets (PASS / FAIL precision, abstain ≤ 0.5); a claim
+// is false when the pair's precision on the whole recording is below a target. The certified
+// pair's claim holds in at least 1 − δ of the draws; the Wilson choice's is printed beside it.
+#[tokio::test]
+async fn on_the_sms_recording_the_certified_claim_holds_in_at_least_95_percent_of_draws() {
+    use jevjudge_stats::{SplitMix64, Targets, certify, choose, tally};
+    let report = test_support::sms_spam_replay("definition.toml", 1).await;
+    let definition = Definition::from_path(&test_support::sms_spam("definition.toml")).unwrap();
+    let specs = CriterionSpec::from_definition(&definition);
+    let population = extract(&report, &specs)[0].expectation_points();
+    for (pass, fail) in [(0.9, 0.85), (0.9, 0.9), (0.93, 0.93), (0.95, 0.92)] {
+        let targets = Targets {
+            min_pass_precision: pass,
+            min_fail_precision: fail,
+            max_abstain: 0.5,
+            z: Z,
+        };
+        let holds = |thresholds| {
+            let counts = tally(&population, thresholds);
+            counts.pass_precision().is_none_or(|p| p >= pass)
+                && counts.fail_precision().is_none_or(|p| p >= fail)
+        };
+        let mut rng = SplitMix64::new(150);
+        let draws = 2_000u32;
+        let (mut certified, mut certified_false, mut chosen, mut chosen_false) = (0, 0, 0, 0);
+        let mut bound_missed = 0u32;
+        for _ in 0..draws {
+            let sample: Vec<Point> = (0..population.len())
+                .map(|_| population[rng.below(population.len() as u64) as usize])
+                .collect();
+            if let Ok(certificate) = certify(&sample, None, None, &targets, DELTA) {
+                certified += 1;
+                certified_false += u32::from(!holds(certificate.thresholds));
+            }
+            if let Ok(choice) = choose(&sample, &targets) {
+                chosen += 1;
+                chosen_false += u32::from(!holds(choice.thresholds));
+                // The old printed claim: its Wilson lower bounds lie below the true precisions.
+                let truth = tally(&population, choice.thresholds);
+                let covered = |lower: Option<f64>, true_precision: Option<f64>| {
+                    lower.is_none_or(|lower| true_precision.is_none_or(|p| lower <= p))
+                };
+                let both = covered(choice.tally.pass_lower(Z), truth.pass_precision())
+                    && covered(choice.tally.fail_lower(Z), truth.fail_precision());
+                bound_missed += u32::from(!both);
+            }
+        }
+        let coverage = 1.0 - f64::from(certified_false) / f64::from(draws);
+        let old = 1.0 - f64::from(chosen_false) / f64::from(draws);
+        eprintln!(
+            "sms-spam draws at {pass}/{fail}: Learn then Test certified {certified} of {draws}, {certified_false} falsely (coverage {coverage:.4}); \
+             Wilson choice recommended {chosen}, {chosen_false} falsely (coverage {old:.4}), its printed Wilson bounds \
+             below both true precisions in {} of {chosen}",
+            chosen - bound_missed
+        );
+        assert!(coverage >= 1.0 - DELTA, "{pass}/{fail}: {coverage}");
+    }
+}
