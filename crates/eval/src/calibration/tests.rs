@@ -401,7 +401,7 @@ fn a_repeated_report_uses_every_review_and_counts_cases() {
 async fn on_the_sms_recording_the_certified_claim_holds_in_at_least_95_percent_of_draws() {
     use jevjudge_stats::{SplitMix64, Targets, certify, choose, tally};
     let report = test_support::sms_spam_replay("definition.toml", 1).await;
-    let definition = Definition::from_path(&test_support::sms_spam("definition.toml")).unwrap();
+    let definition = Definition::from_path(test_support::sms_spam("definition.toml")).unwrap();
     let specs = CriterionSpec::from_definition(&definition);
     let population = extract(&report, &specs)[0].expectation_points();
     for (pass, fail) in [(0.9, 0.85), (0.9, 0.9), (0.93, 0.93), (0.95, 0.92)] {
