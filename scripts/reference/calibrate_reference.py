@@ -90,4 +90,29 @@ for b in range(10):
     expected += float(np.sum(pmf * np.abs(np.arange(len(pmf)) - members.sum())))
 out["ece_expected"] = {"bins": 10, "value": expected / len(ps)}
 
+
+# Percentile bootstrap intervals of Brier and ECE (10 equal-width bins) with scipy's
+# bootstrap: another generator, so the Rust test compares within Monte Carlo error.
+def brier(p, y):
+    return float(np.mean((p - y) ** 2))
+
+
+def ece(p, y):
+    bins = np.minimum(np.floor(p * 10).astype(int), 9)
+    total = 0.0
+    for b in range(10):
+        mask = bins == b
+        if mask.any():
+            total += abs(float(np.sum(y[mask]) - np.sum(p[mask])))
+    return total / len(p)
+
+
+for name, statistic in [("brier", brier), ("ece", ece)]:
+    result = stats.bootstrap((ps, ys), statistic, paired=True, vectorized=False,
+                             n_resamples=20000, method="percentile", confidence_level=0.95,
+                             random_state=np.random.default_rng(7))
+    out[f"{name}_bootstrap"] = {"resamples": 20000,
+                                "lower": float(result.confidence_interval.low),
+                                "upper": float(result.confidence_interval.high)}
+
 print(json.dumps(out, indent=1))

@@ -111,3 +111,37 @@ fn expected_ece_under_perfect_calibration_matches_the_convolved_pmf() {
         reference["value"]
     );
 }
+
+// scipy's percentile bootstrap draws with another generator: the two intervals agree within
+// Monte Carlo error (scipy 20,000 resamples, here 5,000; the ends' standard error is about
+// 0.002).
+#[test]
+fn brier_and_ece_bootstrap_intervals_agree_with_scipy_within_monte_carlo_error() {
+    let fixture = fixture();
+    let points = fixture_points(&fixture);
+    let resamples = 5_000;
+    let checks = [
+        (
+            "brier_bootstrap",
+            jevjudge_stats::brier_ci(&points, None, resamples, 7),
+        ),
+        (
+            "ece_bootstrap",
+            jevjudge_stats::ece_ci(&points, 10, None, resamples, 7),
+        ),
+    ];
+    for (name, ours) in checks {
+        let (lower, upper) = ours.unwrap();
+        let reference = &fixture[name];
+        assert!(
+            (lower - f(&reference["lower"])).abs() < 0.006,
+            "{name} lower {lower} vs {}",
+            reference["lower"]
+        );
+        assert!(
+            (upper - f(&reference["upper"])).abs() < 0.006,
+            "{name} upper {upper} vs {}",
+            reference["upper"]
+        );
+    }
+}
