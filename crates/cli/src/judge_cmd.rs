@@ -1,12 +1,11 @@
 //! `jevjudge judge`: review one state (cli-and-formats.md §1.2).
 
-use std::{
-    io::{IsTerminal, Read},
-    path::PathBuf,
-    time::Duration,
-};
+use std::{io::IsTerminal, path::PathBuf, time::Duration};
 
-use jevjudge_judge::{Judge, Status};
+use jevjudge_judge::{
+    Judge, Status,
+    input::{self, ReadError, StateError},
+};
 use serde_json::Value;
 
 use crate::{
@@ -66,17 +65,21 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<Value> {
-    let (text, source) = match path {
+    let (state, source) = match path {
         Some(path) if path.as_os_str() != "-" => {
-            let text = match crate::inputs::wait_for_writer("--state", path)?.0 {
-                Some(file) => crate::inputs::read_capped(file, "state", path, max_bytes)?,
-                None => crate::inputs::read_to_string(path, "state", max_bytes)?,
+            let file = match crate::inputs::wait_for_writer("--state", path)?.0 {
+                Some(file) => file,
+                None => std::fs::File::open(path).map_err(|e| {
+                    anyhow::anyhow!("cannot read the state {}: {e}", path.display())
+                })?,
             };
-            (text, path.display().to_string())
+            (
+                input::read_state(file, max_bytes),
+                path.display().to_string(),
+            )
         }
         _ => {
-            let stdin = std::io::stdin();
-            if stdin.is_terminal() {
+            if std::io::stdin().is_terminal() {
                 if path.is_none() {
                     anyhow::bail!(
                         "no state: give --state FILE.json, or pipe the state JSON into standard \
@@ -87,30 +90,24 @@ fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<
                     "jevjudge: reading the state JSON from standard input (end it with Ctrl-D)"
                 );
             }
-            let mut bytes = Vec::new();
-            stdin
-                .lock()
-                .take(max_bytes.saturating_add(1))
-                .read_to_end(&mut bytes)
-                .map_err(|e| anyhow::anyhow!("cannot read the state from standard input: {e}"))?;
-            if bytes.len() as u64 > max_bytes {
-                anyhow::bail!(
-                    "standard input: the state is larger than the cap of {max_bytes} bytes \
-                     (raise it with --max-input-bytes)"
-                );
-            }
-            let text = String::from_utf8(bytes)
-                .map_err(|_| anyhow::anyhow!("standard input: the state is not valid UTF-8"))?;
-            (text, "standard input".to_owned())
+            let stdin = std::io::stdin().lock();
+            (
+                input::read_state(stdin, max_bytes),
+                "standard input".to_owned(),
+            )
         }
     };
-    let state: Value = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{source}: the state is not JSON: {e}"))?;
-    if !matches!(state, Value::String(_) | Value::Object(_) | Value::Array(_)) {
-        anyhow::bail!(
-            "{source}: the state must be a JSON string, object or array, not {}",
-            jevjudge_wire::json_kind(&state)
-        );
-    }
-    Ok(state)
+    state.map_err(|error| match error {
+        StateError::Read(ReadError::Io(e)) => {
+            anyhow::anyhow!("cannot read the state {source}: {e}")
+        }
+        StateError::Read(ReadError::TooLarge { max_bytes }) => anyhow::anyhow!(
+            "{source}: the state is larger than the cap of {max_bytes} bytes (raise it with \
+             --max-input-bytes)"
+        ),
+        StateError::Read(ReadError::NotUtf8) => {
+            anyhow::anyhow!("{source}: the state is not valid UTF-8")
+        }
+        other => anyhow::anyhow!("{source}: {other}"),
+    })
 }

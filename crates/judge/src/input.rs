@@ -70,11 +70,12 @@ pub enum ReadError {
     NotUtf8,
 }
 
-/// Reads at most `max_bytes` of `file` as UTF-8 text (reading stops just past the cap).
-pub fn read_capped(file: File, max_bytes: u64) -> Result<String, ReadError> {
+/// Reads at most `max_bytes` of `input` as UTF-8 text (reading stops just past the cap).
+pub fn read_capped(input: impl io::Read, max_bytes: u64) -> Result<String, ReadError> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    file.take(max_bytes.saturating_add(1))
+    input
+        .take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max_bytes {
         return Err(ReadError::TooLarge { max_bytes });
@@ -87,9 +88,51 @@ pub fn read_to_string(path: &Path, max_bytes: u64) -> Result<String, ReadError> 
     read_capped(File::open(path)?, max_bytes)
 }
 
+/// Why a state cannot be reviewed.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// It could not be read whole as text.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// It is not JSON.
+    #[error("the state is not JSON: {0}")]
+    NotJson(serde_json::Error),
+    /// It is JSON of another kind than the wire's content (systemone-wire.md §4).
+    #[error("the state must be a JSON string, object or array, not {0}")]
+    Kind(&'static str),
+}
+
+/// Reads a state to review: at most `max_bytes` of UTF-8 JSON holding a string, an object or
+/// an array.
+pub fn read_state(input: impl io::Read, max_bytes: u64) -> Result<serde_json::Value, StateError> {
+    use serde_json::Value;
+    let text = read_capped(input, max_bytes)?;
+    let state: Value = serde_json::from_str(&text).map_err(StateError::NotJson)?;
+    match state {
+        Value::String(_) | Value::Object(_) | Value::Array(_) => Ok(state),
+        other => Err(StateError::Kind(jevjudge_wire::json_kind(&other))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_state_is_a_json_string_object_or_array_within_the_cap() {
+        for text in [r#""a draft""#, r#"{"a": 1}"#, "[1, 2]"] {
+            assert!(read_state(text.as_bytes(), 64).is_ok(), "{text}");
+        }
+        for (text, kind) in [("1", "number"), ("null", "null"), ("true", "boolean")] {
+            let error = read_state(text.as_bytes(), 64).expect_err("not content");
+            assert!(matches!(error, StateError::Kind(k) if k == kind), "{error}");
+        }
+        assert!(matches!(read_state(&b"{"[..], 64), Err(StateError::NotJson(_))));
+        assert!(matches!(
+            read_state(&b"\"abcdef\""[..], 4),
+            Err(StateError::Read(ReadError::TooLarge { max_bytes: 4 }))
+        ));
+    }
 
     #[test]
     fn text_within_the_cap_is_read_and_more_is_refused() {
