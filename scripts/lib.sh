@@ -216,6 +216,26 @@ ensure_chromium() {
     fi
 }
 
+# ensure_promtool: finds promtool on PATH; installs Debian's `prometheus` package (which ships
+# it) with apt-get when it is missing (as root, or through sudo). Exports PROMTOOL. A failed
+# install fails the calling script, loudly, with or without CI. The one place the scripts
+# install Prometheus.
+ensure_promtool() {
+    local sudo=""
+    if ! command -v promtool >/dev/null 2>&1; then
+        echo "installing Debian's prometheus for promtool (apt-get)"
+        [[ "$(id -u)" -eq 0 ]] || sudo=sudo
+        if ! { $sudo apt-get update -qq &&
+            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq prometheus >/dev/null; }; then
+            echo "error: promtool is missing and Debian's prometheus could not be installed" \
+                "(apt-get install prometheus, as root)${CI:+ [CI]}" >&2
+            return 1
+        fi
+    fi
+    PROMTOOL=$(command -v promtool)
+    export PROMTOOL
+}
+
 # build_percentiles: builds the stats crate's `percentiles` example (nearest-rank percentiles of
 # numbers on stdin, by jevjudge_stats) and exports JEVJUDGE_PERCENTILES, its path, for
 # scripts/percentiles.py.

@@ -15,10 +15,14 @@
 #      runs as root)
 #   9. the reviewer pages (/ui/) in Chromium driven over WebDriver (scripts/ui-check.sh; installs
 #      Debian's chromium-driver the same way when chromedriver is missing)
-#  10. the review loop end to end, offline (scripts/review-loop.sh: the sms-spam
+#  10. the Prometheus alert rules (deploy/prometheus/) with `promtool check rules` and
+#      `promtool test rules`, and a real /metrics scrape of `serve` with a queue with
+#      `promtool check metrics` (scripts/promtool.sh; installs Debian's prometheus with apt-get
+#      when promtool is missing)
+#  11. the review loop end to end, offline (scripts/review-loop.sh: the sms-spam
 #      recording replayed, reviews queued, a scripted reviewer, export, eval, calibrate, the
 #      new definition reloaded on SIGHUP); fails when a step's figures are wrong
-#  11. the deployment files (scripts/deploy-check.sh): the Dockerfile linted with hadolint, the
+#  12. the deployment files (scripts/deploy-check.sh): the Dockerfile linted with hadolint, the
 #      manifests under deploy/ validated against the Kubernetes 1.37 schemas, and the release
 #      binary built from exactly what the Dockerfile copies (Cargo.toml, Cargo.lock, crates/)
 # Needs Rust (stable), Python 3 and PostgreSQL 15's server binaries (initdb, pg_ctl); jevcompat,
@@ -64,6 +68,9 @@ bash scripts/html-check.sh
 
 step "reviewer pages in Chromium over WebDriver (scripts/ui-check.sh)"
 bash scripts/ui-check.sh
+
+step "Prometheus rules and a /metrics scrape (scripts/promtool.sh: check rules, test rules, check metrics)"
+bash scripts/promtool.sh
 
 step "the review loop end to end (scripts/review-loop.sh: replay, queue, reviewer, export, eval, calibrate, SIGHUP)"
 bash scripts/review-loop.sh

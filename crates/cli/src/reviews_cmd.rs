@@ -8,7 +8,10 @@ use std::{
 };
 
 use jevjudge_eval::export::{self, ExportFailure};
-use jevjudge_store::{Cursor, Filter, MAX_PAGE, Store, StoreUrl, export::ExportError};
+use jevjudge_store::{
+    Cursor, Filter, MAX_PAGE, Store, StoreUrl,
+    export::{ExportError, VersionError},
+};
 
 use crate::{
     exit::{self, Failure},
@@ -34,10 +37,31 @@ enum ReviewsCommand {
     /// replace what is at their names (a symlink there is replaced, never written through).
     #[command(
         after_help = "Exit status: 0 written; 1 nothing to export (earlier files are left \
-        alone); 2 invalid input (a bad --store, --out or --definition); 8 the export was read \
-        but its files or summary could not be written."
+        alone); 2 invalid input (a bad --store, --out or --definition, or --labelled on a \
+        store with reviews of several definition versions and no --definition-version); 8 the \
+        export was read but its files or summary could not be written."
     )]
     Export(ExportArgs),
+    /// The review queue's decisions, oldest first: each queued review's item, version, each
+    /// reviewer's findings and note, and the final label with who gave it (the lead's when
+    /// the reviewers disagreed). One line a review; --json: one JSON object a line.
+    Decisions(DecisionsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct DecisionsArgs {
+    #[command(flatten)]
+    store: StoreArg,
+    /// Only reviews of this definition version.
+    #[arg(long, value_name = "VERSION")]
+    definition_version: Option<String>,
+    /// Only reviews whose two reviewers disagreed on a criterion (a can't-tell against an
+    /// answer counts).
+    #[arg(long)]
+    disagreements: bool,
+    /// One JSON object a line.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -85,7 +109,8 @@ struct ExportArgs {
     out: PathBuf,
     /// Export the review queue's labels: DIR/cases.jsonl (state form, `id` = the review id,
     /// `expected_findings` from the reviewers, `expected_pass` from the definition's expected
-    /// flags) and DIR/recordings.jevl with exactly those reviews' records. Reviews not fully
+    /// flags, `weight` = 1/π: 1 for a status queued in full, 1/rate for a sampled PASS) and
+    /// DIR/recordings.jevl with exactly those reviews' records. Reviews not fully
     /// decided, with two reviewers disagreeing, with a can't-tell, or without kept state are
     /// left out and counted.
     #[arg(long)]
@@ -94,6 +119,10 @@ struct ExportArgs {
     /// reviews (repeatable), for versions the store keeps no flags of.
     #[arg(long, value_name = "DEF", requires = "labelled")]
     definition: Vec<PathBuf>,
+    /// With --labelled: export the reviews of this definition version only. Needed when the
+    /// store holds reviews of several versions (a labelled export holds one).
+    #[arg(long, value_name = "VERSION", requires = "labelled")]
+    definition_version: Option<String>,
 }
 
 impl Args {
@@ -125,7 +154,43 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         ReviewsCommand::List(args) => list(args).await,
         ReviewsCommand::Export(args) if args.labelled => export_labelled(args).await,
         ReviewsCommand::Export(args) => export(args).await,
+        ReviewsCommand::Decisions(args) => decisions(args).await,
     }
+}
+
+async fn decisions(args: DecisionsArgs) -> anyhow::Result<u8> {
+    let store = open(&args.store.store).await?;
+    let filter = jevjudge_store::DecisionFilter {
+        version: args.definition_version,
+        disagreement: args.disagreements.then_some(true),
+        ..jevjudge_store::DecisionFilter::default()
+    };
+    let mut out = std::io::stdout().lock();
+    let mut cursor = None;
+    let mut count = 0;
+    loop {
+        let page = store
+            .queue_decisions(&filter, MAX_PAGE, cursor.as_ref())
+            .await?;
+        for record in &page.decisions {
+            if args.json {
+                serde_json::to_writer(&mut out, record)?;
+                writeln!(out)?;
+            } else {
+                writeln!(out, "{record}")?;
+            }
+        }
+        count += page.decisions.len();
+        match page.next_cursor {
+            Some(next) => cursor = Some(next.parse::<jevjudge_store::DecisionCursor>()?),
+            None => break,
+        }
+    }
+    out.flush()?;
+    drop(out);
+    store.close().await;
+    eprintln!("{}", jevjudge_eval::plural::count(count, "queued review"));
+    Ok(exit::SUCCESS)
 }
 
 async fn list(args: ListArgs) -> anyhow::Result<u8> {
@@ -199,6 +264,12 @@ fn failure(failure: ExportFailure) -> anyhow::Error {
         ExportFailure::Start(error) => error.into(),
         ExportFailure::Store(error) => error.into(),
         ExportFailure::Refused(error) => refusal(error),
+        ExportFailure::Version(error) => match error {
+            VersionError::Several { .. } => {
+                anyhow::anyhow!("{error}; name one with --definition-version")
+            }
+            _ => anyhow::anyhow!("--definition-version: {error}"),
+        },
         ExportFailure::Write(error) => Failure::after_sending(error),
     }
 }
@@ -239,20 +310,32 @@ fn refusal(error: ExportError) -> anyhow::Error {
 async fn export_labelled(args: ExportArgs) -> anyhow::Result<u8> {
     let flags = definition_flags(&args.definition)?;
     let store = open(&args.store.store).await?;
-    let exported = export::export_labelled(store, &args.out, flags)
+    let version = args.definition_version.as_deref();
+    let exported = export::export_labelled(store, &args.out, flags, version)
         .await
         .map_err(failure)?;
     let left_out = exported.left_out;
+    if exported.unrecorded_inclusion > 0 {
+        eprintln!(
+            "jevjudge: warning: {} queued before the store recorded sampling rates: weight 1 \
+             (a sampled PASS among them stands for more reviews than that)",
+            jevjudge_eval::plural::count(exported.unrecorded_inclusion, "case")
+        );
+    }
     let Some((cases_path, records_path)) = exported.files else {
         eprintln!("jevjudge: no labelled review to export ({left_out}); nothing written");
         return Ok(exit::FAILED);
     };
-    output::print_stdout(&format!(
+    let mut text = format!(
         "{}: {}\n{}: {}\n{left_out}\n",
         cases_path.display(),
         jevjudge_eval::plural::count(exported.cases, "case"),
         records_path.display(),
         jevjudge_eval::plural::count(exported.records, "record")
-    ));
+    );
+    for figure in &exported.agreement {
+        text.push_str(&format!("{figure}\n"));
+    }
+    output::print_stdout(&text);
     Ok(exit::SUCCESS)
 }

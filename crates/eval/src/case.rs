@@ -94,6 +94,9 @@ pub struct Case {
     pub expected_pass: bool,
     /// Whether each condition really holds, by criterion id (for calibration).
     pub expected_findings: Option<Vec<(String, bool)>>,
+    /// How many cases of the traffic this case stands for (`weight`, positive, finite;
+    /// default 1): 1/π for a case drawn into a sample with inclusion probability π.
+    pub weight: f64,
 }
 
 /// A cases file that could not be read. `Display` names the file, the line and the field.
@@ -194,11 +197,12 @@ fn items<K, T>(
 }
 
 const EVALUATOR_FIELDS: [&str; 3] = ["question", "supporting_context", "answer"];
-const KNOWN_FIELDS: [&str; 8] = [
+const KNOWN_FIELDS: [&str; 9] = [
     "scenario",
     "id",
     "expected_pass",
     "expected_findings",
+    "weight",
     "state",
     "question",
     "supporting_context",
@@ -317,6 +321,27 @@ pub fn parse_case(line: &str) -> Result<Case, CasesErrorKind> {
             ));
         }
     };
+    let weight = match map.remove("weight") {
+        None => 1.0,
+        Some(Value::Number(number)) => match number.as_f64() {
+            Some(weight) if weight > 0.0 && weight.is_finite() => weight,
+            _ => {
+                return Err(field_error(
+                    "weight",
+                    format!("must be a positive finite number, not {number}"),
+                ));
+            }
+        },
+        Some(other) => {
+            return Err(field_error(
+                "weight",
+                format!(
+                    "must be a positive finite number, not {}",
+                    jevjudge_wire::json_kind(&other)
+                ),
+            ));
+        }
+    };
     let has_evaluator_field = EVALUATOR_FIELDS.iter().any(|f| map.contains_key(*f));
     let input = match map.remove("state") {
         Some(state) => {
@@ -371,6 +396,7 @@ pub fn parse_case(line: &str) -> Result<Case, CasesErrorKind> {
         input,
         expected_pass,
         expected_findings,
+        weight,
     })
 }
 
@@ -559,7 +585,7 @@ mod tests {
             (
                 r#"{"scenario":"s","id":"a","question":"q","supporting_context":[],"answer":"a","expected_pass":true,"label":1}"#,
                 "field `label`: unknown field; a case takes `scenario`, `id`, `expected_pass`, \
-                 `expected_findings`, `state`, `question`, `supporting_context`, `answer`",
+                 `expected_findings`, `weight`, `state`, `question`, `supporting_context`, `answer`",
             ),
             (
                 r#"{"scenario":"s","id":"a","state":"x","answer":"a","expected_pass":true}"#,
@@ -583,6 +609,45 @@ mod tests {
             error.to_string(),
             format!("line 1: not a JSON object: found array ({JSON_ARRAY_HINT})")
         );
+    }
+
+    #[test]
+    fn weight_is_optional_and_must_be_a_positive_finite_number() {
+        let with = |weight: &str| {
+            format!(r#"{{"scenario":"s","id":"a","state":"x","expected_pass":true{weight}}}"#)
+        };
+        assert_eq!(parse_case(&with("")).unwrap().weight, 1.0);
+        assert_eq!(
+            parse_case(&with(r#","weight":3.3333333333333335"#))
+                .unwrap()
+                .weight,
+            1.0 / 0.3
+        );
+        assert_eq!(parse_case(&with(r#","weight":2"#)).unwrap().weight, 2.0);
+        for (weight, found) in [
+            ("0", "0"),
+            ("-1.5", "-1.5"),
+            ("0.0", "0.0"),
+            (r#""2""#, "string"),
+            ("null", "null"),
+            ("true", "boolean"),
+        ] {
+            let error =
+                read_cases(with(&format!(r#","weight":{weight}"#)).as_bytes(), 10).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!("line 1: field `weight`: must be a positive finite number, not {found}"),
+                "{weight}"
+            );
+        }
+        // JSON has no NaN or infinity: such a line is not JSON at all.
+        for weight in ["NaN", "1e999"] {
+            let error = parse_case(&with(&format!(r#","weight":{weight}"#))).unwrap_err();
+            assert!(
+                matches!(error, CasesErrorKind::NotJson(_)),
+                "{weight}: {error}"
+            );
+        }
     }
 
     #[test]

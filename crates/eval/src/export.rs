@@ -11,7 +11,7 @@ use std::{
 
 use jevjudge_store::{
     Store, StoreError,
-    export::{ExportError, LabelledExport, LeftOut},
+    export::{ExportError, LabelledExport, LeftOut, VersionError, export_version},
 };
 use jevjudge_wire::record::Record;
 
@@ -43,6 +43,10 @@ pub enum ExportFailure {
     /// The export rules refused a review.
     #[error(transparent)]
     Refused(ExportError),
+    /// No one definition version can be exported (several in the store, none named; or the
+    /// one named has no reviews). Met before any file is started.
+    #[error(transparent)]
+    Version(VersionError),
     /// An export file could not be written or put in place.
     #[error(transparent)]
     Write(WriteError),
@@ -58,7 +62,7 @@ pub struct WrittenRecords {
 }
 
 /// What a labelled export exported and left out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LabelledExported {
     /// The cases exported.
     pub cases: u64,
@@ -66,6 +70,13 @@ pub struct LabelledExported {
     pub records: usize,
     /// The reviews left out, by reason.
     pub left_out: LeftOut,
+    /// Agreement of the two reviewers per definition version and criterion (Scott's π with
+    /// can't-tell rates), over the reviews decided twice.
+    pub agreement: Vec<jevjudge_store::export::AgreementFigure>,
+    /// The definition version exported (`None`: the store holds no review).
+    pub version: Option<String>,
+    /// The cases whose review was queued before its sampling rate was recorded (weight 1).
+    pub unrecorded_inclusion: u64,
     /// The cases file and the record file, or `None` when no case was exported (then nothing
     /// was written and earlier files are left alone).
     pub files: Option<(PathBuf, PathBuf)>,
@@ -145,20 +156,35 @@ pub async fn export_records(
     Ok(Some(WrittenRecords { path, records }))
 }
 
-/// Writes `dir/cases.jsonl` with the review queue's decided reviews as cases and
-/// `dir/recordings.jevl` with exactly their records, by the rules of [`LabelledExport`] with
-/// the expected `flags` by definition version.
+/// Writes `dir/cases.jsonl` with the review queue's decided reviews of one definition
+/// version as cases and `dir/recordings.jevl` with exactly their records, by the rules of
+/// [`LabelledExport`] with the expected `flags` by definition version. The version is `version`,
+/// or the only one the store holds reviews of ([`export_version`]); several and none named is
+/// [`ExportFailure::Version`], before any file is started.
 pub async fn export_labelled(
     store: Store,
     dir: &Path,
     flags: HashMap<String, BTreeMap<String, bool>>,
+    version: Option<&str>,
 ) -> Result<LabelledExported, ExportFailure> {
+    let chosen = match store.review_versions().await {
+        Ok(versions) => export_version(&versions, version).map_err(ExportFailure::Version),
+        Err(error) => Err(error.into()),
+    };
+    let chosen = match chosen {
+        Ok(chosen) => chosen,
+        Err(failure) => {
+            store.close().await;
+            return Err(failure);
+        }
+    };
     let mut rules = LabelledExport::new(flags);
     let mut cases = start_private(dir, CASES)?;
     let mut records = start_private(dir, RECORDINGS)?;
+    let only = chosen.clone();
     drive(
         store,
-        async |store, each| store.export_labelled(each).await,
+        async move |store, each| store.export_labelled_of(only.as_deref(), each).await,
         |labelled| {
             let Some(case) = rules.admit(labelled).map_err(ExportFailure::Refused)? else {
                 return Ok(());
@@ -184,6 +210,9 @@ pub async fn export_labelled(
         cases: rules.cases,
         records: rules.records(),
         left_out: rules.left_out,
+        agreement: rules.agreement(),
+        version: chosen,
+        unrecorded_inclusion: rules.unrecorded_inclusion,
         files,
     })
 }
@@ -221,13 +250,67 @@ mod tests {
         assert_eq!(written, None);
         assert!(names(&out).is_empty(), "{:?}", names(&out));
 
-        let exported = export_labelled(empty_store(temp.path()).await, &out, HashMap::new())
+        let exported = export_labelled(empty_store(temp.path()).await, &out, HashMap::new(), None)
             .await
             .unwrap();
         assert_eq!((exported.cases, exported.records), (0, 0));
+        assert_eq!(exported.version, None);
         assert_eq!(exported.left_out, LeftOut::default());
         assert_eq!(exported.files, None);
         assert!(names(&out).is_empty(), "{:?}", names(&out));
+    }
+
+    #[tokio::test]
+    async fn several_versions_and_none_named_write_no_file_and_list_them() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = empty_store(temp.path()).await;
+        for version in ["v1", "v2", "v2"] {
+            store.insert(&review_of(version)).await.unwrap();
+        }
+        store.close().await;
+        let out = temp.path().join("out");
+        let failure = export_labelled(empty_store(temp.path()).await, &out, HashMap::new(), None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&failure, ExportFailure::Version(VersionError::Several { versions })
+                if versions == &[("v1".to_owned(), 1), ("v2".to_owned(), 2)]),
+            "{failure:?}"
+        );
+        assert!(!out.exists(), "nothing is started");
+        // Named: the export reads that version (nothing of it was queued here).
+        let exported = export_labelled(
+            empty_store(temp.path()).await,
+            &out,
+            HashMap::new(),
+            Some("v2"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            (exported.version.as_deref(), exported.cases),
+            (Some("v2"), 0)
+        );
+    }
+
+    fn review_of(version: &str) -> jevjudge_store::NewReview {
+        jevjudge_store::NewReview {
+            id: jevjudge_store::ReviewId::new(),
+            definition_version: version.to_owned(),
+            definition_digest: format!("sha256:{version}"),
+            state_digest: "sha256:00".to_owned(),
+            reference: None,
+            status: "PASS".to_owned(),
+            error: "NONE".to_owned(),
+            detail: None,
+            findings: serde_json::json!({}),
+            model: None,
+            usage: None,
+            elapsed: std::time::Duration::ZERO,
+            request_id: "r".to_owned(),
+            backend: "fake".to_owned(),
+            kept: None,
+        }
     }
 
     #[test]

@@ -31,6 +31,19 @@ pub struct Row {
     /// `score` and `verdict` are then the first repeat's (see [`crate::repeats`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,
+    /// The case's weight (the cases file's `weight`, default 1): how many cases of the
+    /// traffic it stands for. Written only when it is not 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub weight: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_one(weight: &f64) -> bool {
+    *weight == 1.0
 }
 
 /// How a row counts (rule 53).

@@ -146,7 +146,8 @@ pub fn definition_digest(definition: &Definition) -> String {
     jevjudge_wire::canonical::digest(&definition.to_json_value()).unwrap_or_default()
 }
 
-/// sha256 over each case's canonical `[id, scenario, expected_pass, state, expected_findings]`.
+/// sha256 over each case's canonical `[id, scenario, expected_pass, state, expected_findings]`
+/// (with `weight` appended when it is not 1).
 pub fn cases_digest(cases: &[Case]) -> String {
     let mut digest = CasesDigest::default();
     for case in cases {
@@ -182,13 +183,18 @@ impl CasesDigest {
                     .map(|(id, label)| serde_json::json!([id, label]))
                     .collect::<Vec<_>>()
             });
-            let entry = serde_json::json!([
+            let mut entry = serde_json::json!([
                 case.id,
                 case.scenario,
                 case.expected_pass,
                 case.input.to_state(),
                 findings
             ]);
+            if case.weight != 1.0
+                && let Some(entry) = entry.as_array_mut()
+            {
+                entry.push(serde_json::json!(case.weight));
+            }
             let text = jevjudge_wire::canonical::to_canonical_string(&entry).unwrap_or_default();
             hasher.update(text.as_bytes());
             hasher.update(b"\n");

@@ -329,6 +329,7 @@ async fn evaluate_case<E: Evaluator>(evaluator: &E, index: usize, case: Case) ->
         input,
         expected_pass,
         expected_findings,
+        weight,
     } = case;
     let request = EvaluationRequest {
         id: id.clone(),
@@ -352,6 +353,7 @@ async fn evaluate_case<E: Evaluator>(evaluator: &E, index: usize, case: Case) ->
         verdict: response.verdict,
         expected_findings,
         repeats: None,
+        weight,
     };
     (index, row)
 }

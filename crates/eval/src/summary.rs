@@ -263,6 +263,7 @@ mod tests {
             verdict,
             expected_findings: None,
             repeats: None,
+            weight: 1.0,
         }
     }
 

@@ -58,6 +58,7 @@ pub(crate) fn row(scenario: &str, id: &str, expected_pass: bool, verdict: Verdic
         score: 0.0,
         verdict,
         expected_findings: None,
+        weight: 1.0,
     }
 }
 

@@ -11,7 +11,9 @@ use std::{
 };
 
 use jevjudge_judge::{Backend, BackendFuture, BackendKind, Definition, Verdict};
-use jevjudge_store::{Enqueue, KeptState, NewReview, QueueItemId, ReviewId, Store, StoreError};
+use jevjudge_store::{
+    Enqueue, Inclusion, KeptState, NewReview, QueueItemId, ReviewId, Store, StoreError,
+};
 use jevjudge_wire::{Request, canonical};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
@@ -113,14 +115,23 @@ impl DecisionLog {
         ok
     }
 
-    /// Writes one review and, when `enqueue` says so, its queue item(s), in one transaction;
-    /// on failure the service is not ready until a check succeeds.
+    /// Writes one review and, when `enqueue` says so, its queue item(s) with the review's
+    /// inclusion probability, in one transaction; on failure the service is not ready until a
+    /// check succeeds.
     pub(crate) async fn write_queued(
         &self,
         review: &NewReview,
-        enqueue: Option<&Enqueue>,
+        enqueue: Option<&(Enqueue, Inclusion)>,
     ) -> Result<Vec<QueueItemId>, StoreError> {
-        match self.store.insert_queued(review, enqueue).await {
+        let written = match enqueue {
+            Some((enqueue, inclusion)) => {
+                self.store
+                    .insert_queued_with(review, Some(enqueue), *inclusion)
+                    .await
+            }
+            None => self.store.insert_queued(review, None).await,
+        };
+        match written {
             Ok(items) => {
                 self.ready.store(true, Ordering::Relaxed);
                 Ok(items)

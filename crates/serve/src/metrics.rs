@@ -7,7 +7,7 @@
 
 use std::{
     fmt,
-    sync::{Arc, OnceLock},
+    sync::{Arc, Mutex, OnceLock},
     time::Duration,
 };
 
@@ -15,6 +15,7 @@ use jevjudge_client::{
     AttemptEvent, AttemptHook, AttemptOutcome, TransportErrorKind, limit::Limiter,
 };
 use jevjudge_judge::Verdict;
+use jevjudge_store::{PendingVersion, QueueGauges};
 use prometheus_client::{
     collector::Collector,
     encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric, text::encode},
@@ -123,6 +124,7 @@ struct Inner {
     failures: Family<ReasonLabel, Counter>,
     attempt_seconds: Histogram,
     http: Family<HttpLabels, Counter>,
+    store: Arc<StoreFigures>,
     limiter: Arc<LimiterFigures>,
 }
 
@@ -184,6 +186,129 @@ impl Collector for LimiterFigures {
     }
 }
 
+/// The review queue's figures and the store's health, read at each scrape
+/// ([`Metrics::set_store_figures`]) and shown after the registered families, before the
+/// limiter's. Nothing is shown for a service without a store; the queue's families only for a
+/// service with a queue, and only when the scrape could read them.
+#[derive(Debug, Default)]
+struct StoreFigures {
+    latest: Mutex<Option<StoreScrape>>,
+}
+
+/// What one scrape read from the store.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StoreScrape {
+    /// Whether the store answers (the decision log's last write or check, and this scrape's
+    /// read).
+    pub(crate) ready: bool,
+    /// The queue's figures, for a service with a queue whose store answered.
+    pub(crate) queue: Option<QueueScrape>,
+}
+
+/// The queue's figures at one scrape.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct QueueScrape {
+    /// The store's figures.
+    pub(crate) gauges: QueueGauges,
+    /// The scrape's time, Unix milliseconds (for the oldest item's age).
+    pub(crate) now_millis: i64,
+    /// Items waiting for a lead's adjudication.
+    pub(crate) adjudications_pending: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct VersionLabel {
+    version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: &'static str,
+}
+
+impl Collector for StoreFigures {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
+        let latest = match self.latest.lock() {
+            Ok(latest) => latest.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        let Some(scrape) = latest else {
+            return Ok(());
+        };
+        let metric = encoder.encode_descriptor(
+            "jevjudge_store_ready",
+            "1 while the store takes writes and reads; 0 after a failed write or read until a \
+             check succeeds.",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(i64::from(scrape.ready)).encode(metric)?;
+        let Some(queue) = scrape.queue else {
+            return Ok(());
+        };
+        let pending: Vec<(VersionLabel, &PendingVersion)> = queue
+            .gauges
+            .pending
+            .iter()
+            .map(|(version, pending)| {
+                let label = VersionLabel {
+                    version: escaped(version),
+                };
+                (label, pending)
+            })
+            .collect();
+        let mut family = encoder.encode_descriptor(
+            "jevjudge_queue_pending",
+            "Queue items neither decided nor under a live lease, by definition version.",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (label, pending) in &pending {
+            ConstGauge::new(i64::try_from(pending.items).unwrap_or(i64::MAX))
+                .encode(family.encode_family(label)?)?;
+        }
+        let mut family = encoder.encode_descriptor(
+            "jevjudge_queue_oldest_pending_seconds",
+            "Age of the oldest pending queue item, by definition version.",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (label, pending) in &pending {
+            let age = queue
+                .now_millis
+                .saturating_sub(pending.oldest_queued_at_millis);
+            ConstGauge::new(age.max(0) as f64 / 1000.0).encode(family.encode_family(label)?)?;
+        }
+        let metric = encoder.encode_descriptor(
+            "jevjudge_queue_adjudications_pending",
+            "Items whose reviewers disagreed, waiting for a lead's decision.",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(i64::try_from(queue.adjudications_pending).unwrap_or(i64::MAX))
+            .encode(metric)?;
+        let mut family = encoder.encode_descriptor(
+            "jevjudge_queue_decisions",
+            "Reviewers' decisions: answered on every criterion, or can't tell on one at least.",
+            None,
+            MetricType::Counter,
+        )?;
+        for (outcome, value) in [
+            ("answered", queue.gauges.decisions_answered),
+            ("cant_tell", queue.gauges.decisions_cant_tell),
+        ] {
+            ConstCounter::new(value).encode(family.encode_family(&OutcomeLabel { outcome })?)?;
+        }
+        let metric = encoder.encode_descriptor(
+            "jevjudge_queue_leases_expired",
+            "Leases that ran out before their holder decided or released the item.",
+            None,
+            MetricType::Counter,
+        )?;
+        ConstCounter::new(queue.gauges.leases_expired).encode(metric)
+    }
+}
+
 /// The live gauges read from admission control when rendering.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Gauges {
@@ -212,6 +337,7 @@ impl Metrics {
             failures: Family::default(),
             attempt_seconds: histogram(),
             http: Family::default(),
+            store: Arc::default(),
             limiter: Arc::default(),
         };
         // Label sets shown even at zero, as before.
@@ -287,6 +413,15 @@ impl Metrics {
                 error: verdict.error.as_str(),
             })
             .inc();
+    }
+
+    /// Shows what this scrape read from the store (until the next call).
+    pub(crate) fn set_store_figures(&self, scrape: StoreScrape) {
+        let mut latest = match self.inner.store.latest.lock() {
+            Ok(latest) => latest,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *latest = Some(scrape);
     }
 
     /// Shows the adaptive limiter's figures from now on (the first limiter watched stays).
@@ -418,6 +553,7 @@ impl Inner {
             "Answered HTTP requests by route template, method and status",
             self.http.clone(),
         );
+        registry.register_collector(Box::new(self.store.clone()));
         registry.register_collector(Box::new(self.limiter.clone()));
     }
 }
@@ -578,6 +714,56 @@ mod tests {
         let with = metrics.render(gauges());
         assert!(with.ends_with(&expected), "{with}");
         assert_eq!(with.len(), without.len() + expected.len() - "# EOF\n".len());
+    }
+
+    #[test]
+    fn the_store_and_queue_figures_are_shown_only_with_a_store_and_a_queue() {
+        let metrics = Metrics::new();
+        assert!(!metrics.render(gauges()).contains("jevjudge_store_ready"));
+        metrics.set_store_figures(StoreScrape {
+            ready: false,
+            queue: None,
+        });
+        let text = metrics.render(gauges());
+        assert!(text.contains("\njevjudge_store_ready 0\n"), "{text}");
+        assert!(!text.contains("jevjudge_queue_pending"), "{text}");
+        let mut figures = QueueGauges {
+            decisions_answered: 7,
+            decisions_cant_tell: 2,
+            leases_expired: 3,
+            ..QueueGauges::default()
+        };
+        figures.pending.insert(
+            "refund \"v1\"".to_owned(),
+            PendingVersion {
+                items: 4,
+                oldest_queued_at_millis: 1_000,
+            },
+        );
+        metrics.set_store_figures(StoreScrape {
+            ready: true,
+            queue: Some(QueueScrape {
+                gauges: figures,
+                now_millis: 91_500,
+                adjudications_pending: 0,
+            }),
+        });
+        let text = metrics.render(gauges());
+        for sample in [
+            "jevjudge_store_ready 1",
+            "jevjudge_queue_pending{version=\"refund \\\"v1\\\"\"} 4",
+            "jevjudge_queue_oldest_pending_seconds{version=\"refund \\\"v1\\\"\"} 90.5",
+            "jevjudge_queue_adjudications_pending 0",
+            "jevjudge_queue_decisions_total{outcome=\"answered\"} 7",
+            "jevjudge_queue_decisions_total{outcome=\"cant_tell\"} 2",
+            "jevjudge_queue_leases_expired_total 3",
+        ] {
+            assert!(text.lines().any(|line| line == sample), "{sample}\n{text}");
+        }
+        assert!(
+            text.contains("# TYPE jevjudge_queue_decisions counter\n"),
+            "{text}"
+        );
     }
 
     #[test]

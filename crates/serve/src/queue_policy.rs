@@ -54,8 +54,14 @@ pub struct QueuePolicy {
     /// The most items one reviewer may hold under live leases at once (a claim past it is
     /// refused with 409 `too_many_leases`), so one reviewer cannot lock the queue.
     pub max_leases_per_reviewer: u32,
-    /// The reviewers and their tokens.
+    /// The reviewers and their tokens (the list at start; a reload replaces it in the
+    /// service's state).
     pub reviewers: ReviewerTokens,
+    /// With a secret, the reviewer pages key each reviewer's sessions apart (replacing one
+    /// token signs out that reviewer only); without, one key from the whole list.
+    pub session_secret: Option<crate::session::SessionSecret>,
+    /// The file the reviewer list was read from, when it was: SIGHUP reads it again.
+    pub reviewers_file: Option<std::path::PathBuf>,
 }
 
 /// A policy that cannot work.
@@ -103,6 +109,8 @@ impl QueuePolicy {
             lease: DEFAULT_LEASE,
             max_leases_per_reviewer: DEFAULT_MAX_LEASES_PER_REVIEWER,
             reviewers,
+            session_secret: None,
+            reviewers_file: None,
         }
     }
 
@@ -155,6 +163,17 @@ impl QueuePolicy {
     }
 }
 
+impl QueuePolicy {
+    /// The inclusion probability π of a review queued for `reason`: 1 for a status queued in
+    /// full, the PASS sampling rate for a sampled PASS (never 0: a rate of 0 samples nothing).
+    pub fn inclusion(&self, reason: Reason) -> f64 {
+        match reason {
+            Reason::Status => 1.0,
+            Reason::SampledPass => self.sample_pass,
+        }
+    }
+}
+
 /// A number in [0, 1) from the seed, a purpose and a review id: FNV-1a over the bytes, then
 /// SplitMix64's finaliser (stable across platforms and releases; not a secret).
 pub fn draw(seed: u64, purpose: &str, review_id: &str) -> f64 {
@@ -186,6 +205,16 @@ mod tests {
 
     fn ids(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("0190-review-{i}")).collect()
+    }
+
+    #[test]
+    fn inclusion_is_one_for_statuses_and_the_sampling_rate_for_sampled_passes() {
+        let policy = QueuePolicy {
+            sample_pass: 0.3,
+            ..policy()
+        };
+        assert_eq!(policy.inclusion(Reason::Status), 1.0);
+        assert_eq!(policy.inclusion(Reason::SampledPass), 0.3);
     }
 
     #[test]

@@ -302,16 +302,20 @@ pub(crate) async fn review(
             kept_state,
             answers.filter(|_| verdict.status != jevjudge_judge::Status::Error),
         );
-        let enqueue = state
-            .queue_policy()
-            .and_then(|policy| policy.decide(&id.to_string(), verdict.status))
-            .map(|queueing| jevjudge_store::Enqueue {
+        let enqueue = state.queue_policy().and_then(|policy| {
+            let queueing = policy.decide(&id.to_string(), verdict.status)?;
+            let enqueue = jevjudge_store::Enqueue {
                 reason: match queueing.reason {
                     crate::Reason::Status => jevjudge_store::QueueReason::Status,
                     crate::Reason::SampledPass => jevjudge_store::QueueReason::SampledPass,
                 },
                 copies: queueing.copies,
-            });
+            };
+            // A validated policy never queues at π = 0 (a rate of 0 samples nothing).
+            let inclusion = jevjudge_store::Inclusion::new(policy.inclusion(queueing.reason))
+                .unwrap_or(jevjudge_store::Inclusion::FULL);
+            Some((enqueue, inclusion))
+        });
         let written = log.write_queued(&row, enqueue.as_ref()).await;
         state.episodes().store_ok(written.is_ok());
         if let Err(error) = written {

@@ -36,10 +36,15 @@ mod url;
 
 pub use error::{StoreError, StoreKind};
 pub use queue::{
-    Agreement, Claim, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Labelled,
-    MAX_NOTE_CHARS, QueueCursor, QueueEntry, QueueError, QueueItemId, QueueItemIdError,
-    QueueItemView, QueuePage, QueueReason, QueueStats, SECOND_REVIEW, Subject, check_note,
-    statements,
+    Adjudication, AdjudicationClaim, AdjudicationStats, AdjudicationSummary, DecisionCursor,
+    DecisionFilter, DecisionPage, DecisionRecord, HeldItem, HistoryEntry, ItemKind, ReviewerAnswer,
+    ReviewerUpheld, Upheld, needs_adjudication, upheld_side,
+};
+pub use queue::{
+    Agreement, Claim, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Inclusion,
+    InclusionError, Labelled, MAX_NOTE_CHARS, PendingVersion, QueueCursor, QueueEntry, QueueError,
+    QueueGauges, QueueItemId, QueueItemIdError, QueueItemView, QueuePage, QueueReason, QueueStats,
+    SECOND_REVIEW, Subject, check_note, statements,
 };
 pub use review::{
     Cursor, CursorError, Filter, KeptState, MAX_REFERENCE_CHARS, NewReview, Page, Review, ReviewId,

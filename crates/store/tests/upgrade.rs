@@ -7,7 +7,9 @@
 
 use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
-use jevjudge_store::{Decision, Filter, ReviewId, SCHEMA_VERSION, Store, StoreError, StoreUrl};
+use jevjudge_store::{
+    Decision, Filter, Inclusion, ReviewId, SCHEMA_VERSION, Store, StoreError, StoreUrl,
+};
 use jevjudge_test_support::{
     databases::{postgres_database, sqlite_file},
     on_both_stores,
@@ -188,6 +190,16 @@ async fn a_database_of_the_hand_written_migrator_upgrades_in_place_and_keeps_its
         note: None,
     };
     store.decide(claimed.item, "ana", &decision).await.unwrap();
+    // Items queued for their status before inclusion probabilities were recorded: π = 1.
+    let mut inclusions = Vec::new();
+    store
+        .export_labelled(|labelled| {
+            inclusions.push(labelled.inclusion);
+            Ok(())
+        })
+        .await
+        .unwrap();
+    assert_eq!(inclusions, vec![Some(Inclusion::FULL); 2]);
     let stats = store.queue_stats().await.unwrap();
     assert_eq!(stats.decided, 3);
     assert_eq!(stats.agreement["supported"].observed, Some(1.0));
@@ -237,7 +249,9 @@ async fn an_upgraded_database_is_refused_by_a_jevjudge_that_reads_only_the_old_t
             (1, "reviews".to_owned()),
             (2, "review queue".to_owned()),
             (3, "retire jevjudge schema".to_owned()),
-            (4, "queue expired".to_owned())
+            (4, "queue expired".to_owned()),
+            (5, "queue team".to_owned()),
+            (6, "queue inclusion".to_owned())
         ]
     );
     pool.close().await;

@@ -288,8 +288,8 @@ async fn a_cases_line_with_an_unknown_key_names_the_nearest_and_every_accepted_k
     expect::contains(
         &stderr(&output),
         "cases.jsonl:1: field `stat`: unknown field (did you mean `state`?); a case takes \
-         `scenario`, `id`, `expected_pass`, `expected_findings`, `state`, `question`, \
-         `supporting_context`, `answer`",
+         `scenario`, `id`, `expected_pass`, `expected_findings`, `weight`, `state`, \
+         `question`, `supporting_context`, `answer`",
     );
 }
 

@@ -12,11 +12,13 @@ mod analysis;
 mod cli;
 mod decision_log;
 mod export_files;
+mod export_versions;
 mod first_week;
 mod hardening;
 mod limits;
 mod queue;
 mod queue_export;
+mod queue_team;
 mod repeats;
 mod serve;
 

@@ -126,6 +126,15 @@ async fn decided_reviews_export_as_cases_that_eval_and_calibrate_run_on() {
         ),
         "{stdout}"
     );
+    // The two slots' agreement per version and criterion: Scott's π, can't-tells beside it.
+    let agreement = stdout
+        .lines()
+        .find(|line| line.starts_with(&format!("agreement {VERSION}/spam: ")))
+        .unwrap_or_else(|| panic!("no agreement line: {stdout}"));
+    assert!(
+        agreement.contains("Scott's π") && agreement.contains("can't tell"),
+        "{agreement}"
+    );
     let cases = std::fs::read_to_string(out.join("cases.jsonl")).unwrap();
     let mut spam_cases = 0;
     for line in cases.lines() {

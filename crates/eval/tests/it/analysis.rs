@@ -61,6 +61,7 @@ fn cases() -> Vec<Case> {
                     ("covers_request".into(), covers),
                     ("unsupported_commitment".into(), commits),
                 ]),
+                weight: 1.0,
             }
         })
         .collect()

@@ -74,6 +74,7 @@ fn cases(n: usize) -> Vec<Case> {
             }),
             expected_pass: true,
             expected_findings: None,
+            weight: 1.0,
         })
         .collect()
 }

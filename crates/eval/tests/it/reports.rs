@@ -55,6 +55,7 @@ fn cases() -> Vec<Case> {
         }),
         expected_pass: *expected,
         expected_findings: Some(vec![("supported".into(), *expected)]),
+        weight: 1.0,
     })
     .collect()
 }

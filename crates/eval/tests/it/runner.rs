@@ -62,6 +62,7 @@ fn case(
         }),
         expected_pass: expected,
         expected_findings: None,
+        weight: 1.0,
     }
 }
 
@@ -565,6 +566,7 @@ fn rows_and_summaries_hold_no_raw_text() {
         score: 1.0,
         verdict: verdict(Status::Pass, 3),
         expected_findings: None,
+        weight: 1.0,
     };
     let json: Value = serde_json::to_value(&row).unwrap();
     let keys: Vec<_> = json.as_object().unwrap().keys().cloned().collect();
@@ -579,4 +581,35 @@ fn rows_and_summaries_hold_no_raw_text() {
             "verdict"
         ]
     );
+}
+
+#[tokio::test]
+async fn a_cases_weight_is_carried_on_its_row_and_written_only_when_not_one() {
+    let backend = backend_fn(|_: Request| async move { Ok(noul(0.95, None)) });
+    let evaluator = JevEvaluator::new(
+        Judge::new(backend, Duration::from_secs(2)).unwrap(),
+        refund_answer_v1(),
+    );
+    let evidence = ["Business record: no refund has been executed"];
+    let plain = case("s", "plain", "q", &evidence, HONEST, true);
+    let sampled = Case {
+        weight: 1.0 / 0.3,
+        ..case("s", "sampled", "q", &evidence, HONEST, true)
+    };
+    let run = run_all(2, &evaluator, vec![plain, sampled]).await;
+    let weights: Vec<f64> = run.rows.iter().map(|row| row.weight).collect();
+    assert_eq!(weights, [1.0, 1.0 / 0.3]);
+    let json: Vec<Value> = run
+        .rows
+        .iter()
+        .map(|row| serde_json::to_value(row).unwrap())
+        .collect();
+    assert!(json[0].get("weight").is_none(), "absent when 1");
+    assert_eq!(json[1]["weight"], 1.0 / 0.3);
+    // Read back: absent is 1.
+    let back: Vec<Row> = json
+        .into_iter()
+        .map(|row| serde_json::from_value(row).unwrap())
+        .collect();
+    assert_eq!(back, run.rows);
 }

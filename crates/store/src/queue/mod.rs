@@ -33,13 +33,23 @@ use crate::{
     },
 };
 
+mod gauges;
+mod inclusion;
 mod labelled;
 mod ops;
 mod sql;
+mod team;
 #[cfg(test)]
 mod tests;
 
+pub use gauges::{PendingVersion, QueueGauges};
+pub use inclusion::{Inclusion, InclusionError};
 pub use sql::statements;
+pub use team::{
+    Adjudication, AdjudicationClaim, AdjudicationStats, AdjudicationSummary, DecisionCursor,
+    DecisionFilter, DecisionPage, DecisionRecord, HeldItem, HistoryEntry, ItemKind, ReviewerAnswer,
+    ReviewerUpheld, Upheld, needs_adjudication, upheld_side,
+};
 
 /// The longest note a decision may carry, in characters.
 pub const MAX_NOTE_CHARS: usize = 4000;
@@ -246,8 +256,12 @@ pub struct Agreement {
     pub items: u64,
     /// The share of those where both agree; `None` without items.
     pub observed: Option<f64>,
-    /// Cohen's kappa (first slot against second); `None` when undefined.
+    /// Cohen's kappa (first slot against second); `None` when undefined. Kept for readers of
+    /// earlier versions: the slots are not fixed people, so read `scott_pi`.
     pub kappa: Option<f64>,
+    /// Scott's π (Fleiss' κ for two ratings an item), which treats the two slots as
+    /// exchangeable; `None` when undefined.
+    pub scott_pi: Option<f64>,
 }
 
 /// The queue in numbers.
@@ -385,6 +399,9 @@ pub struct Labelled {
     /// Whether a copy was closed undecided because retention erased the state text (such a
     /// review is left out of a labelled export and counted as expired).
     pub expired: bool,
+    /// The review's inclusion probability π, as recorded when it was queued; `None` for a
+    /// review queued before π was recorded (a sampled PASS of an older version).
+    pub inclusion: Option<Inclusion>,
 }
 
 impl Claimed {
@@ -412,6 +429,7 @@ impl fmt::Debug for Labelled {
             .field("record", &self.record.as_ref().map(|_| "<private>"))
             .field("decisions", &self.decisions)
             .field("expired", &self.expired)
+            .field("inclusion", &self.inclusion)
             .finish_non_exhaustive()
     }
 }

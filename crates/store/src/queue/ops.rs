@@ -34,6 +34,19 @@ impl Store {
         review: &NewReview,
         enqueue: Option<&Enqueue>,
     ) -> Result<Vec<QueueItemId>, StoreError> {
+        let inclusion = enqueue
+            .filter(|enqueue| enqueue.reason == QueueReason::Status)
+            .map(|_| Inclusion::FULL);
+        self.write_queued(review, enqueue, inclusion).await
+    }
+
+    /// [`Store::insert_queued`] recording `inclusion` (NULL: not recorded).
+    pub(super) async fn write_queued(
+        &self,
+        review: &NewReview,
+        enqueue: Option<&Enqueue>,
+        inclusion: Option<Inclusion>,
+    ) -> Result<Vec<QueueItemId>, StoreError> {
         let Some(enqueue) = enqueue else {
             self.insert(review).await?;
             return Ok(Vec::new());
@@ -56,7 +69,7 @@ impl Store {
             };
             sqlx::query(
                 "INSERT INTO queue_items (id, review_id, definition_version, reason, slot, \
-                 queued_at, copies) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                 queued_at, copies, inclusion) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .bind(id.to_string())
             .bind(review.id.to_string())
@@ -65,6 +78,7 @@ impl Store {
             .bind(index as i64 + 1)
             .bind(now)
             .bind(i64::from(enqueue.copies))
+            .bind(inclusion.map(Inclusion::to_text))
             .execute(&mut *transaction)
             .await?;
         }
@@ -246,7 +260,10 @@ impl Store {
     }
 
     /// A review with its kept state, its definition's questions and expected flags.
-    async fn review_with_definition(&self, review_id: &str) -> Result<Subject, StoreError> {
+    pub(super) async fn review_with_definition(
+        &self,
+        review_id: &str,
+    ) -> Result<Subject, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {} FROM reviews WHERE id = $1",
             review_with_definition_columns()
@@ -326,6 +343,13 @@ impl Store {
         .bind(&decision.note)
         .bind(now)
         .execute(&mut *transaction)
+        .await?;
+        super::team::queue_adjudication_if_needed(
+            &mut transaction,
+            self.kind,
+            &facts.review.review_id.to_string(),
+            now,
+        )
         .await?;
         transaction.commit().await?;
         Ok(Decided {
@@ -480,6 +504,7 @@ impl Store {
                         items: table.total(),
                         observed: table.observed(),
                         kappa: table.kappa(),
+                        scott_pi: table.scott_pi(),
                     },
                 )
             })
@@ -595,7 +620,7 @@ fn check_texts(reviewer: &str, version: Option<&str>) -> Result<(), StoreError> 
 /// The first key of the advisory locks that serialise one reviewer's capped claims on
 /// PostgreSQL (the second is a hash of the name); two-key locks never meet sqlx's migration
 /// lock, which takes one 64-bit key.
-const CLAIM_LOCK_CLASS: i32 = 0x6a65_7601;
+pub(super) const CLAIM_LOCK_CLASS: i32 = 0x6a65_7601;
 
 /// The items `reviewer` holds under a live lease at `now`, soonest lease end first.
 async fn held_items(

@@ -34,7 +34,9 @@ pub(super) async fn item_facts<'c>(
 }
 
 /// The claim: one statement that picks and leases the oldest pending item this reviewer may
-/// take. `$1` reviewer, `$2` lease end, `$3` now, `$4` version (when filtered).
+/// take. `$1` reviewer, `$2` lease end, `$3` now, `$4` version (when filtered). A pending
+/// item with a lease end had a lease that ran out (decisions and releases clear it): the
+/// claim counts it in `expired_leases`.
 pub(super) fn claim_sql(kind: StoreKind, by_version: bool) -> String {
     let version = if by_version {
         " AND q.definition_version = $4"
@@ -46,7 +48,9 @@ pub(super) fn claim_sql(kind: StoreKind, by_version: bool) -> String {
         StoreKind::Sqlite => "",
     };
     format!(
-        "UPDATE queue_items SET claimed_by = $1, lease_expires = $2 WHERE id = (\
+        "UPDATE queue_items SET claimed_by = $1, lease_expires = $2, \
+         expired_leases = expired_leases + CASE WHEN lease_expires IS NULL THEN 0 ELSE 1 END \
+         WHERE id = (\
          SELECT q.id FROM queue_items q WHERE q.decided_at IS NULL \
          AND (q.lease_expires IS NULL OR q.lease_expires <= $3){version} \
          AND (q.copies = 1 OR NOT EXISTS (SELECT 1 FROM queue_items o \

@@ -24,7 +24,7 @@ on_both_stores!(
     an_expired_lease_returns_the_item_to_the_queue,
     the_two_slots_of_a_second_review_go_to_different_reviewers,
     concurrent_claims_never_hand_out_an_item_twice,
-    agreement_is_cohens_kappa_per_criterion,
+    agreement_is_scotts_pi_and_cohens_kappa_per_criterion,
     queue_pages_are_oldest_first_with_cursors_and_versions,
     a_review_and_its_items_are_written_together_or_not_at_all,
     labelled_reads_give_each_queued_review_its_decisions_and_record,
@@ -413,7 +413,7 @@ async fn concurrent_claims_never_hand_out_an_item_twice(url: StoreUrl) {
     b.close().await;
 }
 
-async fn agreement_is_cohens_kappa_per_criterion(url: StoreUrl) {
+async fn agreement_is_scotts_pi_and_cohens_kappa_per_criterion(url: StoreUrl) {
     let store = store(&url).await;
     let t0 = SystemTime::now();
     // `supported`: 2 both yes, 1 yes/no, 1 both no (n = 4): pₒ = 0.75; first yes 3/4,
@@ -453,6 +453,9 @@ async fn agreement_is_cohens_kappa_per_criterion(url: StoreUrl) {
     assert_eq!(supported.items, 4);
     assert_eq!(supported.observed, Some(0.75));
     assert!((supported.kappa.unwrap() - 0.5).abs() < 1e-12);
+    // Scott's π pools both slots: yes 5/8, pₑ = (5/8)² + (3/8)² = 17/32; π = (3/4 − 17/32) /
+    // (1 − 17/32) = 7/15.
+    assert!((supported.scott_pi.unwrap() - 7.0 / 15.0).abs() < 1e-12);
     let polite = stats.agreement["polite"];
     assert_eq!(
         (polite.items, polite.observed, polite.kappa),
@@ -460,6 +463,7 @@ async fn agreement_is_cohens_kappa_per_criterion(url: StoreUrl) {
     );
     let json = serde_json::to_value(&stats).unwrap();
     assert_eq!(json["agreement"]["polite"]["kappa"], Value::Null);
+    assert_eq!(json["agreement"]["polite"]["scott_pi"], Value::Null);
     store.close().await;
 }
 
