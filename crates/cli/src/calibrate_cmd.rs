@@ -7,7 +7,7 @@ use jevjudge_eval::{
     Report,
     calibration::{
         CalibratedFile, CalibratedFileError, Calibration, CalibrationSettings, CriterionSpec,
-        RESAMPLES, SEED, SettingsError, Target, calibrate, calibrated_file, check_rows,
+        DELTA, RESAMPLES, SEED, SettingsError, Target, calibrate, calibrated_file, check_rows,
         expectations, infer_criteria,
     },
     terminal,
@@ -23,13 +23,17 @@ use crate::{
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Per criterion, on the raw yes-probability against whether the \
-    condition really holds: count, positives, Brier, log loss, ECE over 10 equal-width and 10 \
-    equal-mass bins, MCE and the reliability table (equal-width), AUROC. Then a recommended \
-    (fail_at_or_below, pass_at_or_above) on p': among the observed p' values, the pair that \
-    abstains least while the Wilson lower bounds (z = 1.96) of both precisions reach the \
-    targets, checked on 200 seeded out-of-bag bootstrap resamples. No recommendation (a reason \
-    instead) below 10 cases of a class, at AUROC below 0.6, when no pair meets the targets, or \
-    when the targets hold in fewer than 80 % of the out-of-bag resamples.\n\n\
+    condition really holds (every review of a repeated report, clustered by case): count, \
+    positives, Brier, log loss, AUROC (with 95 % intervals), ECE over 10 equal-width bins (with \
+    its interval and the value a perfectly calibrated model would show) and up to 10 equal-mass \
+    bins, MCE and the reliability table (equal-width). Then a recommended (fail_at_or_below, \
+    pass_at_or_above) on p': among the observed p' values, the pair that abstains least among \
+    those certified by Learn then Test (one-sided binomial p-values, fixed sequences from the \
+    widest band inwards) with family-wise error at most --delta, and its guarantee: \"PASS \
+    precision >= X for this pair, with probability >= 1 - delta over the draw of these cases, \
+    assuming they are exchangeable with production\". A bootstrap stability figure follows (a \
+    description, not a check). No recommendation (a reason instead) below 10 cases of a class, \
+    at AUROC below 0.6, or when no pair is certified within the abstention target.\n\n\
     Labels: each row's `expected_findings` entry; for a one-criterion definition, rows without \
     one use `expected_pass` (the condition holds when expected_pass == expected).\n\n\
     Exit status: 0 done; 1 --write-definition was given but no criterion has a recommendation \
@@ -47,13 +51,13 @@ pub struct Args {
     #[arg(long, value_name = "DEF")]
     pub definition: Option<PathBuf>,
 
-    /// Target: the least precision of PASS decisions (the expectation really holds), as a
-    /// Wilson lower bound.
+    /// Target: the least precision of PASS decisions (the expectation really holds), certified
+    /// at --delta.
     #[arg(long, value_name = "X", default_value_t = 0.9)]
     pub min_pass_precision: f64,
 
     /// Target: the least precision of FAIL decisions (the expectation really does not hold),
-    /// as a Wilson lower bound.
+    /// certified at --delta.
     #[arg(long, value_name = "X", default_value_t = 0.9)]
     pub min_fail_precision: f64,
 
@@ -61,11 +65,17 @@ pub struct Args {
     #[arg(long, value_name = "X", default_value_t = 0.25)]
     pub max_abstain: f64,
 
-    /// Out-of-bag bootstrap resamples.
+    /// The family-wise error bound of the certification: both precision targets hold for the
+    /// recommended pair with probability at least 1 - delta. Within (0, 1).
+    #[arg(long, value_name = "P", default_value_t = DELTA)]
+    pub delta: f64,
+
+    /// Bootstrap resamples of the stability figure.
     #[arg(long, value_name = "N", default_value_t = RESAMPLES)]
     pub resamples: u32,
 
-    /// The seed of the out-of-bag resamples (the same seed gives the same advice).
+    /// The seed of the stability resamples and of the Brier and ECE intervals (the same seed
+    /// gives the same output).
     #[arg(long, value_name = "N", default_value_t = SEED)]
     pub seed: u64,
 
@@ -130,7 +140,9 @@ pub fn settings(args: &Args) -> anyhow::Result<CalibrationSettings> {
             anyhow::anyhow!("{flag} must be within 0..=1, not {value}")
         }
         SettingsError::NoResamples => anyhow::anyhow!("--resamples must be at least 1"),
-    })
+    })?
+    .with_delta(args.delta)
+    .map_err(|error| anyhow::anyhow!("--delta must be within (0, 1), not {}", error.0))
 }
 
 impl Plan {
@@ -267,8 +279,11 @@ mod tests {
             "20",
             "--seed",
             "7",
+            "--delta",
+            "0.1",
         ]))
         .unwrap();
+        assert_eq!(set.delta, 0.1);
         assert_eq!(set.targets.min_pass_precision, 0.95);
         assert_eq!(set.targets.min_fail_precision, 0.9);
         assert_eq!(set.targets.max_abstain, 0.1);
@@ -286,6 +301,8 @@ mod tests {
                 ["--max-abstain", "NaN"],
                 "--max-abstain must be within 0..=1, not NaN",
             ),
+            (["--delta", "0"], "--delta must be within (0, 1), not 0"),
+            (["--delta", "1"], "--delta must be within (0, 1), not 1"),
             (["--resamples", "0"], "--resamples must be at least 1"),
         ] {
             assert_eq!(settings(&args(&flags)).unwrap_err().to_string(), message);

@@ -197,7 +197,7 @@ fn two_sided_normal(m: f64, n: f64) -> f64 {
 }
 
 /// The complementary error function, to about 1e-15 absolute error (relative in the tail).
-fn erfc(x: f64) -> f64 {
+pub(crate) fn erfc(x: f64) -> f64 {
     if x.is_nan() {
         return f64::NAN;
     }

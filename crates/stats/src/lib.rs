@@ -72,6 +72,7 @@ mod binomial;
 mod bootstrap;
 mod clustered;
 mod exact;
+mod incomplete_beta;
 mod percentile;
 mod prevalence;
 mod scoring;
@@ -87,12 +88,17 @@ pub use exact::{
     PairedTable, benjamini_hochberg, beta_regularized, clopper_pearson, clopper_pearson_lower,
     clopper_pearson_upper, fisher_exact, holm, hybrid_interval, ln_gamma, newcombe_paired,
 };
+pub use incomplete_beta::{
+    binomial_upper_tail, regularized_beta, student_t_cdf, student_t_quantile,
+};
 pub use percentile::{nearest_rank, nearest_rank_index, p50_p95};
 pub use prevalence::precision_at_prevalence;
 pub use scoring::{
-    Bin, LOG_LOSS_EPSILON, Point, auroc, brier, ece, log_loss, mce, reliability_equal_mass,
+    Bin, LOG_LOSS_EPSILON, Point, auroc, auroc_ci, auroc_delong, bootstrap_ci, brier, brier_ci,
+    ece, ece_ci, ece_expected, equal_mass_bins_used, log_loss, mce, reliability_equal_mass,
     reliability_equal_width,
 };
 pub use thresholds::{
-    Choice, Decision, NoChoice, OutOfBag, Tally, Targets, Thresholds, choose, out_of_bag, tally,
+    Certificate, Choice, Decision, NoCertificate, NoChoice, OutOfBag, Stability, Tally, Targets,
+    Thresholds, certify, choose, entry_decisions, out_of_bag, stability, tally,
 };

@@ -80,7 +80,7 @@ fn calibrate_json_follows_the_spec_and_matches_independent_metrics() {
     let spam = &document["criteria"]["spam"];
     assert_eq!(
         keys(spam).join(" "),
-        "n positives brier log_loss auroc ece_equal_width ece_equal_mass mce reliability recommendation refusal"
+        "n positives brier brier_ci log_loss auroc auroc_ci ece_equal_width ece_ci ece_expected ece_equal_mass ece_equal_mass_bins mce reliability recommendation refusal"
     );
     assert_eq!(spam["n"], 150);
     assert_eq!(spam["positives"], 75);
@@ -140,11 +140,36 @@ fn calibrate_json_follows_the_spec_and_matches_independent_metrics() {
         / n;
     assert!((spam["ece_equal_width"].as_f64().unwrap() - ece).abs() < 1e-12);
 
-    // At the default targets (0.9 / 0.9, abstain ≤ 0.25) the out-of-bag check refuses: a
-    // number is replaced by its reason.
-    assert!(spam["recommendation"].is_null());
-    let refusal = spam["refusal"].as_str().unwrap();
-    assert!(refusal.contains("out of bag"), "{refusal}");
+    assert_eq!(
+        spam["ece_equal_mass_bins"], 9,
+        "the tie rule leaves 9 equal-mass bins"
+    );
+    let expected_ece = spam["ece_expected"].as_f64().unwrap();
+    assert!((expected_ece - 0.0476).abs() < 1e-4, "{expected_ece}");
+    for interval in ["brier_ci", "auroc_ci", "ece_ci"] {
+        let [low, high] = [&spam[interval][0], &spam[interval][1]].map(|v| v.as_f64().unwrap());
+        assert!(low <= high, "{interval}");
+    }
+
+    // At the default targets (0.9 / 0.9, abstain ≤ 0.25) Learn then Test certifies (0.06,
+    // 0.67), with the guarantee beside the pair.
+    let recommendation = &spam["recommendation"];
+    assert_eq!(
+        keys(recommendation).join(" "),
+        "fail_at_or_below pass_at_or_above guarantee pass_precision fail_precision abstain_rate stability"
+    );
+    assert_eq!(
+        (
+            recommendation["fail_at_or_below"].as_f64(),
+            recommendation["pass_at_or_above"].as_f64()
+        ),
+        (Some(0.06), Some(0.67))
+    );
+    assert_eq!(
+        recommendation["guarantee"]["pass"],
+        "PASS precision ≥ 0.90 for this pair, with probability ≥ 0.95 over the draw of these cases, assuming they are exchangeable with production"
+    );
+    assert!(spam["refusal"].is_null());
 }
 
 #[test]
@@ -167,7 +192,11 @@ fn calibrate_recommends_writes_a_new_version_and_the_replay_uses_it() {
     let recommendation = &json(&output)["criteria"]["spam"]["recommendation"];
     assert_eq!(
         keys(recommendation).join(" "),
-        "fail_at_or_below pass_at_or_above pass_precision fail_precision abstain_rate"
+        "fail_at_or_below pass_at_or_above guarantee pass_precision fail_precision abstain_rate stability"
+    );
+    assert_eq!(
+        recommendation["guarantee"]["fail"],
+        "FAIL precision ≥ 0.85 for this pair, with probability ≥ 0.95 over the draw of these cases, assuming they are exchangeable with production"
     );
     assert_eq!(recommendation["fail_at_or_below"], 0.51);
     assert_eq!(recommendation["pass_at_or_above"], 0.67);
@@ -206,8 +235,9 @@ fn calibrate_recommends_writes_a_new_version_and_the_replay_uses_it() {
             .contains("version = \"sms-spam-tuned\"")
     );
     let refused_out = dir.join("refused.toml");
+    // A PASS precision of 0.97 needs 184 decisions to certify one wrong PASS: 150 cases cannot.
     let refused = run(jevjudge()
-        .args(["calibrate", "--report"])
+        .args(["calibrate", "--min-pass-precision", "0.97", "--report"])
         .arg(&report)
         .arg("--definition")
         .arg(example("sms-spam/definition.toml"))

@@ -192,10 +192,12 @@ fn sms_spam_repeat_3_replay_has_flip_rate_0() {
         serde_json::json!([0.82, 0.82, 0.82])
     );
     assert!(close(&overall["probability_sd"]["spam"], 0.0));
-    // Identical repeats do not narrow the interval: it is the single run's Wilson interval.
+    // Identical repeats do not narrow the interval: it holds the single run's Wilson interval
+    // [0.7508, 0.8732], a little wider for the small-sample correction (n_eff = k − 1, t(k − 1)).
     let (low, high) = interval(&overall["accuracy_ci"]);
-    assert!((low - 0.750_776_721_682_039_8).abs() < 1e-12, "{low}");
-    assert!((high - 0.873_242_321_922_391).abs() < 1e-12, "{high}");
+    assert!(low <= 0.750_776_721_682_039_8 && high >= 0.873_242_321_922_391);
+    assert!((low - 0.749_893_375_299_453_1).abs() < 1e-12, "{low}");
+    assert!((high - 0.873_763_352_416_504_8).abs() < 1e-12, "{high}");
     let rows = document["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 150);
     for row in rows {

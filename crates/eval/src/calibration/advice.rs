@@ -5,7 +5,7 @@ use std::fmt;
 
 use jevjudge_judge::{Criterion, Definition, DefinitionError};
 use jevjudge_stats::{
-    Choice, NoChoice, OutOfBag, Point, Tally, Targets, choose, out_of_bag, tally,
+    Certificate, NoCertificate, Point, Stability, Tally, Targets, certify, stability, tally,
 };
 
 use super::{
@@ -13,13 +13,47 @@ use super::{
 };
 use crate::Report;
 
-/// A recommendation: the chosen pair and its out-of-bag check.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A recommendation: the certified pair with its guarantee, and how stable the choice is under
+/// resampling.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Recommendation {
-    /// The pair and what it decides on the rows it was fitted on.
-    pub choice: Choice,
-    /// How often the choice procedure met the targets on out-of-bag rows.
-    pub out_of_bag: OutOfBag,
+    /// The certified pair, what it decides on the rows, and the evidence for its guarantee.
+    pub certificate: Certificate,
+    /// The bootstrap stability figure (a description, not a guarantee).
+    pub stability: Stability,
+}
+
+impl Recommendation {
+    /// The guarantee in words, one line per precision: "PASS precision ≥ 0.80 for this pair,
+    /// with probability ≥ 0.95 over the draw of these cases, assuming they are exchangeable
+    /// with production". With unequal weights the probability is stated as approximate, at the
+    /// Kish effective sample size.
+    pub fn guarantee(&self, targets: &Targets) -> [String; 2] {
+        let certificate = &self.certificate;
+        let confidence = 1.0 - certificate.delta;
+        let line = |what: &str, target: f64, effective: f64| {
+            let probability = if certificate.approximate {
+                format!("approximately ≥ {confidence:.2} (at an effective n of {effective:.1})")
+            } else {
+                format!("≥ {confidence:.2}")
+            };
+            format!(
+                "{what} precision ≥ {target:.2} for this pair, with probability {probability} over the draw of these cases, assuming they are exchangeable with production"
+            )
+        };
+        [
+            line(
+                "PASS",
+                targets.min_pass_precision,
+                certificate.pass_effective_n,
+            ),
+            line(
+                "FAIL",
+                targets.min_fail_precision,
+                certificate.fail_effective_n,
+            ),
+        ]
+    }
 }
 
 /// Why a criterion gets no recommendation.
@@ -41,21 +75,14 @@ pub enum Refusal {
         /// The minimum.
         min: f64,
     },
-    /// No pair meets the targets on the data.
+    /// No pair is certified at the targets.
     NoPair {
         /// Why.
-        why: NoChoice,
+        why: NoCertificate,
         /// The targets.
         targets: Targets,
-    },
-    /// A pair met the targets on the data, but too rarely out of bag.
-    OutOfBag {
-        /// The pair found on all the data.
-        choice: Choice,
-        /// The check.
-        out_of_bag: OutOfBag,
-        /// The minimum rate.
-        min_rate: f64,
+        /// The family-wise error bound δ.
+        delta: f64,
     },
 }
 
@@ -90,38 +117,47 @@ impl fmt::Display for Refusal {
                 ),
                 None => write!(f, "AUROC is undefined: only one class occurs"),
             },
-            Refusal::NoPair { why, targets } => match why {
-                NoChoice::PassPrecisionUnreachable { best_lower } => write!(
-                    f,
-                    "no pass_at_or_above reaches the PASS precision target {} (best Wilson lower bound {best_lower:.3})",
-                    targets.min_pass_precision
-                ),
-                NoChoice::FailPrecisionUnreachable { best_lower } => write!(
-                    f,
-                    "no fail_at_or_below reaches the FAIL precision target {} (best Wilson lower bound {best_lower:.3})",
-                    targets.min_fail_precision
-                ),
-                NoChoice::TooMuchAbstention { least, thresholds } => write!(
-                    f,
-                    "the least abstention meeting both precision targets is {least:.3} (fail_at_or_below {}, pass_at_or_above {}), above the abstention limit {}",
-                    thresholds.fail_at_or_below, thresholds.pass_at_or_above, targets.max_abstain
-                ),
-                other => write!(f, "no threshold pair meets the targets: {other}"),
-            },
-            Refusal::OutOfBag {
-                choice,
-                out_of_bag,
-                min_rate,
-            } => write!(
-                f,
-                "the targets held out of bag in only {} of {} bootstrap resamples ({:.0} %, at least {:.0} % needed); the pair found on all rows was fail_at_or_below {}, pass_at_or_above {}",
-                out_of_bag.met,
-                out_of_bag.resamples,
-                out_of_bag.rate().unwrap_or(0.0) * 100.0,
-                min_rate * 100.0,
-                choice.thresholds.fail_at_or_below,
-                choice.thresholds.pass_at_or_above
-            ),
+            Refusal::NoPair {
+                why,
+                targets,
+                delta,
+            } => {
+                let level = delta / 2.0;
+                let first = |p: Option<f64>, entry: u64| match p {
+                    Some(p) => format!(
+                        "the widest threshold with at least {entry} decisions has p-value {p:.3}, above {level}"
+                    ),
+                    None => format!("no threshold makes the {entry} decisions a test needs"),
+                };
+                match why {
+                    NoCertificate::PassNotCertified {
+                        first_p_value,
+                        entry,
+                    } => write!(
+                        f,
+                        "no pass_at_or_above is certified at PASS precision {} ({})",
+                        targets.min_pass_precision,
+                        first(first_p_value, entry)
+                    ),
+                    NoCertificate::FailNotCertified {
+                        first_p_value,
+                        entry,
+                    } => write!(
+                        f,
+                        "no fail_at_or_below is certified at FAIL precision {} ({})",
+                        targets.min_fail_precision,
+                        first(first_p_value, entry)
+                    ),
+                    NoCertificate::TooMuchAbstention { least, thresholds } => write!(
+                        f,
+                        "the least abstention of a certified pair is {least:.3} (fail_at_or_below {}, pass_at_or_above {}), above the abstention target {}",
+                        thresholds.fail_at_or_below,
+                        thresholds.pass_at_or_above,
+                        targets.max_abstain
+                    ),
+                    other => write!(f, "no threshold pair is certified at the targets: {other}"),
+                }
+            }
         }
     }
 }
@@ -159,13 +195,19 @@ pub fn calibrate(
     let criteria = extract(report, specs)
         .into_iter()
         .map(|points| {
-            let metrics = metrics(&points.condition_points(), settings.bins);
+            let cases = points.cases_of_points();
+            let metrics = metrics(
+                &points.condition_points(),
+                &cases,
+                settings.bins,
+                settings.seed,
+            );
             let expectation = points.expectation_points();
             let current = points
                 .spec
                 .thresholds
                 .map(|thresholds| tally(&expectation, thresholds));
-            let outcome = recommend(&metrics, &expectation, settings);
+            let outcome = recommend(&metrics, &expectation, &cases, settings);
             CriterionCalibration {
                 points,
                 metrics,
@@ -184,6 +226,7 @@ pub fn calibrate(
 fn recommend(
     metrics: &CriterionMetrics,
     expectation: &[Point],
+    cases: &[usize],
     settings: &CalibrationSettings,
 ) -> Result<Recommendation, Refusal> {
     let holds = metrics.positives;
@@ -202,21 +245,26 @@ fn recommend(
         });
     }
     let targets = settings.targets;
-    let choice = choose(expectation, &targets).map_err(|why| Refusal::NoPair { why, targets })?;
-    let check = out_of_bag(expectation, &targets, settings.resamples, settings.seed);
-    if check
-        .rate()
-        .is_none_or(|rate| rate < settings.min_out_of_bag_rate)
-    {
-        return Err(Refusal::OutOfBag {
-            choice,
-            out_of_bag: check,
-            min_rate: settings.min_out_of_bag_rate,
-        });
-    }
+    let delta = settings.delta;
+    let certificate = certify(expectation, None, Some(cases), &targets, delta).map_err(|why| {
+        Refusal::NoPair {
+            why,
+            targets,
+            delta,
+        }
+    })?;
+    let stability = stability(
+        expectation,
+        &targets,
+        delta,
+        Some(cases),
+        settings.resamples,
+        settings.seed,
+        certificate.thresholds,
+    );
     Ok(Recommendation {
-        choice,
-        out_of_bag: check,
+        certificate,
+        stability,
     })
 }
 
@@ -246,8 +294,8 @@ impl Calibration {
                     .and_then(|c| c.outcome.as_ref().ok());
                 let (fail, pass) = match recommended {
                     Some(recommendation) => (
-                        recommendation.choice.thresholds.fail_at_or_below,
-                        recommendation.choice.thresholds.pass_at_or_above,
+                        recommendation.certificate.thresholds.fail_at_or_below,
+                        recommendation.certificate.thresholds.pass_at_or_above,
                     ),
                     None => (criterion.fail_at_or_below(), criterion.pass_at_or_above()),
                 };

@@ -63,20 +63,63 @@ pub(super) mod reliability_rows {
     }
 }
 
-/// A recommendation in the calibrate document: the pair and what it decides on the rows it
-/// was fitted on (observed precisions and abstention rate).
+/// A recommendation in the calibrate document: the certified pair, its guarantee, what it
+/// decides on the rows (observed precisions and abstention rate), and its stability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecommendationDocument {
     /// The recommended FAIL threshold on p′.
     pub fail_at_or_below: f64,
     /// The recommended PASS threshold on p′.
     pub pass_at_or_above: f64,
+    /// What is guaranteed about the pair.
+    pub guarantee: GuaranteeDocument,
     /// The observed precision of its PASS decisions.
     pub pass_precision: f64,
     /// The observed precision of its FAIL decisions.
     pub fail_precision: f64,
     /// The observed fraction of INCONCLUSIVE decisions.
     pub abstain_rate: f64,
+    /// The bootstrap stability figure (a description, not a guarantee).
+    pub stability: StabilityDocument,
+}
+
+/// The guarantee of a certified pair (Learn then Test).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GuaranteeDocument {
+    /// The PASS line: "PASS precision ≥ 0.80 for this pair, with probability ≥ 0.95 over the
+    /// draw of these cases, assuming they are exchangeable with production".
+    pub pass: String,
+    /// The FAIL line, likewise.
+    pub fail: String,
+    /// The family-wise error bound δ (both lines hold together with probability ≥ 1 − δ).
+    pub delta: f64,
+    /// The one-sided binomial p-value of "PASS precision < target" at this PASS threshold.
+    pub pass_p_value: f64,
+    /// The same for FAIL.
+    pub fail_p_value: f64,
+    /// Whether the guarantee is approximate (unequal case weights, Kish effective n).
+    pub approximate: bool,
+}
+
+/// The stability figure: the certification redone on bootstrap resamples (distinct rows once).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StabilityDocument {
+    /// Resamples drawn.
+    pub resamples: u32,
+    /// Resamples that certified some pair.
+    pub certified: u32,
+    /// Resamples that certified this pair.
+    pub same_pair: u32,
+    /// Distinct pairs the resamples certified.
+    pub distinct_pairs: u32,
+    /// The pooled out-of-bag precision of the resamples' PASS decisions, or null.
+    pub out_of_bag_pass_precision: Option<f64>,
+    /// The 2.5th and 97.5th percentiles of the per-resample out-of-bag PASS precisions, or null.
+    pub out_of_bag_pass_range: Option<[f64; 2]>,
+    /// The pooled out-of-bag FAIL precision, or null.
+    pub out_of_bag_fail_precision: Option<f64>,
+    /// The range of the per-resample out-of-bag FAIL precisions, or null.
+    pub out_of_bag_fail_range: Option<[f64; 2]>,
 }
 
 /// One criterion in the calibrate document: its metrics (the fields `n` … `reliability`, see
@@ -113,15 +156,37 @@ impl Calibration {
                 .map(|criterion| {
                     let (recommendation, refusal) = match &criterion.outcome {
                         Ok(recommendation) => {
-                            let tally = recommendation.choice.tally;
-                            let thresholds = recommendation.choice.thresholds;
+                            let certificate = &recommendation.certificate;
+                            let tally = certificate.tally;
+                            let thresholds = certificate.thresholds;
+                            let [pass, fail] = recommendation.guarantee(&self.settings.targets);
+                            let figure = &recommendation.stability;
+                            let range = |range: Option<(f64, f64)>| range.map(|(a, b)| [a, b]);
                             (
                                 Some(RecommendationDocument {
                                     fail_at_or_below: thresholds.fail_at_or_below,
                                     pass_at_or_above: thresholds.pass_at_or_above,
+                                    guarantee: GuaranteeDocument {
+                                        pass,
+                                        fail,
+                                        delta: certificate.delta,
+                                        pass_p_value: certificate.pass_p_value,
+                                        fail_p_value: certificate.fail_p_value,
+                                        approximate: certificate.approximate,
+                                    },
                                     pass_precision: tally.pass_precision().unwrap_or(0.0),
                                     fail_precision: tally.fail_precision().unwrap_or(0.0),
                                     abstain_rate: tally.abstain_rate().unwrap_or(0.0),
+                                    stability: StabilityDocument {
+                                        resamples: figure.resamples,
+                                        certified: figure.certified,
+                                        same_pair: figure.same_pair,
+                                        distinct_pairs: figure.distinct_pairs,
+                                        out_of_bag_pass_precision: figure.pass_precision(),
+                                        out_of_bag_pass_range: range(figure.pass_interval),
+                                        out_of_bag_fail_precision: figure.fail_precision(),
+                                        out_of_bag_fail_range: range(figure.fail_interval),
+                                    },
                                 }),
                                 None,
                             )

@@ -170,10 +170,10 @@ pub fn infer_criteria(report: &Report) -> Result<Vec<CriterionSpec>, Calibration
         .collect()
 }
 
-/// One row's finding for a criterion, with its label.
+/// One review's finding for a criterion, with its label (a repeated case gives one per repeat).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LabelledPoint {
-    /// The row's position in the report.
+    /// The row's position in the report: the case, which all its repeats share.
     pub row: usize,
     /// p, the yes-probability.
     pub yes_probability: f64,
@@ -188,15 +188,15 @@ pub struct LabelledPoint {
 pub struct CriterionPoints {
     /// The criterion.
     pub spec: CriterionSpec,
-    /// The labelled points, in row order.
+    /// The labelled points, one per review, in row order (a repeated case's repeats in order).
     pub points: Vec<LabelledPoint>,
-    /// Labels taken from `expected_findings`.
+    /// Reviews whose label came from `expected_findings`.
     pub from_expected_findings: u64,
-    /// Labels taken from `expected_pass` (one-criterion definitions only).
+    /// Reviews whose label came from `expected_pass` (one-criterion definitions only).
     pub from_expected_pass: u64,
-    /// Rows with no finding for the criterion (ERROR verdicts).
+    /// Reviews with no finding for the criterion (ERROR verdicts).
     pub without_finding: u64,
-    /// Rows with a finding but no label.
+    /// Reviews with a finding but no label.
     pub unlabelled: u64,
     /// Findings whose p is not a number in `[0, 1]` (left out).
     pub invalid: u64,
@@ -209,6 +209,18 @@ impl CriterionPoints {
             .iter()
             .map(|point| Point::new(point.yes_probability, point.holds))
             .collect()
+    }
+
+    /// Each point's case (its row's position), in point order.
+    pub fn cases_of_points(&self) -> Vec<usize> {
+        self.points.iter().map(|point| point.row).collect()
+    }
+
+    /// Distinct cases behind the points.
+    pub fn cases(&self) -> usize {
+        let mut rows: Vec<usize> = self.cases_of_points();
+        rows.dedup();
+        rows.len()
     }
 
     /// p′ against whether the expectation holds (threshold advice).
@@ -242,41 +254,44 @@ pub fn extract(report: &Report, specs: &[CriterionSpec]) -> Vec<CriterionPoints>
                 invalid: 0,
             };
             for (index, row) in report.rows.iter().enumerate() {
-                let Some(finding) = row.verdict.findings.get(&spec.id) else {
-                    out.without_finding += 1;
-                    continue;
-                };
-                let p = finding.yes_probability;
-                if !(0.0..=1.0).contains(&p) {
-                    out.invalid += 1;
-                    continue;
-                }
                 let labelled = row
                     .expected_findings
                     .iter()
                     .flatten()
                     .find(|(id, _)| *id == spec.id)
                     .map(|(_, holds)| *holds);
-                let holds = match labelled {
-                    Some(holds) => {
-                        out.from_expected_findings += 1;
-                        holds
-                    }
-                    None if single => {
-                        out.from_expected_pass += 1;
-                        row.expected_pass == spec.expected
-                    }
-                    None => {
-                        out.unlabelled += 1;
+                // Every review of the case: each repeat counts, the case is its cluster.
+                for verdict in row.verdicts() {
+                    let Some(finding) = verdict.findings.get(&spec.id) else {
+                        out.without_finding += 1;
+                        continue;
+                    };
+                    let p = finding.yes_probability;
+                    if !(0.0..=1.0).contains(&p) {
+                        out.invalid += 1;
                         continue;
                     }
-                };
-                out.points.push(LabelledPoint {
-                    row: index,
-                    yes_probability: p,
-                    expected_probability: spec.expected_probability(p),
-                    holds,
-                });
+                    let holds = match labelled {
+                        Some(holds) => {
+                            out.from_expected_findings += 1;
+                            holds
+                        }
+                        None if single => {
+                            out.from_expected_pass += 1;
+                            row.expected_pass == spec.expected
+                        }
+                        None => {
+                            out.unlabelled += 1;
+                            continue;
+                        }
+                    };
+                    out.points.push(LabelledPoint {
+                        row: index,
+                        yes_probability: p,
+                        expected_probability: spec.expected_probability(p),
+                        holds,
+                    });
+                }
             }
             out
         })

@@ -10,15 +10,19 @@
 //!   reliability table (both over the equal-width bins);
 //! - on p′ against "the expectation holds" (the label when a yes is expected, its negation
 //!   otherwise): a joint recommendation of `(fail_at_or_below, pass_at_or_above)` from
-//!   [`jevjudge_stats::choose`] — the pair that abstains least while the Wilson lower bounds
-//!   (z = [`Z`]) of the PASS and FAIL precisions reach the targets — checked by an out-of-bag
-//!   bootstrap ([`jevjudge_stats::out_of_bag`], [`RESAMPLES`] seeded resamples).
+//!   [`jevjudge_stats::certify`] — the least-abstaining pair whose PASS and FAIL precisions are
+//!   certified by Learn then Test with family-wise error at most [`DELTA`] — with its guarantee,
+//!   and a bootstrap stability figure ([`jevjudge_stats::stability`], [`RESAMPLES`] seeded
+//!   resamples; a description, not a check).
+//!
+//! Every review of a repeated report is used; the case is the cluster (the certification counts
+//! cases, the bootstraps resample cases).
 //!
 //! Why refuse instead of always printing a number? Advice fitted to a handful of cases, or to
 //! probabilities that do not rank the classes, would look as precise as good advice. So a
 //! criterion gets a [`Refusal`] with its reason when a class has fewer than [`MIN_CLASS`]
-//! cases, when AUROC is below [`MIN_AUROC`], when no pair meets the targets, or when the
-//! out-of-bag check meets them in fewer than [`MIN_OUT_OF_BAG_RATE`] of the resamples.
+//! cases, when AUROC is below [`MIN_AUROC`], or when no pair is certified within the abstention
+//! target.
 //!
 //! # Labels
 //!
@@ -47,18 +51,17 @@ mod version;
 
 pub use advice::{Calibration, CriterionCalibration, Recommendation, Refusal, calibrate};
 pub use document::{
-    CalibrationDocument, CriterionDocument, RecommendationDocument, ReliabilityBin,
+    CalibrationDocument, CriterionDocument, GuaranteeDocument, RecommendationDocument,
+    ReliabilityBin, StabilityDocument,
 };
 pub use labels::{
     CalibrationError, CriterionPoints, CriterionSpec, LabelledPoint, check_criteria, extract,
     infer_criteria,
 };
-pub use metrics::{CriterionMetrics, Metrics, metrics};
+pub use metrics::{CriterionMetrics, INTERVAL_RESAMPLES, Metrics, metrics};
 pub use plan::{
-    CalibratedFile, CalibratedFileError, NoRows, SettingsError, Target, calibrated_file,
-    check_rows, expectations,
+    CalibratedFile, CalibratedFileError, DeltaOutOfRange, NoRows, SettingsError, Target,
+    calibrated_file, check_rows, expectations,
 };
-pub use settings::{
-    BINS, CalibrationSettings, MIN_AUROC, MIN_CLASS, MIN_OUT_OF_BAG_RATE, RESAMPLES, SEED, Z,
-};
+pub use settings::{BINS, CalibrationSettings, DELTA, MIN_AUROC, MIN_CLASS, RESAMPLES, SEED, Z};
 pub use version::{DefinitionTextError, calibrated_definition_text, calibrated_version};

@@ -35,10 +35,15 @@ pub enum SettingsError {
         /// Its value.
         value: f64,
     },
-    /// No out-of-bag resample.
+    /// No stability resample.
     #[error("at least one resample is needed")]
     NoResamples,
 }
+
+/// A family-wise error bound δ outside (0, 1) (or NaN).
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("delta must be within (0, 1), not {0}")]
+pub struct DeltaOutOfRange(pub f64);
 
 impl CalibrationSettings {
     /// The documented settings with these targets, resamples and seed: each target within
@@ -73,6 +78,17 @@ impl CalibrationSettings {
             seed,
             ..CalibrationSettings::default()
         })
+    }
+}
+
+impl CalibrationSettings {
+    /// These settings with the family-wise error bound `delta`, which must be within (0, 1).
+    pub fn with_delta(self, delta: f64) -> Result<CalibrationSettings, DeltaOutOfRange> {
+        if delta > 0.0 && delta < 1.0 {
+            Ok(CalibrationSettings { delta, ..self })
+        } else {
+            Err(DeltaOutOfRange(delta))
+        }
     }
 }
 

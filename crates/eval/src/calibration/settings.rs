@@ -6,27 +6,30 @@ use jevjudge_stats::Targets;
 pub const BINS: usize = 10;
 /// The standard-normal quantile of the Wilson lower bounds: 1.96, a 95 % two-sided interval.
 pub const Z: f64 = 1.96;
-/// Out-of-bag bootstrap resamples.
+/// The family-wise error bound δ of the certified thresholds: the guarantee holds with
+/// probability at least 1 − δ.
+pub const DELTA: f64 = 0.05;
+/// Bootstrap resamples of the stability figure.
 pub const RESAMPLES: u32 = 200;
-/// The seed of the out-of-bag resamples.
+/// The seed of the stability resamples.
 pub const SEED: u64 = 42;
 /// The fewest cases of each class (condition holds / does not) a recommendation needs.
 pub const MIN_CLASS: u64 = 10;
 /// The lowest AUROC a recommendation needs.
 pub const MIN_AUROC: f64 = 0.6;
-/// The lowest out-of-bag rate a recommendation needs.
-pub const MIN_OUT_OF_BAG_RATE: f64 = 0.8;
 
 /// The knobs of [`calibrate`](super::calibrate). `Default` is the documented behaviour: targets 0.9 / 0.9 /
-/// 0.25, z = [`Z`], [`BINS`] bins, [`RESAMPLES`] resamples seeded with [`SEED`], and the
-/// refusal limits [`MIN_CLASS`], [`MIN_AUROC`], [`MIN_OUT_OF_BAG_RATE`].
+/// 0.25, δ = [`DELTA`], z = [`Z`] (for the printed Wilson bounds), [`BINS`] bins, [`RESAMPLES`]
+/// stability resamples seeded with [`SEED`], and the refusal limits [`MIN_CLASS`], [`MIN_AUROC`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CalibrationSettings {
     /// What the recommended pair must achieve.
     pub targets: Targets,
     /// Bins per reliability table.
     pub bins: usize,
-    /// Out-of-bag resamples.
+    /// The family-wise error bound δ of the certification.
+    pub delta: f64,
+    /// Stability resamples.
     pub resamples: u32,
     /// Their seed.
     pub seed: u64,
@@ -34,8 +37,6 @@ pub struct CalibrationSettings {
     pub min_class: u64,
     /// The lowest AUROC.
     pub min_auroc: f64,
-    /// The lowest out-of-bag rate.
-    pub min_out_of_bag_rate: f64,
 }
 
 impl Default for CalibrationSettings {
@@ -48,11 +49,11 @@ impl Default for CalibrationSettings {
                 z: Z,
             },
             bins: BINS,
+            delta: DELTA,
             resamples: RESAMPLES,
             seed: SEED,
             min_class: MIN_CLASS,
             min_auroc: MIN_AUROC,
-            min_out_of_bag_rate: MIN_OUT_OF_BAG_RATE,
         }
     }
 }

@@ -196,7 +196,12 @@ fn precision(value: Option<f64>, lower: Option<f64>) -> String {
 
 fn criterion_section(report: &Report, points: &CriterionPoints) -> Markup {
     let spec = &points.spec;
-    let m = metrics(&points.condition_points(), BINS);
+    let m = metrics(
+        &points.condition_points(),
+        &points.cases_of_points(),
+        BINS,
+        crate::calibration::SEED,
+    );
     // Finding statuses of this criterion.
     let mut statuses = [0u64; 3];
     for row in &report.rows {

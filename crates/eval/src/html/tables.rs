@@ -75,23 +75,30 @@ pub(super) fn metrics_table(m: &Metrics, statuses: [u64; 3]) -> Markup {
             thead { tr {
                 th.num { "labelled" } th.num { "holds" } th.num { "base rate" } th.num { "Brier" }
                 th.num { "log loss" } th.num { "AUROC" } th.num { "ECE (equal-width)" }
-                th.num { "ECE (equal-mass)" } th.num { "MCE" }
+                th.num { "ECE if perfectly calibrated" }
+                th.num { "ECE (" (m.ece_equal_mass_bins) " equal-mass bins)" } th.num { "MCE" }
                 th.num { "findings PASS / FAIL / INC." }
             } }
             tbody { tr {
                 td.num { (m.n) }
                 td.num { (m.positives) }
                 td.num { (ratio3(m.positives, m.n)) }
-                td.num { (opt(m.brier)) }
+                td.num { (opt(m.brier)) (span_interval(m.brier_ci)) }
                 td.num { (opt(m.log_loss)) }
-                td.num { (opt(m.auroc)) }
-                td.num { (opt(m.ece_equal_width)) }
+                td.num { (opt(m.auroc)) (span_interval(m.auroc_ci)) }
+                td.num { (opt(m.ece_equal_width)) (span_interval(m.ece_ci)) }
+                td.num { (opt(m.ece_expected)) }
                 td.num { (opt(m.ece_equal_mass)) }
                 td.num { (opt(m.mce)) }
                 td.num { (statuses[0]) " / " (statuses[1]) " / " (statuses[2]) }
             } }
         }
     }
+}
+
+/// ` [low, high]` of a 95 % interval, or nothing.
+fn span_interval(interval: Option<[f64; 2]>) -> String {
+    interval.map_or_else(String::new, |[low, high]| format!(" [{low:.4}, {high:.4}]"))
 }
 
 /// The order of the rows to look at: incorrect first, then errors, then abstentions.

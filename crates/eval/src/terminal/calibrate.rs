@@ -7,7 +7,8 @@ use jevjudge_stats::{Tally, Targets};
 use crate::{
     Report,
     calibration::{
-        BINS, Calibration, CriterionCalibration, MIN_AUROC, MIN_CLASS, MIN_OUT_OF_BAG_RATE,
+        BINS, Calibration, CriterionCalibration, INTERVAL_RESAMPLES, MIN_AUROC, MIN_CLASS,
+        Recommendation,
     },
 };
 
@@ -40,8 +41,8 @@ pub fn calibration(calibration: &Calibration, report: &Report, with_definition: 
     }
     let _ = writeln!(
         out,
-        "targets: PASS precision >= {}, FAIL precision >= {} (Wilson lower bounds, z = {}), abstain <= {}",
-        targets.min_pass_precision, targets.min_fail_precision, targets.z, targets.max_abstain
+        "targets: PASS precision >= {}, FAIL precision >= {}, abstain <= {} (precisions certified by Learn then Test, delta = {})",
+        targets.min_pass_precision, targets.min_fail_precision, targets.max_abstain, settings.delta
     );
     for criterion in &calibration.criteria {
         out.push_str(&criterion_block(criterion, &targets, with_definition));
@@ -49,18 +50,75 @@ pub fn calibration(calibration: &Calibration, report: &Report, with_definition: 
     let _ = writeln!(
         out,
         "\nmethod: metrics on the raw p against whether the condition holds; ECE over {BINS} equal-width\n\
-         and {BINS} equal-mass bins; MCE and the table over the equal-width bins. Candidate thresholds\n\
-         are the observed p' values; the pair chosen abstains least among those whose PASS and FAIL\n\
-         precisions have Wilson lower bounds (z = {}) at or above the targets. Out of bag: {}\n\
-         bootstrap resamples (seed {}) redo the choice on the in-bag rows and score it on the rows\n\
-         left out. No recommendation below {MIN_CLASS} cases of a class, at AUROC below {MIN_AUROC}, or\n\
-         when the targets hold in fewer than {:.0} % of the resamples.",
-        targets.z,
+         and up to {BINS} equal-mass bins (ties never split); MCE and the table over the equal-width\n\
+         bins. 95 % intervals: AUROC by DeLong (with repeats, a bootstrap by case), Brier and ECE by\n\
+         a percentile bootstrap of {INTERVAL_RESAMPLES} resamples by case. Candidate thresholds are the\n\
+         observed p' values. Learn then Test: each candidate's precision gets a one-sided binomial\n\
+         p-value; PASS thresholds are tested from the highest down and FAIL thresholds from the\n\
+         lowest up (each from the widest with enough decisions to certify one wrong one), each\n\
+         sequence at delta/2 = {} and stopped at its first failure; the pair recommended abstains\n\
+         least among the certified ones. Stability: {} bootstrap resamples\n\
+         (seed {}, each distinct row once) redo the certification and score it on the rows left out\n\
+         — a description, not a guarantee. No recommendation below {MIN_CLASS} cases of a class or at\n\
+         AUROC below {MIN_AUROC}. Wilson lower bounds: z = {}.",
+        settings.delta / 2.0,
         settings.resamples,
         settings.seed,
-        MIN_OUT_OF_BAG_RATE * 100.0
+        targets.z
     );
     out
+}
+
+/// The certified pair, its guarantee and its stability.
+fn recommendation_lines(recommendation: &Recommendation, targets: &Targets) -> String {
+    let mut out = String::new();
+    let certificate = &recommendation.certificate;
+    let thresholds = certificate.thresholds;
+    let tally = certificate.tally;
+    let observed =
+        |value: Option<f64>| value.map_or_else(|| "none".to_owned(), |v| format!("{v:.3}"));
+    let _ = writeln!(
+        out,
+        "  recommended  fail_at_or_below {}, pass_at_or_above {}: PASS {} (observed precision {}, p = {:.2e}) · FAIL {} (observed precision {}, p = {:.2e}) · abstain {} ({:.3})",
+        thresholds.fail_at_or_below,
+        thresholds.pass_at_or_above,
+        tally.passes,
+        observed(tally.pass_precision()),
+        certificate.pass_p_value,
+        tally.fails,
+        observed(tally.fail_precision()),
+        certificate.fail_p_value,
+        tally.abstained(),
+        tally.abstain_rate().unwrap_or(0.0)
+    );
+    let [pass, fail] = recommendation.guarantee(targets);
+    let _ = writeln!(out, "  guarantee    {pass}");
+    let _ = writeln!(out, "               {fail}");
+    let _ = writeln!(
+        out,
+        "               (both at once: probability ≥ {:.2} jointly)",
+        1.0 - certificate.delta
+    );
+    let figure = &recommendation.stability;
+    let range = |precision: Option<f64>, range: Option<(f64, f64)>| match (precision, range) {
+        (Some(p), Some((low, high))) => format!("{p:.3} [{low:.3}, {high:.3}]"),
+        _ => "n/a".to_owned(),
+    };
+    let _ = writeln!(
+        out,
+        "  stability    this pair in {} of {} resamples ({} certified a pair, {} distinct pairs); out-of-bag precision PASS {} · FAIL {} — a description, not a guarantee",
+        figure.same_pair,
+        figure.resamples,
+        figure.certified,
+        figure.distinct_pairs,
+        range(figure.pass_precision(), figure.pass_interval),
+        range(figure.fail_precision(), figure.fail_interval)
+    );
+    out
+}
+
+fn interval(value: Option<[f64; 2]>) -> String {
+    value.map_or_else(String::new, |[low, high]| format!(" [{low:.4}, {high:.4}]"))
 }
 
 fn figure(value: Option<f64>) -> String {
@@ -85,7 +143,7 @@ fn decisions(tally: &Tally, z: f64) -> String {
 
 /// One criterion's block of the `calibrate` summary, starting with a blank line: where its
 /// labels came from, the metrics, the reliability table, the current thresholds' decisions
-/// and the recommendation with its out-of-bag check, or the reason there is none.
+/// and the recommendation with its guarantee and stability, or the reason there is none.
 pub fn criterion_block(
     criterion: &CriterionCalibration,
     targets: &Targets,
@@ -133,7 +191,16 @@ pub fn criterion_block(
     if sources.is_empty() {
         sources.push("none".into());
     }
-    let _ = writeln!(out, "  labels       {}", sources.join(", "));
+    let reviews = points.points.len();
+    let cases = points.cases();
+    let counted = if reviews > cases {
+        format!(
+            "{reviews} reviews of {cases} cases (every repeat used; intervals and the certification count cases): "
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "  labels       {counted}{}", sources.join(", "));
     let base_rate = if m.n > 0 {
         format!("{:.3}", m.positives as f64 / m.n as f64)
     } else {
@@ -141,18 +208,23 @@ pub fn criterion_block(
     };
     let _ = writeln!(
         out,
-        "  n {} · positives {} (base rate {base_rate}) · Brier {} · log loss {} · AUROC {}",
+        "  n {} · positives {} (base rate {base_rate}) · Brier {}{} · log loss {} · AUROC {}{}",
         m.n,
         m.positives,
         figure(m.brier),
+        interval(m.brier_ci),
         figure(m.log_loss),
-        figure(m.auroc)
+        figure(m.auroc),
+        interval(m.auroc_ci)
     );
     let _ = writeln!(
         out,
-        "  ECE {} ({BINS} equal-width bins) · {} ({BINS} equal-mass bins) · MCE {} (equal-width)",
+        "  ECE {}{} ({BINS} equal-width bins; {} expected of a perfectly calibrated model at these p) · {} ({} equal-mass bins) · MCE {} (equal-width)",
         figure(m.ece_equal_width),
+        interval(m.ece_ci),
+        figure(m.ece_expected),
         figure(m.ece_equal_mass),
+        m.ece_equal_mass_bins,
         figure(m.mce)
     );
     if !m.reliability.is_empty() {
@@ -193,25 +265,7 @@ pub fn criterion_block(
         _ => {}
     }
     match &criterion.outcome {
-        Ok(recommendation) => {
-            let thresholds = recommendation.choice.thresholds;
-            let _ = writeln!(
-                out,
-                "  recommended  fail_at_or_below {}, pass_at_or_above {}: {}",
-                thresholds.fail_at_or_below,
-                thresholds.pass_at_or_above,
-                decisions(&recommendation.choice.tally, targets.z)
-            );
-            let check = recommendation.out_of_bag;
-            let _ = writeln!(
-                out,
-                "  out of bag   targets held in {} of {} resamples ({:.1} %; {} of them admitted a pair) — the honest estimate for unseen cases",
-                check.met,
-                check.resamples,
-                check.rate().unwrap_or(0.0) * 100.0,
-                check.fitted
-            );
-        }
+        Ok(recommendation) => out.push_str(&recommendation_lines(recommendation, targets)),
         Err(refusal) => {
             let _ = writeln!(out, "  no recommendation: {refusal}");
         }

@@ -176,17 +176,17 @@ async fn recommended_thresholds_decide_the_replayed_findings_as_promised() {
         .unwrap();
     let replayed = run(calibrated.clone()).await;
     for (index, criterion) in calibration.criteria.iter().enumerate() {
-        let recommendation = criterion.outcome.unwrap();
+        let recommendation = criterion.outcome.clone().unwrap();
         let id = &criterion.points.spec.id;
         let applied = &calibrated.criteria()[index];
         assert_eq!(
             applied.pass_at_or_above(),
-            recommendation.choice.thresholds.pass_at_or_above
+            recommendation.certificate.thresholds.pass_at_or_above
         );
         let expectation = criterion.points.expectation_points();
         assert_eq!(
-            tally(&expectation, recommendation.choice.thresholds),
-            recommendation.choice.tally
+            tally(&expectation, recommendation.certificate.thresholds),
+            recommendation.certificate.tally
         );
         // Count the Judge's own decisions on the replay.
         let (mut passes, mut right_passes, mut fails, mut right_fails) = (0, 0, 0, 0);
@@ -203,7 +203,7 @@ async fn recommended_thresholds_decide_the_replayed_findings_as_promised() {
                 _ => {}
             }
         }
-        let promised = recommendation.choice.tally;
+        let promised = recommendation.certificate.tally;
         assert_eq!(
             (passes, right_passes, fails, right_fails),
             (

@@ -6,10 +6,14 @@
 //! [`reliability_equal_mass`]) summarised as [`ece`] and [`mce`]; [`brier`] and [`log_loss`]
 //! score both at once. The input rules every function here shares are on [`Point`].
 
+mod intervals;
 mod reliability;
 #[cfg(test)]
 mod tests;
 
+pub use intervals::{
+    auroc_ci, auroc_delong, bootstrap_ci, brier_ci, ece_ci, ece_expected, equal_mass_bins_used,
+};
 pub use reliability::{Bin, ece, mce, reliability_equal_mass, reliability_equal_width};
 
 /// One judged case: the yes-probability the model gave and whether the condition really holds.

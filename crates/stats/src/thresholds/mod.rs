@@ -7,6 +7,11 @@
 //! expectation really holds, so a PASS is right when the label is yes and a FAIL is right when
 //! it is no.
 //!
+//! The recommendation is [`certify`]'s: Learn then Test over the whole grid, with a finite-sample
+//! guarantee, and [`stability`] describes how the choice moves under resampling. [`choose`]
+//! and [`out_of_bag`] are the earlier, Wilson-based search and its check, kept for comparison
+//! (the coverage simulation runs both); their bound is not a guarantee for the chosen pair.
+//!
 //! Why Wilson lower bounds and not the observed precision? Thresholds fitted to the data they
 //! are scored on flatter themselves: with 12 passes, all correct, the observed precision is 1.0,
 //! but 12 cases only show a precision of at least ~0.76 at 95 % confidence. [`choose`] therefore
@@ -21,13 +26,19 @@
 
 use crate::{Point, wilson_lower};
 
+mod certify;
+#[cfg(test)]
+mod certify_tests;
 mod choose;
 mod out_of_bag;
+mod stability;
 #[cfg(test)]
 mod tests;
 
+pub use certify::{Certificate, NoCertificate, certify, entry_decisions};
 pub use choose::{Choice, NoChoice, choose};
 pub use out_of_bag::{OutOfBag, out_of_bag};
+pub use stability::{Stability, stability};
 
 /// What a pair of thresholds must achieve.
 #[derive(Debug, Clone, Copy, PartialEq)]
