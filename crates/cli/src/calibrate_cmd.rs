@@ -94,6 +94,12 @@ pub struct Args {
     )]
     pub new_version: Option<String>,
 
+    /// The share of production cases whose expectation holds (for a one-criterion definition,
+    /// the share that should pass), strictly between 0 and 1: adds each pair's PASS and FAIL
+    /// precisions at that base rate instead of the labelled cases' own mix.
+    #[arg(long, value_name = "P")]
+    pub prevalence: Option<f64>,
+
     /// Print the calibrate JSON document instead of the human summary.
     #[arg(long)]
     pub json: bool,
@@ -117,6 +123,8 @@ pub struct Plan {
     pub write_definition: Option<PathBuf>,
     /// Its version (`--new-version`) [default: `calibrated_version`].
     pub new_version: Option<String>,
+    /// The production base rate (`--prevalence`), checked.
+    pub prevalence: Option<f64>,
     /// Print the JSON document instead of the summary.
     pub json: bool,
 }
@@ -184,6 +192,11 @@ impl Plan {
             settings,
             write_definition: args.write_definition,
             new_version: args.new_version,
+            prevalence: args
+                .prevalence
+                .map(jevjudge_eval::prevalence::check)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--prevalence: {e}"))?,
             json: args.json,
         })
     }
@@ -222,7 +235,10 @@ impl Plan {
 /// Runs the command: resolve the plan, calibrate, write the definition if asked, render.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let plan = Plan::resolve(args)?;
-    let calibration = calibrate(&plan.report, &plan.specs, &plan.settings);
+    let mut calibration = calibrate(&plan.report, &plan.specs, &plan.settings);
+    if let Some(prevalence) = plan.prevalence {
+        calibration.set_prevalence(prevalence);
+    }
     let written = plan.write_definition(&calibration)?;
     if plan.json {
         output::print_stdout(&(serde_json::to_string_pretty(&calibration.to_document())? + "\n"));

@@ -49,7 +49,9 @@ mod settings;
 mod tests;
 mod version;
 
-pub use advice::{Calibration, CriterionCalibration, Recommendation, Refusal, calibrate};
+pub use advice::{
+    Calibration, CriterionCalibration, PairsAtPrevalence, Recommendation, Refusal, calibrate,
+};
 pub use document::{
     CalibrationDocument, CriterionDocument, GuaranteeDocument, RecommendationDocument,
     ReliabilityBin, StabilityDocument,
