@@ -141,6 +141,7 @@ mod failed_checks;
 mod metrics;
 mod openapi;
 mod queue_api;
+mod queue_openapi;
 mod queue_policy;
 mod reload;
 mod request_middleware;

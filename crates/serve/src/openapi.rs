@@ -276,6 +276,6 @@ pub fn openapi(config: &Config) -> Value {
         }
     });
     crate::reviews_api::describe(&mut document, &secured, &unauthorized);
-    crate::queue_api::describe(&mut document);
+    crate::queue_openapi::describe(&mut document);
     document
 }
