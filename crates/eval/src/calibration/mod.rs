@@ -49,7 +49,10 @@ mod settings;
 mod tests;
 mod version;
 
-pub use advice::{Calibration, CriterionCalibration, Recommendation, Refusal, calibrate};
+pub use advice::{
+    Calibration, CriterionCalibration, Recommendation, Refusal, WeightedDecisions, calibrate,
+    weighted_decisions,
+};
 pub use document::{
     CalibrationDocument, CriterionDocument, GuaranteeDocument, RecommendationDocument,
     ReliabilityBin, StabilityDocument,

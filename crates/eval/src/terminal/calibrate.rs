@@ -91,6 +91,27 @@ fn recommendation_lines(recommendation: &Recommendation, targets: &Targets) -> S
         tally.abstained(),
         tally.abstain_rate().unwrap_or(0.0)
     );
+    if let Some(weighted) = &recommendation.weighted {
+        let rate = |value: Option<jevjudge_stats::WeightedProportion>| {
+            value.map_or_else(
+                || "none".to_owned(),
+                |r| {
+                    format!(
+                        "{:.3} [{:.3}, {:.3}] at effective n {:.1}",
+                        r.estimate, r.interval.0, r.interval.1, r.effective_n
+                    )
+                },
+            )
+        };
+        let _ = writeln!(
+            out,
+            "  weighted     (effective n {:.1}) PASS precision {} · FAIL precision {} · abstain {:.3}",
+            weighted.effective_n,
+            rate(weighted.pass_precision),
+            rate(weighted.fail_precision),
+            weighted.abstain_rate.map_or(0.0, |r| r.estimate)
+        );
+    }
     let [pass, fail] = recommendation.guarantee(targets);
     let _ = writeln!(out, "  guarantee    {pass}");
     let _ = writeln!(out, "               {fail}");
