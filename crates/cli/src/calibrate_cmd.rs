@@ -94,6 +94,17 @@ pub struct Args {
     )]
     pub new_version: Option<String>,
 
+    /// The share of production cases whose expectation holds (for a one-criterion definition,
+    /// the share that should pass), strictly between 0 and 1: adds each pair's PASS and FAIL
+    /// precisions at that base rate instead of the labelled cases' own mix.
+    #[arg(long, value_name = "P")]
+    pub prevalence: Option<f64>,
+
+    /// Ignore case weights (`weight`, 1/π of sampled labels): every case counts once. Without
+    /// it, unequal weights make the certification and the decided precisions weighted.
+    #[arg(long)]
+    pub unweighted: bool,
+
     /// Print the calibrate JSON document instead of the human summary.
     #[arg(long)]
     pub json: bool,
@@ -117,6 +128,8 @@ pub struct Plan {
     pub write_definition: Option<PathBuf>,
     /// Its version (`--new-version`) [default: `calibrated_version`].
     pub new_version: Option<String>,
+    /// The production base rate (`--prevalence`), checked.
+    pub prevalence: Option<f64>,
     /// Print the JSON document instead of the summary.
     pub json: bool,
 }
@@ -143,6 +156,10 @@ pub fn settings(args: &Args) -> anyhow::Result<CalibrationSettings> {
     })?
     .with_delta(args.delta)
     .map_err(|error| anyhow::anyhow!("--delta must be within (0, 1), not {}", error.0))
+    .map(|settings| CalibrationSettings {
+        unweighted: args.unweighted,
+        ..settings
+    })
 }
 
 impl Plan {
@@ -184,6 +201,11 @@ impl Plan {
             settings,
             write_definition: args.write_definition,
             new_version: args.new_version,
+            prevalence: args
+                .prevalence
+                .map(jevjudge_eval::prevalence::check)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--prevalence: {e}"))?,
             json: args.json,
         })
     }
@@ -222,7 +244,15 @@ impl Plan {
 /// Runs the command: resolve the plan, calibrate, write the definition if asked, render.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let plan = Plan::resolve(args)?;
-    let calibration = calibrate(&plan.report, &plan.specs, &plan.settings);
+    let mut calibration = calibrate(&plan.report, &plan.specs, &plan.settings);
+    if plan.settings.unweighted && calibration.unequal_weights() {
+        eprintln!(
+            "jevjudge: warning: the cases carry unequal weights (sampled labels) and --unweighted ignores them: the precisions describe the labelled mix, not the population it was sampled from"
+        );
+    }
+    if let Some(prevalence) = plan.prevalence {
+        calibration.set_prevalence(prevalence);
+    }
     let written = plan.write_definition(&calibration)?;
     if plan.json {
         output::print_stdout(&(serde_json::to_string_pretty(&calibration.to_document())? + "\n"));

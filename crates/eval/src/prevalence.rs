@@ -1,4 +1,4 @@
-//! Precisions at a stated production base rate (issue 24 item 3).
+//! Precisions at a stated production base rate.
 //!
 //! The share of a report's cases expected to pass is whatever the labelled set happened to
 //! hold (the SMS set is 50 % spam, the collection it came from 13.4 %), and a verdict's

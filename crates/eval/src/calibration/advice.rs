@@ -222,6 +222,22 @@ pub struct CriterionCalibration {
     pub current: Option<Tally>,
     /// The recommendation, or why there is none.
     pub outcome: Result<Recommendation, Refusal>,
+    /// The current and recommended pairs' precisions at a stated production base rate
+    /// ([`Calibration::set_prevalence`]); `None` unless one was given.
+    pub at_prevalence: Option<PairsAtPrevalence>,
+}
+
+/// The PASS and FAIL precisions of the current and the recommended pair at a stated share of
+/// production cases whose expectation holds (for a one-criterion definition: the share that
+/// should pass), instead of the labelled cases' own mix.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PairsAtPrevalence {
+    /// The stated share.
+    pub prevalence: f64,
+    /// The current thresholds' precisions, when they are known.
+    pub current: Option<crate::prevalence::AtPrevalence>,
+    /// The recommended pair's precisions, when there is one.
+    pub recommended: Option<crate::prevalence::AtPrevalence>,
 }
 
 /// The calibration of a report.
@@ -269,6 +285,7 @@ pub fn calibrate(
                 metrics,
                 current,
                 outcome,
+                at_prevalence: None,
             }
         })
         .collect();
@@ -336,6 +353,31 @@ impl Calibration {
         self.criteria
             .iter()
             .any(|criterion| criterion.points.unequal_weights())
+    }
+
+    /// Adds, per criterion, the current and recommended pairs' precisions at `prevalence`
+    /// (checked by [`crate::prevalence::check`]), by Bayes' rule from each class's verdict
+    /// rates on the labelled points.
+    ///
+    /// A stated prevalence replaces the class mix of the (weighted) labelled points; it is not
+    /// applied on top of the weights. Seam: the per-class verdict rates used here are still the
+    /// unweighted counts, which sampling by verdict biases too; weighting them is the next step.
+    pub fn set_prevalence(&mut self, prevalence: f64) {
+        for criterion in &mut self.criteria {
+            let positives = criterion.metrics.positives;
+            let at = |tally: &Tally| {
+                crate::prevalence::tally_at_prevalence(prevalence, tally, positives)
+            };
+            criterion.at_prevalence = Some(PairsAtPrevalence {
+                prevalence,
+                current: criterion.current.as_ref().map(at),
+                recommended: criterion
+                    .outcome
+                    .as_ref()
+                    .ok()
+                    .map(|recommendation| at(&recommendation.certificate.tally)),
+            });
+        }
     }
 
     /// Whether at least one criterion has a recommendation.

@@ -152,6 +152,10 @@ pub struct CriterionDocument {
     pub recommendation: Option<RecommendationDocument>,
     /// Why there is no recommendation, or null.
     pub refusal: Option<String>,
+    /// With a stated production base rate: the current and recommended pairs' precisions at
+    /// it (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_prevalence: Option<super::PairsAtPrevalence>,
 }
 
 /// The `calibrate --json` document (cli-and-formats.md §1.5).
@@ -242,6 +246,7 @@ impl Calibration {
                             metrics: criterion.metrics.clone(),
                             recommendation,
                             refusal,
+                            at_prevalence: criterion.at_prevalence.clone(),
                         },
                     )
                 })

@@ -50,8 +50,8 @@ mod tests;
 mod version;
 
 pub use advice::{
-    Calibration, CriterionCalibration, Recommendation, Refusal, WeightedDecisions, calibrate,
-    weighted_decisions,
+    Calibration, CriterionCalibration, PairsAtPrevalence, Recommendation, Refusal,
+    WeightedDecisions, calibrate, weighted_decisions,
 };
 pub use document::{
     CalibrationDocument, CriterionDocument, GuaranteeDocument, RecommendationDocument,

@@ -291,5 +291,30 @@ pub fn criterion_block(
             let _ = writeln!(out, "  no recommendation: {refusal}");
         }
     }
+    if let Some(at) = &criterion.at_prevalence {
+        out.push_str(&prevalence_lines(at));
+    }
+    out
+}
+
+/// With a stated production base rate: each known pair's precisions at it, then the warning
+/// when the labelled cases' mix is far from it.
+fn prevalence_lines(at: &crate::calibration::PairsAtPrevalence) -> String {
+    let mut out = String::new();
+    let mut warning = None;
+    for (name, figures) in [("current", &at.current), ("recommended", &at.recommended)] {
+        let Some(figures) = figures else { continue };
+        let _ = writeln!(
+            out,
+            "  at {:<9} {name} pair: PASS precision {} · FAIL precision {}",
+            at.prevalence,
+            crate::cells::rate(figures.pass_precision, figures.pass_precision_ci, 3),
+            crate::cells::rate(figures.fail_precision, figures.fail_precision_ci, 3)
+        );
+        warning = warning.or(figures.warning.as_ref());
+    }
+    if let Some(warning) = warning {
+        let _ = writeln!(out, "  warning      {warning}");
+    }
     out
 }
