@@ -54,7 +54,13 @@ pub fn weighted_proportion(items: &[(bool, f64)], z: f64) -> Option<WeightedProp
     let weights: Vec<f64> = items.iter().map(|(_, w)| *w).collect();
     let effective_n = kish_effective_n(&weights)?;
     let total: f64 = weights.iter().sum();
-    let hits: f64 = items.iter().filter(|(hit, _)| *hit).map(|(_, w)| w).sum();
+    // `+ 0.0`: an empty f64 sum is −0.0.
+    let hits = items
+        .iter()
+        .filter(|(hit, _)| *hit)
+        .map(|(_, w)| w)
+        .sum::<f64>()
+        + 0.0;
     let estimate = (hits / total).clamp(0.0, 1.0);
     let interval = wilson_effective(estimate, effective_n, z)?;
     Some(WeightedProportion {
