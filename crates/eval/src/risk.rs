@@ -118,6 +118,8 @@ struct CaseTally {
     expected_pass: u32,
     pass_verdicts: u32,
     fail_verdicts: u32,
+    /// The case's weight (1/π; 1 by default).
+    weight: f64,
 }
 
 /// Builds [`Risk`] one row (case) at a time; memory is five counters per case.
@@ -129,7 +131,10 @@ pub struct RiskBuilder {
 impl RiskBuilder {
     /// Counts every review of one case.
     pub fn add(&mut self, row: &Row) {
-        let mut tally = CaseTally::default();
+        let mut tally = CaseTally {
+            weight: row.weight,
+            ..CaseTally::default()
+        };
         for verdict in row.verdicts() {
             tally.reviews += 1;
             if row.expected_pass {
@@ -161,8 +166,37 @@ impl RiskBuilder {
         self.cases.push(tally);
     }
 
+    /// Whether some case weighs other than 1: then every rate is weighted.
+    pub fn is_weighted(&self) -> bool {
+        self.cases.iter().any(|c| c.weight != 1.0)
+    }
+
+    /// With weights: the weighted accuracy (Σw·correct ÷ Σw·reviews) and the Kish effective n
+    /// of the cases, `(Σw)² / Σw²`. `None` when every weight is 1 or there is no review.
+    pub fn weighting(&self) -> Option<(f64, f64)> {
+        if !self.is_weighted() {
+            return None;
+        }
+        let weights: Vec<f64> = self.cases.iter().map(|c| c.weight).collect();
+        let effective_n = jevjudge_stats::kish_effective_n(&weights)?;
+        let reviews: f64 = self
+            .cases
+            .iter()
+            .map(|c| c.weight * f64::from(c.reviews))
+            .sum();
+        let correct: f64 = self
+            .cases
+            .iter()
+            .map(|c| c.weight * f64::from(c.correct))
+            .sum();
+        (reviews > 0.0).then(|| (correct / reviews, effective_n))
+    }
+
     /// The figures.
     pub fn finish(self) -> Risk {
+        if self.is_weighted() {
+            return self.finish_weighted();
+        }
         let sum = |field: fn(&CaseTally) -> u32| -> u64 {
             self.cases.iter().map(|c| u64::from(field(c))).sum()
         };
@@ -223,6 +257,71 @@ impl RiskBuilder {
             false_fail_per_expected_pass_upper: upper(|c| c.false_fail, |c| c.expected_pass),
             fail_verdicts,
             false_fail_per_fail_verdict: rate(false_fail, fail_verdicts),
+            false_fail_per_fail_verdict_ci: interval(|c| c.false_fail, |c| c.fail_verdicts),
+            false_fail_per_fail_verdict_upper: upper(|c| c.false_fail, |c| c.fail_verdicts),
+            at_prevalence: None,
+        }
+    }
+}
+
+impl RiskBuilder {
+    /// The figures of weighted cases: each rate is the Horvitz–Thompson ratio
+    /// `Σ w·part ÷ Σ w·whole`, its interval the Wilson interval and its bound the
+    /// Clopper–Pearson bound at the Kish effective n of the cases in the denominator (see
+    /// [`jevjudge_stats::weighted_ratio`]). Counts stay counts of reviews.
+    fn finish_weighted(self) -> Risk {
+        type Field = fn(&CaseTally) -> u32;
+        let sum = |field: Field| -> u64 { self.cases.iter().map(|c| u64::from(field(c))).sum() };
+        let ratio = |part: Field, whole: Field| {
+            let clusters: Vec<(f64, f64, f64)> = self
+                .cases
+                .iter()
+                .map(|c| (f64::from(part(c)), f64::from(whole(c)), c.weight))
+                .filter(|(_, n, _)| *n > 0.0)
+                .collect();
+            jevjudge_stats::weighted_ratio(&clusters, Z95)
+        };
+        let rate = |part: Field, whole: Field| ratio(part, whole).map(|r| r.estimate);
+        let interval =
+            |part: Field, whole: Field| ratio(part, whole).map(|r| [r.interval.0, r.interval.1]);
+        let upper = |part: Field, whole: Field| {
+            ratio(part, whole).and_then(|r| {
+                jevjudge_stats::clopper_pearson_upper(
+                    r.estimate * r.effective_n,
+                    r.effective_n,
+                    0.05,
+                )
+            })
+        };
+        Risk {
+            accuracy_ci: interval(|c| c.correct, |c| c.reviews),
+            decided: sum(|c| c.decided),
+            coverage: rate(|c| c.decided, |c| c.reviews),
+            coverage_ci: interval(|c| c.decided, |c| c.reviews),
+            decided_accuracy: rate(|c| c.correct, |c| c.decided),
+            decided_accuracy_ci: interval(|c| c.correct, |c| c.decided),
+            false_pass: sum(|c| c.false_pass),
+            false_pass_rate: rate(|c| c.false_pass, |c| c.decided),
+            false_pass_rate_ci: interval(|c| c.false_pass, |c| c.decided),
+            false_fail: sum(|c| c.false_fail),
+            false_fail_rate: rate(|c| c.false_fail, |c| c.decided),
+            false_fail_rate_ci: interval(|c| c.false_fail, |c| c.decided),
+            false_pass_rate_upper: upper(|c| c.false_pass, |c| c.decided),
+            false_fail_rate_upper: upper(|c| c.false_fail, |c| c.decided),
+            expected_fail_reviews: sum(|c| c.expected_fail),
+            false_pass_per_expected_fail: rate(|c| c.false_pass, |c| c.expected_fail),
+            false_pass_per_expected_fail_ci: interval(|c| c.false_pass, |c| c.expected_fail),
+            false_pass_per_expected_fail_upper: upper(|c| c.false_pass, |c| c.expected_fail),
+            pass_verdicts: sum(|c| c.pass_verdicts),
+            false_pass_per_pass_verdict: rate(|c| c.false_pass, |c| c.pass_verdicts),
+            false_pass_per_pass_verdict_ci: interval(|c| c.false_pass, |c| c.pass_verdicts),
+            false_pass_per_pass_verdict_upper: upper(|c| c.false_pass, |c| c.pass_verdicts),
+            expected_pass_reviews: sum(|c| c.expected_pass),
+            false_fail_per_expected_pass: rate(|c| c.false_fail, |c| c.expected_pass),
+            false_fail_per_expected_pass_ci: interval(|c| c.false_fail, |c| c.expected_pass),
+            false_fail_per_expected_pass_upper: upper(|c| c.false_fail, |c| c.expected_pass),
+            fail_verdicts: sum(|c| c.fail_verdicts),
+            false_fail_per_fail_verdict: rate(|c| c.false_fail, |c| c.fail_verdicts),
             false_fail_per_fail_verdict_ci: interval(|c| c.false_fail, |c| c.fail_verdicts),
             false_fail_per_fail_verdict_upper: upper(|c| c.false_fail, |c| c.fail_verdicts),
             at_prevalence: None,

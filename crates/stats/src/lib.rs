@@ -103,4 +103,4 @@ pub use thresholds::{
     Certificate, Choice, Decision, NoCertificate, NoChoice, OutOfBag, Stability, Tally, Targets,
     Thresholds, certify, choose, entry_decisions, out_of_bag, stability, tally,
 };
-pub use weighted::{WeightedProportion, kish_effective_n, weighted_proportion};
+pub use weighted::{WeightedProportion, kish_effective_n, weighted_proportion, weighted_ratio};

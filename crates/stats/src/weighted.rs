@@ -70,6 +70,43 @@ pub fn weighted_proportion(items: &[(bool, f64)], z: f64) -> Option<WeightedProp
     })
 }
 
+/// A weighted ratio over cases that each contribute `successes` of `trials` (several with
+/// repeats) at a `weight`: the estimate `Σ w·s / Σ w·n`, the case as the unit of the effective
+/// n, `(Σ w·n)² / Σ (w·n)²` (Kish's, with each case weighing `w·n`; with one trial per case it
+/// is [`kish_effective_n`] of the weights), and the Wilson interval at that n. `None` without a
+/// case with trials, or with a weight or count that is not finite and non-negative.
+///
+/// ```
+/// use jevjudge_stats::weighted_ratio;
+/// // Two cases of one review each: correct at weight 3, wrong at weight 1.
+/// let rate = weighted_ratio(&[(1.0, 1.0, 3.0), (0.0, 1.0, 1.0)], 1.96).unwrap();
+/// assert_eq!(rate.estimate, 0.75);
+/// ```
+#[must_use]
+pub fn weighted_ratio(cases: &[(f64, f64, f64)], z: f64) -> Option<WeightedProportion> {
+    let valid = cases.iter().all(|&(s, n, w)| {
+        s.is_finite() && n.is_finite() && w.is_finite() && s >= 0.0 && s <= n && w > 0.0
+    });
+    let masses: Vec<f64> = cases
+        .iter()
+        .filter(|(_, n, _)| *n > 0.0)
+        .map(|&(_, n, w)| w * n)
+        .collect();
+    if !valid || masses.is_empty() {
+        return None;
+    }
+    let effective_n = kish_effective_n(&masses)?;
+    let total: f64 = masses.iter().sum();
+    let hits = cases.iter().map(|&(s, _, w)| w * s).sum::<f64>() + 0.0;
+    let estimate = (hits / total).clamp(0.0, 1.0);
+    let interval = wilson_effective(estimate, effective_n, z)?;
+    Some(WeightedProportion {
+        estimate,
+        effective_n,
+        interval,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
