@@ -446,3 +446,115 @@ mod tests {
         assert_eq!(read.risk, Risk::default());
     }
 }
+
+#[cfg(test)]
+mod weighted_tests {
+    use crate::test_support::{report, row, verdict};
+    use jevjudge_judge::{Findings, Status};
+
+    /// Cases of two scenarios, every outcome, each with an integer weight.
+    fn weighted_rows() -> Vec<(crate::Row, u32)> {
+        let plan = [
+            ("a", true, Status::Pass, 1),
+            ("a", true, Status::Fail, 3),
+            ("a", true, Status::Inconclusive, 2),
+            ("a", false, Status::Fail, 1),
+            ("a", false, Status::Pass, 4),
+            ("b", false, Status::Fail, 2),
+            ("b", true, Status::Pass, 3),
+            ("b", false, Status::Inconclusive, 1),
+            ("b", true, Status::Pass, 1),
+        ];
+        plan.iter()
+            .enumerate()
+            .map(|(i, &(scenario, expected_pass, status, weight))| {
+                let mut case = row(
+                    scenario,
+                    &format!("c{i}"),
+                    expected_pass,
+                    verdict("v", status, Findings::default()),
+                );
+                case.weight = f64::from(weight);
+                (case, weight)
+            })
+            .collect()
+    }
+
+    /// Every rate of a summary that weights change.
+    fn rates(s: &crate::Summary) -> Vec<Option<f64>> {
+        let r = &s.risk;
+        vec![
+            Some(s.accuracy),
+            r.coverage,
+            r.decided_accuracy,
+            r.false_pass_rate,
+            r.false_fail_rate,
+            r.false_pass_per_expected_fail,
+            r.false_pass_per_pass_verdict,
+            r.false_fail_per_expected_pass,
+            r.false_fail_per_fail_verdict,
+        ]
+    }
+
+    #[test]
+    fn a_weighted_summary_has_the_point_estimates_of_the_cases_repeated_weight_times() {
+        let rows = weighted_rows();
+        let weighted = report("v", rows.iter().map(|(r, _)| r.clone()).collect());
+        let expanded: Vec<crate::Row> = rows
+            .iter()
+            .flat_map(|(r, w)| {
+                (0..*w).map(move |copy| {
+                    let mut one = r.clone();
+                    one.id = format!("{}-{copy}", r.id);
+                    one.weight = 1.0;
+                    one
+                })
+            })
+            .collect();
+        let expanded = report("v", expanded);
+        let summaries = std::iter::once((&weighted.overall, &expanded.overall)).chain(
+            weighted
+                .scenarios
+                .iter()
+                .zip(&expanded.scenarios)
+                .map(|((_, w), (_, e))| (w, e)),
+        );
+        for (w, e) in summaries {
+            for (a, b) in rates(w).into_iter().zip(rates(e)) {
+                let (a, b) = (a.unwrap(), b.unwrap());
+                assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+            }
+            // Counts stay counts of cases; the expanded report is not weighted.
+            assert_eq!(w.weighted, Some(true));
+            assert_eq!(e.weighted, None);
+            assert_eq!(e.effective_n, None);
+        }
+        assert_eq!(weighted.overall.total, 9);
+        assert_eq!(weighted.overall.risk.false_pass, 1);
+        // (Σw)² / Σw² = 18² / 46.
+        let effective_n = weighted.overall.effective_n.unwrap();
+        assert!((effective_n - 324.0 / 46.0).abs() < 1e-12);
+        // The interval is taken at the effective n, so it is wider than the expanded one's.
+        let [low, high] = weighted.overall.risk.coverage_ci.unwrap();
+        let [expanded_low, expanded_high] = expanded.overall.risk.coverage_ci.unwrap();
+        assert!(high - low > expanded_high - expanded_low);
+    }
+
+    #[test]
+    fn unit_weights_leave_the_summary_unweighted() {
+        let rows: Vec<crate::Row> = weighted_rows()
+            .into_iter()
+            .map(|(mut r, _)| {
+                r.weight = 1.0;
+                r
+            })
+            .collect();
+        let summary = report("v", rows).overall;
+        assert_eq!((summary.weighted, summary.effective_n), (None, None));
+        let json = serde_json::to_string(&summary).unwrap();
+        assert!(
+            !json.contains("weighted") && !json.contains("effective_n"),
+            "{json}"
+        );
+    }
+}
