@@ -105,7 +105,7 @@ fn recommendation_lines(recommendation: &Recommendation, targets: &Targets) -> S
         };
         let _ = writeln!(
             out,
-            "  weighted     (effective n {:.1}) PASS precision {} · FAIL precision {} · abstain {:.3}",
+            "  weighted     (effective n {:.1}) PASS precision {} · FAIL precision {} · abstain {:.3} (the metrics above and the stability figure are unweighted)",
             weighted.effective_n,
             rate(weighted.pass_precision),
             rate(weighted.fail_precision),
