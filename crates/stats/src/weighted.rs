@@ -140,3 +140,45 @@ mod tests {
         assert_eq!(weighted_proportion(&[], 1.96), None);
     }
 }
+
+#[cfg(test)]
+mod reference_tests {
+    use super::*;
+
+    /// statsmodels' weighted mean, Kish n and Wilson interval at that n
+    /// (`scripts/reference/weighted.py`).
+    #[test]
+    fn weighted_proportions_match_statsmodels() {
+        let fixture = include_str!("../tests/data/weighted.txt");
+        let mut checked = 0;
+        for line in fixture.lines() {
+            let fields: Vec<&str> = line.split(' ').collect();
+            assert_eq!(fields[0], "weighted", "{line}");
+            let items: Vec<(bool, f64)> = fields[1]
+                .split(',')
+                .map(|item| {
+                    let (hit, w) = item.split_once(':').unwrap();
+                    (hit == "1", w.parse().unwrap())
+                })
+                .collect();
+            let expected: Vec<f64> = fields[2..].iter().map(|x| x.parse().unwrap()).collect();
+            // statsmodels' Wilson uses z = norm.ppf(0.975).
+            let rate = weighted_proportion(&items, 1.959_963_984_540_054).unwrap();
+            let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+            assert!(close(rate.estimate, expected[0]), "{line}: {rate:?}");
+            assert!(close(rate.effective_n, expected[1]), "{line}: {rate:?}");
+            assert!(close(rate.interval.0, expected[2]), "{line}: {rate:?}");
+            assert!(close(rate.interval.1, expected[3]), "{line}: {rate:?}");
+            let weights: Vec<f64> = items.iter().map(|(_, w)| *w).collect();
+            let cases: Vec<(f64, f64, f64)> = items
+                .iter()
+                .map(|&(hit, w)| (f64::from(u8::from(hit)), 1.0, w))
+                .collect();
+            let ratio = weighted_ratio(&cases, 1.959_963_984_540_054).unwrap();
+            assert!(close(ratio.estimate, expected[0]) && close(ratio.effective_n, expected[1]));
+            assert!(close(kish_effective_n(&weights).unwrap(), expected[1]));
+            checked += 1;
+        }
+        assert_eq!(checked, 6);
+    }
+}
