@@ -541,6 +541,24 @@ mod weighted_tests {
     }
 
     #[test]
+    fn terminal_markdown_and_html_say_weighted_with_the_effective_n() {
+        let weighted = report("v", weighted_rows().into_iter().map(|(r, _)| r).collect());
+        let line = "weighted (effective n 7.0): accuracy, coverage and every rate";
+        let terminal = crate::terminal::risk_table(&weighted, 8);
+        let text = crate::terminal::summary(&weighted, &[], None, None);
+        let markdown = crate::markdown::to_markdown(&weighted, &[]);
+        let html = crate::html::to_html(&weighted, &crate::html::HtmlOptions::default());
+        for (what, out) in [
+            ("terminal", &text),
+            ("markdown", &markdown),
+            ("html", &html),
+        ] {
+            assert!(out.contains(line), "{what}: {out}");
+        }
+        assert!(!terminal.contains("weighted"));
+    }
+
+    #[test]
     fn unit_weights_leave_the_summary_unweighted() {
         let rows: Vec<crate::Row> = weighted_rows()
             .into_iter()
