@@ -220,6 +220,8 @@ pub struct CriterionCalibration {
     pub metrics: CriterionMetrics,
     /// What the criterion's current thresholds decide (when known).
     pub current: Option<Tally>,
+    /// With unequal case weights (used): what the current thresholds decide, weighted.
+    pub current_weighted: Option<WeightedDecisions>,
     /// The recommendation, or why there is none.
     pub outcome: Result<Recommendation, Refusal>,
     /// The current and recommended pairs' precisions at a stated production base rate
@@ -280,10 +282,18 @@ pub fn calibrate(
             let weights =
                 (!settings.unweighted && points.unequal_weights()).then(|| points.weights());
             let outcome = recommend(&metrics, &expectation, &cases, weights.as_deref(), settings);
+            let current_weighted =
+                weights
+                    .as_deref()
+                    .zip(points.spec.thresholds)
+                    .map(|(weights, thresholds)| {
+                        weighted_decisions(&expectation, weights, thresholds, settings.targets.z)
+                    });
             CriterionCalibration {
                 points,
                 metrics,
                 current,
+                current_weighted,
                 outcome,
                 at_prevalence: None,
             }
