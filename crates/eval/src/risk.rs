@@ -27,6 +27,11 @@
 //! 95 % Clopper–Pearson upper bound (at the effective number of reviews with repeats): Wilson's
 //! coverage dips well below 95 % for rare rates, Clopper–Pearson's never does. A rate with an
 //! empty denominator is `null`, and so are its interval and bound.
+//!
+//! When some case weighs other than 1 (`weight`, 1/π of a sampled label), every rate is the
+//! Horvitz–Thompson ratio `Σ w·part ÷ Σ w·whole`, and its interval and bound are taken at the
+//! Kish effective n of the cases in the denominator ([`jevjudge_stats::weighted_ratio`]); the
+//! counts stay counts of reviews (docs/explanation/statistics.md, "Weighted cases").
 
 use jevjudge_judge::Status;
 use serde::{Deserialize, Serialize};

@@ -26,7 +26,8 @@ pub struct Summary {
     pub abstained: u64,
     /// ERROR rows (synthetic ones included).
     pub errors: u64,
-    /// correct ÷ total (0.0 when empty); abstentions and errors stay in the denominator.
+    /// correct ÷ total (0.0 when empty); abstentions and errors stay in the denominator. With
+    /// weights (`weighted`), Σw·correct ÷ Σw·reviews.
     pub accuracy: f64,
     /// Nearest-rank median of review times, in ms.
     pub p50_millis: f64,
