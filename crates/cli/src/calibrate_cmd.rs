@@ -100,6 +100,11 @@ pub struct Args {
     #[arg(long, value_name = "P")]
     pub prevalence: Option<f64>,
 
+    /// Ignore case weights (`weight`, 1/π of sampled labels): every case counts once. Without
+    /// it, unequal weights make the certification and the decided precisions weighted.
+    #[arg(long)]
+    pub unweighted: bool,
+
     /// Print the calibrate JSON document instead of the human summary.
     #[arg(long)]
     pub json: bool,
@@ -151,6 +156,10 @@ pub fn settings(args: &Args) -> anyhow::Result<CalibrationSettings> {
     })?
     .with_delta(args.delta)
     .map_err(|error| anyhow::anyhow!("--delta must be within (0, 1), not {}", error.0))
+    .map(|settings| CalibrationSettings {
+        unweighted: args.unweighted,
+        ..settings
+    })
 }
 
 impl Plan {
@@ -236,6 +245,11 @@ impl Plan {
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let plan = Plan::resolve(args)?;
     let mut calibration = calibrate(&plan.report, &plan.specs, &plan.settings);
+    if plan.settings.unweighted && calibration.unequal_weights() {
+        eprintln!(
+            "jevjudge: warning: the cases carry unequal weights (sampled labels) and --unweighted ignores them: the precisions describe the labelled mix, not the population it was sampled from"
+        );
+    }
     if let Some(prevalence) = plan.prevalence {
         calibration.set_prevalence(prevalence);
     }

@@ -150,6 +150,17 @@ pub(crate) fn error_base_cell(cell: ErrorBase, decimals: usize, with_interval: b
     }
 }
 
+/// The line saying the rates are weighted, when some case weighs other than 1:
+/// `weighted (effective n 78.7): …`. Empty otherwise.
+pub(crate) fn weighting_lines(s: &Summary) -> Vec<String> {
+    match (s.weighted, s.effective_n) {
+        (Some(true), Some(effective_n)) => vec![format!(
+            "weighted (effective n {effective_n:.1}): accuracy, coverage and every rate are Horvitz–Thompson estimates from the case weights, their intervals at the effective n; counts are unweighted"
+        )],
+        _ => Vec::new(),
+    }
+}
+
 /// The lines about precisions at a stated production base rate, when one was given:
 /// `at prevalence 0.134 (cases: 0.500 expected to pass): PASS precision 1.0000 [0.5305,
 /// 1.0000] · FAIL precision …`, then the warning when the cases' mix is far from it.

@@ -27,6 +27,11 @@
 //! 95 % Clopper–Pearson upper bound (at the effective number of reviews with repeats): Wilson's
 //! coverage dips well below 95 % for rare rates, Clopper–Pearson's never does. A rate with an
 //! empty denominator is `null`, and so are its interval and bound.
+//!
+//! When some case weighs other than 1 (`weight`, 1/π of a sampled label), every rate is the
+//! Horvitz–Thompson ratio `Σ w·part ÷ Σ w·whole`, and its interval and bound are taken at the
+//! Kish effective n of the cases in the denominator ([`jevjudge_stats::weighted_ratio`]); the
+//! counts stay counts of reviews (docs/explanation/statistics.md, "Weighted cases").
 
 use jevjudge_judge::Status;
 use serde::{Deserialize, Serialize};
@@ -118,6 +123,8 @@ struct CaseTally {
     expected_pass: u32,
     pass_verdicts: u32,
     fail_verdicts: u32,
+    /// The case's weight (1/π; 1 by default).
+    weight: f64,
 }
 
 /// Builds [`Risk`] one row (case) at a time; memory is five counters per case.
@@ -129,7 +136,10 @@ pub struct RiskBuilder {
 impl RiskBuilder {
     /// Counts every review of one case.
     pub fn add(&mut self, row: &Row) {
-        let mut tally = CaseTally::default();
+        let mut tally = CaseTally {
+            weight: row.weight,
+            ..CaseTally::default()
+        };
         for verdict in row.verdicts() {
             tally.reviews += 1;
             if row.expected_pass {
@@ -161,8 +171,37 @@ impl RiskBuilder {
         self.cases.push(tally);
     }
 
+    /// Whether some case weighs other than 1: then every rate is weighted.
+    pub fn is_weighted(&self) -> bool {
+        self.cases.iter().any(|c| c.weight != 1.0)
+    }
+
+    /// With weights: the weighted accuracy (Σw·correct ÷ Σw·reviews) and the Kish effective n
+    /// of the cases, `(Σw)² / Σw²`. `None` when every weight is 1 or there is no review.
+    pub fn weighting(&self) -> Option<(f64, f64)> {
+        if !self.is_weighted() {
+            return None;
+        }
+        let weights: Vec<f64> = self.cases.iter().map(|c| c.weight).collect();
+        let effective_n = jevjudge_stats::kish_effective_n(&weights)?;
+        let reviews: f64 = self
+            .cases
+            .iter()
+            .map(|c| c.weight * f64::from(c.reviews))
+            .sum();
+        let correct: f64 = self
+            .cases
+            .iter()
+            .map(|c| c.weight * f64::from(c.correct))
+            .sum();
+        (reviews > 0.0).then(|| (correct / reviews, effective_n))
+    }
+
     /// The figures.
     pub fn finish(self) -> Risk {
+        if self.is_weighted() {
+            return self.finish_weighted();
+        }
         let sum = |field: fn(&CaseTally) -> u32| -> u64 {
             self.cases.iter().map(|c| u64::from(field(c))).sum()
         };
@@ -223,6 +262,71 @@ impl RiskBuilder {
             false_fail_per_expected_pass_upper: upper(|c| c.false_fail, |c| c.expected_pass),
             fail_verdicts,
             false_fail_per_fail_verdict: rate(false_fail, fail_verdicts),
+            false_fail_per_fail_verdict_ci: interval(|c| c.false_fail, |c| c.fail_verdicts),
+            false_fail_per_fail_verdict_upper: upper(|c| c.false_fail, |c| c.fail_verdicts),
+            at_prevalence: None,
+        }
+    }
+}
+
+impl RiskBuilder {
+    /// The figures of weighted cases: each rate is the Horvitz–Thompson ratio
+    /// `Σ w·part ÷ Σ w·whole`, its interval the Wilson interval and its bound the
+    /// Clopper–Pearson bound at the Kish effective n of the cases in the denominator (see
+    /// [`jevjudge_stats::weighted_ratio`]). Counts stay counts of reviews.
+    fn finish_weighted(self) -> Risk {
+        type Field = fn(&CaseTally) -> u32;
+        let sum = |field: Field| -> u64 { self.cases.iter().map(|c| u64::from(field(c))).sum() };
+        let ratio = |part: Field, whole: Field| {
+            let clusters: Vec<(f64, f64, f64)> = self
+                .cases
+                .iter()
+                .map(|c| (f64::from(part(c)), f64::from(whole(c)), c.weight))
+                .filter(|(_, n, _)| *n > 0.0)
+                .collect();
+            jevjudge_stats::weighted_ratio(&clusters, Z95)
+        };
+        let rate = |part: Field, whole: Field| ratio(part, whole).map(|r| r.estimate);
+        let interval =
+            |part: Field, whole: Field| ratio(part, whole).map(|r| [r.interval.0, r.interval.1]);
+        let upper = |part: Field, whole: Field| {
+            ratio(part, whole).and_then(|r| {
+                jevjudge_stats::clopper_pearson_upper(
+                    r.estimate * r.effective_n,
+                    r.effective_n,
+                    0.05,
+                )
+            })
+        };
+        Risk {
+            accuracy_ci: interval(|c| c.correct, |c| c.reviews),
+            decided: sum(|c| c.decided),
+            coverage: rate(|c| c.decided, |c| c.reviews),
+            coverage_ci: interval(|c| c.decided, |c| c.reviews),
+            decided_accuracy: rate(|c| c.correct, |c| c.decided),
+            decided_accuracy_ci: interval(|c| c.correct, |c| c.decided),
+            false_pass: sum(|c| c.false_pass),
+            false_pass_rate: rate(|c| c.false_pass, |c| c.decided),
+            false_pass_rate_ci: interval(|c| c.false_pass, |c| c.decided),
+            false_fail: sum(|c| c.false_fail),
+            false_fail_rate: rate(|c| c.false_fail, |c| c.decided),
+            false_fail_rate_ci: interval(|c| c.false_fail, |c| c.decided),
+            false_pass_rate_upper: upper(|c| c.false_pass, |c| c.decided),
+            false_fail_rate_upper: upper(|c| c.false_fail, |c| c.decided),
+            expected_fail_reviews: sum(|c| c.expected_fail),
+            false_pass_per_expected_fail: rate(|c| c.false_pass, |c| c.expected_fail),
+            false_pass_per_expected_fail_ci: interval(|c| c.false_pass, |c| c.expected_fail),
+            false_pass_per_expected_fail_upper: upper(|c| c.false_pass, |c| c.expected_fail),
+            pass_verdicts: sum(|c| c.pass_verdicts),
+            false_pass_per_pass_verdict: rate(|c| c.false_pass, |c| c.pass_verdicts),
+            false_pass_per_pass_verdict_ci: interval(|c| c.false_pass, |c| c.pass_verdicts),
+            false_pass_per_pass_verdict_upper: upper(|c| c.false_pass, |c| c.pass_verdicts),
+            expected_pass_reviews: sum(|c| c.expected_pass),
+            false_fail_per_expected_pass: rate(|c| c.false_fail, |c| c.expected_pass),
+            false_fail_per_expected_pass_ci: interval(|c| c.false_fail, |c| c.expected_pass),
+            false_fail_per_expected_pass_upper: upper(|c| c.false_fail, |c| c.expected_pass),
+            fail_verdicts: sum(|c| c.fail_verdicts),
+            false_fail_per_fail_verdict: rate(|c| c.false_fail, |c| c.fail_verdicts),
             false_fail_per_fail_verdict_ci: interval(|c| c.false_fail, |c| c.fail_verdicts),
             false_fail_per_fail_verdict_upper: upper(|c| c.false_fail, |c| c.fail_verdicts),
             at_prevalence: None,
@@ -345,5 +449,135 @@ mod tests {
         }
         let read: crate::Summary = serde_json::from_value(summary).unwrap();
         assert_eq!(read.risk, Risk::default());
+    }
+}
+
+#[cfg(test)]
+mod weighted_tests {
+    use crate::test_support::{report, row, verdict};
+    use jevjudge_judge::{Findings, Status};
+
+    /// Cases of two scenarios, every outcome, each with an integer weight.
+    fn weighted_rows() -> Vec<(crate::Row, u32)> {
+        let plan = [
+            ("a", true, Status::Pass, 1),
+            ("a", true, Status::Fail, 3),
+            ("a", true, Status::Inconclusive, 2),
+            ("a", false, Status::Fail, 1),
+            ("a", false, Status::Pass, 4),
+            ("b", false, Status::Fail, 2),
+            ("b", true, Status::Pass, 3),
+            ("b", false, Status::Inconclusive, 1),
+            ("b", true, Status::Pass, 1),
+        ];
+        plan.iter()
+            .enumerate()
+            .map(|(i, &(scenario, expected_pass, status, weight))| {
+                let mut case = row(
+                    scenario,
+                    &format!("c{i}"),
+                    expected_pass,
+                    verdict("v", status, Findings::default()),
+                );
+                case.weight = f64::from(weight);
+                (case, weight)
+            })
+            .collect()
+    }
+
+    /// Every rate of a summary that weights change.
+    fn rates(s: &crate::Summary) -> Vec<Option<f64>> {
+        let r = &s.risk;
+        vec![
+            Some(s.accuracy),
+            r.coverage,
+            r.decided_accuracy,
+            r.false_pass_rate,
+            r.false_fail_rate,
+            r.false_pass_per_expected_fail,
+            r.false_pass_per_pass_verdict,
+            r.false_fail_per_expected_pass,
+            r.false_fail_per_fail_verdict,
+        ]
+    }
+
+    #[test]
+    fn a_weighted_summary_has_the_point_estimates_of_the_cases_repeated_weight_times() {
+        let rows = weighted_rows();
+        let weighted = report("v", rows.iter().map(|(r, _)| r.clone()).collect());
+        let expanded: Vec<crate::Row> = rows
+            .iter()
+            .flat_map(|(r, w)| {
+                (0..*w).map(move |copy| {
+                    let mut one = r.clone();
+                    one.id = format!("{}-{copy}", r.id);
+                    one.weight = 1.0;
+                    one
+                })
+            })
+            .collect();
+        let expanded = report("v", expanded);
+        let summaries = std::iter::once((&weighted.overall, &expanded.overall)).chain(
+            weighted
+                .scenarios
+                .iter()
+                .zip(&expanded.scenarios)
+                .map(|((_, w), (_, e))| (w, e)),
+        );
+        for (w, e) in summaries {
+            for (a, b) in rates(w).into_iter().zip(rates(e)) {
+                let (a, b) = (a.unwrap(), b.unwrap());
+                assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+            }
+            // Counts stay counts of cases; the expanded report is not weighted.
+            assert_eq!(w.weighted, Some(true));
+            assert_eq!(e.weighted, None);
+            assert_eq!(e.effective_n, None);
+        }
+        assert_eq!(weighted.overall.total, 9);
+        assert_eq!(weighted.overall.risk.false_pass, 1);
+        // (Σw)² / Σw² = 18² / 46.
+        let effective_n = weighted.overall.effective_n.unwrap();
+        assert!((effective_n - 324.0 / 46.0).abs() < 1e-12);
+        // The interval is taken at the effective n, so it is wider than the expanded one's.
+        let [low, high] = weighted.overall.risk.coverage_ci.unwrap();
+        let [expanded_low, expanded_high] = expanded.overall.risk.coverage_ci.unwrap();
+        assert!(high - low > expanded_high - expanded_low);
+    }
+
+    #[test]
+    fn terminal_markdown_and_html_say_weighted_with_the_effective_n() {
+        let weighted = report("v", weighted_rows().into_iter().map(|(r, _)| r).collect());
+        let line = "weighted (effective n 7.0): accuracy, coverage and every rate";
+        let terminal = crate::terminal::risk_table(&weighted, 8);
+        let text = crate::terminal::summary(&weighted, &[], None, None);
+        let markdown = crate::markdown::to_markdown(&weighted, &[]);
+        let html = crate::html::to_html(&weighted, &crate::html::HtmlOptions::default());
+        for (what, out) in [
+            ("terminal", &text),
+            ("markdown", &markdown),
+            ("html", &html),
+        ] {
+            assert!(out.contains(line), "{what}: {out}");
+        }
+        assert!(!terminal.contains("weighted"));
+    }
+
+    #[test]
+    fn unit_weights_leave_the_summary_unweighted() {
+        let rows: Vec<crate::Row> = weighted_rows()
+            .into_iter()
+            .map(|(mut r, _)| {
+                r.weight = 1.0;
+                r
+            })
+            .collect();
+        let summary = report("v", rows).overall;
+        assert_eq!((summary.weighted, summary.effective_n), (None, None));
+        let json = serde_json::to_string(&summary).unwrap();
+        assert!(
+            !json.contains("weighted") && !json.contains("effective_n"),
+            "{json}"
+        );
     }
 }

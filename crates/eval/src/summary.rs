@@ -9,6 +9,15 @@ use crate::{Outcome, Row};
 pub struct Summary {
     /// Rows counted.
     pub total: u64,
+    /// True when some case weighs other than 1 (`weight`, 1/π of a sampled label): every rate
+    /// is then weighted (Horvitz–Thompson) and its interval taken at `effective_n`; counts stay
+    /// counts. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weighted: Option<bool>,
+    /// With weights: the Kish effective sample size of the cases, `(Σw)² / Σw²`. Absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective_n: Option<f64>,
     /// PASS/FAIL that matched `expected_pass`.
     pub correct: u64,
     /// PASS/FAIL that did not.
@@ -17,7 +26,8 @@ pub struct Summary {
     pub abstained: u64,
     /// ERROR rows (synthetic ones included).
     pub errors: u64,
-    /// correct ÷ total (0.0 when empty); abstentions and errors stay in the denominator.
+    /// correct ÷ total (0.0 when empty); abstentions and errors stay in the denominator. With
+    /// weights (`weighted`), Σw·correct ÷ Σw·reviews.
     pub accuracy: f64,
     /// Nearest-rank median of review times, in ms.
     pub p50_millis: f64,
@@ -143,11 +153,17 @@ impl SummaryBuilder {
     /// The summary; `price_per_million_input` adds a cost (D5).
     pub fn finish(self, price_per_million_input: Option<f64>) -> Summary {
         let mut this = self;
+        let weighting = this.risk.weighting();
         let risk = std::mem::take(&mut this.risk).finish();
         let repeated = std::mem::take(&mut this.repeated).finish();
         let mut summary = this.finish_counts(price_per_million_input);
         summary.risk = risk;
         summary.repeated = repeated;
+        if let Some((accuracy, effective_n)) = weighting {
+            summary.accuracy = accuracy;
+            summary.weighted = Some(true);
+            summary.effective_n = Some(effective_n);
+        }
         summary
     }
 
@@ -160,6 +176,8 @@ impl SummaryBuilder {
         error_kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         Summary {
             total,
+            weighted: None,
+            effective_n: None,
             correct: self.correct,
             incorrect: self.incorrect,
             abstained: self.abstained,

@@ -79,6 +79,7 @@ mod scoring;
 #[cfg(test)]
 mod test_points;
 mod thresholds;
+mod weighted;
 
 pub use agreement::{AgreementTable, MIN_AGREEMENT_ITEMS, cohen_kappa};
 pub use binomial::{mcnemar_exact, wilson, wilson_lower};
@@ -102,3 +103,4 @@ pub use thresholds::{
     Certificate, Choice, Decision, NoCertificate, NoChoice, OutOfBag, Stability, Tally, Targets,
     Thresholds, certify, choose, entry_decisions, out_of_bag, stability, tally,
 };
+pub use weighted::{WeightedProportion, kish_effective_n, weighted_proportion, weighted_ratio};

@@ -21,6 +21,7 @@ mod queue_export;
 mod queue_team;
 mod repeats;
 mod serve;
+mod weights;
 
 /// The binary under test.
 const JEVJUDGE: &str = env!("CARGO_BIN_EXE_jevjudge");

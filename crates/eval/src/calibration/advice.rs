@@ -5,7 +5,8 @@ use std::fmt;
 
 use jevjudge_judge::{Criterion, Definition, DefinitionError};
 use jevjudge_stats::{
-    Certificate, NoCertificate, Point, Stability, Tally, Targets, certify, stability, tally,
+    Certificate, Decision, NoCertificate, Point, Stability, Tally, Targets, Thresholds,
+    WeightedProportion, certify, kish_effective_n, stability, tally, weighted_proportion,
 };
 
 use super::{
@@ -19,8 +20,56 @@ use crate::Report;
 pub struct Recommendation {
     /// The certified pair, what it decides on the rows, and the evidence for its guarantee.
     pub certificate: Certificate,
-    /// The bootstrap stability figure (a description, not a guarantee).
+    /// The bootstrap stability figure (a description, not a guarantee; unweighted).
     pub stability: Stability,
+    /// With unequal case weights (and not told to ignore them): the pair's weighted precisions
+    /// and abstention rate, with Wilson intervals at the Kish effective n.
+    pub weighted: Option<WeightedDecisions>,
+}
+
+/// What a pair decides on weighted points: Horvitz–Thompson precisions and abstention rate,
+/// each with its Kish effective n and Wilson interval (see [`jevjudge_stats::weighted_proportion`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WeightedDecisions {
+    /// Right PASS decisions over PASS decisions, weighted; None without PASS decisions.
+    pub pass_precision: Option<WeightedProportion>,
+    /// Right FAIL decisions over FAIL decisions, weighted.
+    pub fail_precision: Option<WeightedProportion>,
+    /// Abstentions over all points, weighted.
+    pub abstain_rate: Option<WeightedProportion>,
+    /// The Kish effective n of all the points.
+    pub effective_n: f64,
+}
+
+/// The weighted decisions of `thresholds` on `points` (p′ against the expectation).
+pub fn weighted_decisions(
+    points: &[Point],
+    weights: &[f64],
+    thresholds: Thresholds,
+    z: f64,
+) -> WeightedDecisions {
+    let mut pass = Vec::new();
+    let mut fail = Vec::new();
+    let mut abstain = Vec::new();
+    for (point, &w) in points.iter().zip(weights) {
+        match thresholds.decide(point.p) {
+            Decision::Pass => {
+                pass.push((point.label, w));
+                abstain.push((false, w));
+            }
+            Decision::Fail => {
+                fail.push((!point.label, w));
+                abstain.push((false, w));
+            }
+            Decision::Abstain => abstain.push((true, w)),
+        }
+    }
+    WeightedDecisions {
+        pass_precision: weighted_proportion(&pass, z),
+        fail_precision: weighted_proportion(&fail, z),
+        abstain_rate: weighted_proportion(&abstain, z),
+        effective_n: kish_effective_n(weights).unwrap_or(0.0),
+    }
 }
 
 impl Recommendation {
@@ -171,6 +220,8 @@ pub struct CriterionCalibration {
     pub metrics: CriterionMetrics,
     /// What the criterion's current thresholds decide (when known).
     pub current: Option<Tally>,
+    /// With unequal case weights (used): what the current thresholds decide, weighted.
+    pub current_weighted: Option<WeightedDecisions>,
     /// The recommendation, or why there is none.
     pub outcome: Result<Recommendation, Refusal>,
     /// The current and recommended pairs' precisions at a stated production base rate
@@ -223,11 +274,26 @@ pub fn calibrate(
                 .spec
                 .thresholds
                 .map(|thresholds| tally(&expectation, thresholds));
-            let outcome = recommend(&metrics, &expectation, &cases, settings);
+            // Case weights (1/π of sampled labels) make the certification and the decided
+            // precisions estimates for the population the sample was drawn from. The
+            // calibration metrics and the stability figure stay unweighted (documented).
+            // A prevalence override (`--prevalence`) replaces this weighted class mix; it is
+            // not applied on top of it.
+            let weights =
+                (!settings.unweighted && points.unequal_weights()).then(|| points.weights());
+            let outcome = recommend(&metrics, &expectation, &cases, weights.as_deref(), settings);
+            let current_weighted =
+                weights
+                    .as_deref()
+                    .zip(points.spec.thresholds)
+                    .map(|(weights, thresholds)| {
+                        weighted_decisions(&expectation, weights, thresholds, settings.targets.z)
+                    });
             CriterionCalibration {
                 points,
                 metrics,
                 current,
+                current_weighted,
                 outcome,
                 at_prevalence: None,
             }
@@ -244,6 +310,7 @@ fn recommend(
     metrics: &CriterionMetrics,
     expectation: &[Point],
     cases: &[usize],
+    weights: Option<&[f64]>,
     settings: &CalibrationSettings,
 ) -> Result<Recommendation, Refusal> {
     let holds = metrics.positives;
@@ -263,13 +330,14 @@ fn recommend(
     }
     let targets = settings.targets;
     let delta = settings.delta;
-    let certificate = certify(expectation, None, Some(cases), &targets, delta).map_err(|why| {
-        Refusal::NoPair {
-            why,
-            targets,
-            delta,
-        }
-    })?;
+    let certificate =
+        certify(expectation, weights, Some(cases), &targets, delta).map_err(|why| {
+            Refusal::NoPair {
+                why,
+                targets,
+                delta,
+            }
+        })?;
     let stability = stability(
         expectation,
         &targets,
@@ -279,16 +347,31 @@ fn recommend(
         settings.seed,
         certificate.thresholds,
     );
+    let weighted = weights
+        .map(|weights| weighted_decisions(expectation, weights, certificate.thresholds, targets.z));
     Ok(Recommendation {
         certificate,
         stability,
+        weighted,
     })
 }
 
 impl Calibration {
+    /// Whether some criterion's labelled points carry unequal case weights (whether or not
+    /// they were used).
+    pub fn unequal_weights(&self) -> bool {
+        self.criteria
+            .iter()
+            .any(|criterion| criterion.points.unequal_weights())
+    }
+
     /// Adds, per criterion, the current and recommended pairs' precisions at `prevalence`
     /// (checked by [`crate::prevalence::check`]), by Bayes' rule from each class's verdict
     /// rates on the labelled points.
+    ///
+    /// A stated prevalence replaces the class mix of the (weighted) labelled points; it is not
+    /// applied on top of the weights. Seam: the per-class verdict rates used here are still the
+    /// unweighted counts, which sampling by verdict biases too; weighting them is the next step.
     pub fn set_prevalence(&mut self, prevalence: f64) {
         for criterion in &mut self.criteria {
             let positives = criterion.metrics.positives;

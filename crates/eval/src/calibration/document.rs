@@ -81,6 +81,25 @@ pub struct RecommendationDocument {
     pub abstain_rate: f64,
     /// The bootstrap stability figure (a description, not a guarantee).
     pub stability: StabilityDocument,
+    /// With unequal case weights: true, and the three rates above are weighted
+    /// (Horvitz–Thompson); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weighted: Option<bool>,
+    /// With weights: the Kish effective n of the labelled points; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective_n: Option<f64>,
+    /// With weights: the Kish effective n of the PASS decisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_effective_n: Option<f64>,
+    /// With weights: the Wilson interval of the weighted PASS precision at its effective n.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_precision_interval: Option<[f64; 2]>,
+    /// With weights: the Kish effective n of the FAIL decisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_effective_n: Option<f64>,
+    /// With weights: the Wilson interval of the weighted FAIL precision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_precision_interval: Option<[f64; 2]>,
 }
 
 /// The guarantee of a certified pair (Learn then Test).
@@ -165,6 +184,7 @@ impl Calibration {
                             let thresholds = certificate.thresholds;
                             let [pass, fail] = recommendation.guarantee(&self.settings.targets);
                             let figure = &recommendation.stability;
+                            let weighted = recommendation.weighted;
                             let range = |range: Option<(f64, f64)>| range.map(|(a, b)| [a, b]);
                             (
                                 Some(RecommendationDocument {
@@ -178,9 +198,32 @@ impl Calibration {
                                         fail_p_value: certificate.fail_p_value,
                                         approximate: certificate.approximate,
                                     },
-                                    pass_precision: tally.pass_precision().unwrap_or(0.0),
-                                    fail_precision: tally.fail_precision().unwrap_or(0.0),
-                                    abstain_rate: tally.abstain_rate().unwrap_or(0.0),
+                                    pass_precision: match weighted {
+                                        Some(w) => w.pass_precision.map_or(0.0, |r| r.estimate),
+                                        None => tally.pass_precision().unwrap_or(0.0),
+                                    },
+                                    fail_precision: match weighted {
+                                        Some(w) => w.fail_precision.map_or(0.0, |r| r.estimate),
+                                        None => tally.fail_precision().unwrap_or(0.0),
+                                    },
+                                    abstain_rate: match weighted {
+                                        Some(w) => w.abstain_rate.map_or(0.0, |r| r.estimate),
+                                        None => tally.abstain_rate().unwrap_or(0.0),
+                                    },
+                                    weighted: weighted.map(|_| true),
+                                    effective_n: weighted.map(|w| w.effective_n),
+                                    pass_effective_n: weighted
+                                        .and_then(|w| w.pass_precision)
+                                        .map(|r| r.effective_n),
+                                    pass_precision_interval: weighted
+                                        .and_then(|w| w.pass_precision)
+                                        .map(|r| [r.interval.0, r.interval.1]),
+                                    fail_effective_n: weighted
+                                        .and_then(|w| w.fail_precision)
+                                        .map(|r| r.effective_n),
+                                    fail_precision_interval: weighted
+                                        .and_then(|w| w.fail_precision)
+                                        .map(|r| [r.interval.0, r.interval.1]),
                                     stability: StabilityDocument {
                                         resamples: figure.resamples,
                                         certified: figure.certified,

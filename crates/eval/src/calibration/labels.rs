@@ -181,6 +181,8 @@ pub struct LabelledPoint {
     pub expected_probability: f64,
     /// Whether the condition really holds.
     pub holds: bool,
+    /// The case's weight (`1/π` of a sampled label; 1 by default).
+    pub weight: f64,
 }
 
 /// Where a criterion's labelled points came from, and what was left out.
@@ -214,6 +216,18 @@ impl CriterionPoints {
     /// Each point's case (its row's position), in point order.
     pub fn cases_of_points(&self) -> Vec<usize> {
         self.points.iter().map(|point| point.row).collect()
+    }
+
+    /// Each point's case weight, in point order.
+    pub fn weights(&self) -> Vec<f64> {
+        self.points.iter().map(|point| point.weight).collect()
+    }
+
+    /// Whether the points carry unequal weights.
+    pub fn unequal_weights(&self) -> bool {
+        self.points
+            .first()
+            .is_some_and(|first| self.points.iter().any(|p| p.weight != first.weight))
     }
 
     /// Distinct cases behind the points.
@@ -290,6 +304,7 @@ pub fn extract(report: &Report, specs: &[CriterionSpec]) -> Vec<CriterionPoints>
                         yes_probability: p,
                         expected_probability: spec.expected_probability(p),
                         holds,
+                        weight: row.weight,
                     });
                 }
             }

@@ -50,7 +50,8 @@ mod tests;
 mod version;
 
 pub use advice::{
-    Calibration, CriterionCalibration, PairsAtPrevalence, Recommendation, Refusal, calibrate,
+    Calibration, CriterionCalibration, PairsAtPrevalence, Recommendation, Refusal,
+    WeightedDecisions, calibrate, weighted_decisions,
 };
 pub use document::{
     CalibrationDocument, CriterionDocument, GuaranteeDocument, RecommendationDocument,

@@ -37,6 +37,9 @@ pub struct CalibrationSettings {
     pub min_class: u64,
     /// The lowest AUROC.
     pub min_auroc: f64,
+    /// Whether case weights are ignored (every case counts once). By default they are used:
+    /// the certification, the decided precisions and their intervals are weighted.
+    pub unweighted: bool,
 }
 
 impl Default for CalibrationSettings {
@@ -54,6 +57,7 @@ impl Default for CalibrationSettings {
             seed: SEED,
             min_class: MIN_CLASS,
             min_auroc: MIN_AUROC,
+            unweighted: false,
         }
     }
 }

@@ -452,3 +452,77 @@ async fn on_the_sms_recording_the_certified_claim_holds_in_at_least_95_percent_o
         assert!(coverage >= 1.0 - DELTA, "{pass}/{fail}: {coverage}");
     }
 }
+
+#[test]
+fn weighted_decisions_equal_the_counts_of_the_expanded_points() {
+    // Integer weights: a point of weight w is the same point written w times.
+    let points = [
+        Point::new(0.95, true),
+        Point::new(0.95, false),
+        Point::new(0.5, true),
+        Point::new(0.05, false),
+        Point::new(0.05, true),
+    ];
+    let weights = [1.0, 3.0, 2.0, 4.0, 1.0];
+    let thresholds = Thresholds::new(0.1, 0.9).unwrap();
+    let weighted = weighted_decisions(&points, &weights, thresholds, 1.96);
+    let expanded: Vec<Point> = points
+        .iter()
+        .zip(weights)
+        .flat_map(|(point, w)| std::iter::repeat_n(*point, w as usize))
+        .collect();
+    let counts = jevjudge_stats::tally(&expanded, thresholds);
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+    assert!(close(
+        weighted.pass_precision.unwrap().estimate,
+        counts.pass_precision().unwrap()
+    ));
+    assert!(close(
+        weighted.fail_precision.unwrap().estimate,
+        counts.fail_precision().unwrap()
+    ));
+    assert!(close(
+        weighted.abstain_rate.unwrap().estimate,
+        counts.abstain_rate().unwrap()
+    ));
+    // The effective n is Kish's, (Σw)²/Σw² = 121/31, not the expanded 11.
+    assert!(close(weighted.effective_n, 121.0 / 31.0));
+}
+
+#[test]
+fn unequal_weights_are_used_unless_calibrate_is_told_to_ignore_them() {
+    let mut rows: Vec<Row> = x_rows("y", 60, true, 0.95)
+        .chain(x_rows("n", 60, false, 0.05))
+        .collect();
+    // Sampled PASS: the right ones at weight 3 (1/π for π = 1/3).
+    for row in rows.iter_mut().take(60) {
+        row.weight = 3.0;
+    }
+    rows.extend((0..4).map(|i| row(&format!("m{i}"), i % 2 == 0, &[("x", 0.5, true)])));
+    let report = report(rows);
+    let weighted = calibrate_default(&report);
+    assert!(weighted.unequal_weights());
+    let recommendation = weighted.criteria[0].outcome.clone().unwrap();
+    let decided = recommendation.weighted.unwrap();
+    assert!(recommendation.certificate.approximate);
+    assert!((decided.effective_n - (244.0 * 244.0 / 604.0)).abs() < 1e-9);
+    let document = serde_json::to_value(weighted.to_document()).unwrap();
+    assert_eq!(
+        document["criteria"]["x"]["recommendation"]["weighted"],
+        serde_json::json!(true)
+    );
+    let settings = CalibrationSettings {
+        unweighted: true,
+        ..CalibrationSettings::default()
+    };
+    let unweighted = calibrate(&report, &infer_criteria(&report).unwrap(), &settings);
+    let recommendation = unweighted.criteria[0].outcome.clone().unwrap();
+    assert_eq!(recommendation.weighted, None);
+    assert!(!recommendation.certificate.approximate);
+    let document = serde_json::to_value(unweighted.to_document()).unwrap();
+    assert!(
+        document["criteria"]["x"]["recommendation"]
+            .get("weighted")
+            .is_none()
+    );
+}

@@ -291,6 +291,9 @@ pub(super) fn risk_tables(report: &Report) -> Markup {
                     }
                 }
             }
+            @for line in crate::cells::weighting_lines(&report.overall) {
+                p.note { (line) }
+            }
             @for line in crate::cells::prevalence_lines(&report.overall) {
                 p.note { (line) }
             }

@@ -46,6 +46,10 @@ pub fn markdown(report: &Report) -> String {
             },
         );
     }
+    for line in crate::cells::weighting_lines(&report.overall) {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", super::escape(&line));
+    }
     for line in crate::cells::prevalence_lines(&report.overall) {
         let _ = writeln!(out);
         let _ = writeln!(out, "{}", super::escape(&line));

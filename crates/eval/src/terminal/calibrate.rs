@@ -91,6 +91,9 @@ fn recommendation_lines(recommendation: &Recommendation, targets: &Targets) -> S
         tally.abstained(),
         tally.abstain_rate().unwrap_or(0.0)
     );
+    if let Some(weighted) = &recommendation.weighted {
+        out.push_str(&weighted_line(weighted));
+    }
     let [pass, fail] = recommendation.guarantee(targets);
     let _ = writeln!(out, "  guarantee    {pass}");
     let _ = writeln!(out, "               {fail}");
@@ -115,6 +118,29 @@ fn recommendation_lines(recommendation: &Recommendation, targets: &Targets) -> S
         range(figure.fail_precision(), figure.fail_interval)
     );
     out
+}
+
+/// The `weighted` line under a pair's decisions: its Horvitz–Thompson precisions and
+/// abstention rate, each with its interval at the Kish effective n.
+fn weighted_line(weighted: &crate::calibration::WeightedDecisions) -> String {
+    let rate = |value: Option<jevjudge_stats::WeightedProportion>| {
+        value.map_or_else(
+            || "none".to_owned(),
+            |r| {
+                format!(
+                    "{:.3} [{:.3}, {:.3}] at effective n {:.1}",
+                    r.estimate, r.interval.0, r.interval.1, r.effective_n
+                )
+            },
+        )
+    };
+    format!(
+        "  weighted     (effective n {:.1}) PASS precision {} · FAIL precision {} · abstain {:.3} (the metrics above and the stability figure are unweighted)\n",
+        weighted.effective_n,
+        rate(weighted.pass_precision),
+        rate(weighted.fail_precision),
+        weighted.abstain_rate.map_or(0.0, |r| r.estimate)
+    )
 }
 
 fn interval(value: Option<[f64; 2]>) -> String {
@@ -258,6 +284,9 @@ pub fn criterion_block(
                 thresholds.pass_at_or_above,
                 decisions(tally, targets.z)
             );
+            if let Some(weighted) = &criterion.current_weighted {
+                out.push_str(&weighted_line(weighted));
+            }
         }
         _ if !with_definition => {
             let _ = writeln!(out, "  current      thresholds unknown (no --definition)");

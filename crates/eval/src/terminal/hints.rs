@@ -109,6 +109,8 @@ mod tests {
         let errors = kinds.iter().map(|(_, n)| n).sum();
         Summary {
             total,
+            weighted: None,
+            effective_n: None,
             correct: total - errors,
             incorrect: 0,
             abstained: 0,

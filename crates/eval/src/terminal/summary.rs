@@ -65,6 +65,9 @@ pub fn summary(
         let _ = writeln!(out, "errors: {}", report.overall.errors_text());
     }
     out.push_str(&risk_table(report, width));
+    for line in crate::cells::weighting_lines(&report.overall) {
+        let _ = writeln!(out, "{line}");
+    }
     for line in prevalence_lines(&report.overall) {
         let _ = writeln!(out, "{line}");
     }
