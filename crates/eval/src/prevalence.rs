@@ -14,7 +14,8 @@
 //! ```
 //!
 //! With repeats the counts are scaled to the number of cases (the case is the unit). With
-//! weighted cases the stated rate replaces the cases' weighted mix (it is not applied on top).
+//! weighted cases the stated rate replaces the cases' weighted mix (it is not applied on top): `calibrate`
+//! weighs each class's rates; a weighted `eval` or `compare` summary gives no precision at P.
 
 use serde::{Deserialize, Serialize};
 
@@ -139,7 +140,26 @@ pub fn tally_at_prevalence(
 
 impl Summary {
     /// The PASS and FAIL precisions of this summary's verdicts at `prevalence`.
+    ///
+    /// A weighted summary keeps no weighted class-by-verdict counts, and its plain counts
+    /// would understate the errors of a sampled class: it gives no precision here, and says
+    /// that `calibrate --prevalence` weighs them (per criterion).
     pub fn at_prevalence(&self, prevalence: f64) -> AtPrevalence {
+        if self.weighted == Some(true) {
+            return AtPrevalence {
+                prevalence,
+                cases_expected_pass_share: None,
+                pass_precision: None,
+                pass_precision_ci: None,
+                fail_precision: None,
+                fail_precision_ci: None,
+                warning: Some(
+                    "the cases are weighted: precisions at a stated prevalence need weighted \
+                     per-class rates, which calibrate --prevalence computes per criterion"
+                        .to_owned(),
+                ),
+            };
+        }
         let r = &self.risk;
         // The case is the unit: with repeats, every count over the repeats.
         let scale = 1.0 / self.repeated.repeats.max(1) as f64;

@@ -41,6 +41,50 @@ pub struct WeightedDecisions {
     pub effective_n: f64,
 }
 
+/// The PASS and FAIL precisions of `thresholds` at `prevalence` on weighted points: each
+/// class's verdict counts are its weighted sums scaled to the class's Kish effective n, so the
+/// rates are Horvitz–Thompson and the interval is as wide as the weights make it.
+fn weighted_at_prevalence(
+    prevalence: f64,
+    points: &[Point],
+    weights: &[f64],
+    thresholds: jevjudge_stats::Thresholds,
+) -> crate::prevalence::AtPrevalence {
+    // Per class: [Σw, Σw², Σw·PASS, Σw·FAIL].
+    let mut classes = [[0.0_f64; 4]; 2];
+    for (point, &w) in points.iter().zip(weights) {
+        let class = &mut classes[usize::from(point.label)];
+        class[0] += w;
+        class[1] += w * w;
+        match thresholds.decide(point.p) {
+            Decision::Pass => class[2] += w,
+            Decision::Fail => class[3] += w,
+            Decision::Abstain => {}
+        }
+    }
+    // Scaled to the Kish effective n of the class: (Σw)² / Σw² points, same rates.
+    let scaled = |[sum, squares, pass, fail]: [f64; 4]| {
+        let scale = if squares > 0.0 { sum / squares } else { 0.0 };
+        (sum * scale, pass * scale, fail * scale)
+    };
+    let (positives, pass_hits, fail_false) = scaled(classes[1]);
+    let (negatives, pass_false, fail_hits) = scaled(classes[0]);
+    let mut at = crate::prevalence::precisions(
+        prevalence,
+        positives,
+        negatives,
+        (pass_hits, pass_false),
+        (fail_hits, fail_false),
+    );
+    // The cases' own mix, weighted (what the stated rate replaces).
+    let total = classes[0][0] + classes[1][0];
+    at.cases_expected_pass_share = (total > 0.0).then(|| classes[1][0] / total);
+    at.warning = at
+        .cases_expected_pass_share
+        .and_then(|share| crate::prevalence::far_warning(share, prevalence));
+    at
+}
+
 /// The weighted decisions of `thresholds` on `points` (p′ against the expectation).
 pub fn weighted_decisions(
     points: &[Point],
@@ -372,20 +416,34 @@ impl Calibration {
     /// A stated prevalence replaces the class mix of the (weighted) labelled points; it is not
     /// applied on top of the weights. Seam: the per-class verdict rates used here are still the
     /// unweighted counts, which sampling by verdict biases too; weighting them is the next step.
+    ///
+    /// With unequal case weights (used, as for the recommendation), each class's verdict
+    /// rates are weighted (Horvitz–Thompson) and their counts taken at the class's Kish
+    /// effective n: the stated rate replaces the weighted class mix, it is not applied on top.
     pub fn set_prevalence(&mut self, prevalence: f64) {
+        let weighted = !self.settings.unweighted;
         for criterion in &mut self.criteria {
             let positives = criterion.metrics.positives;
-            let at = |tally: &Tally| {
-                crate::prevalence::tally_at_prevalence(prevalence, tally, positives)
+            let points = criterion.points.expectation_points();
+            let weights = (weighted && criterion.points.unequal_weights())
+                .then(|| criterion.points.weights());
+            let at = |tally: &Tally, thresholds: jevjudge_stats::Thresholds| match &weights {
+                Some(weights) => weighted_at_prevalence(prevalence, &points, weights, thresholds),
+                None => crate::prevalence::tally_at_prevalence(prevalence, tally, positives),
             };
+            let current = criterion
+                .current
+                .as_ref()
+                .zip(criterion.points.spec.thresholds)
+                .map(|(tally, thresholds)| at(tally, thresholds));
+            let recommended = criterion.outcome.as_ref().ok().map(|recommendation| {
+                let certificate = &recommendation.certificate;
+                at(&certificate.tally, certificate.thresholds)
+            });
             criterion.at_prevalence = Some(PairsAtPrevalence {
                 prevalence,
-                current: criterion.current.as_ref().map(at),
-                recommended: criterion
-                    .outcome
-                    .as_ref()
-                    .ok()
-                    .map(|recommendation| at(&recommendation.certificate.tally)),
+                current,
+                recommended,
             });
         }
     }
@@ -430,5 +488,48 @@ impl Calibration {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Definition::new(version, criteria)
+    }
+}
+
+#[cfg(test)]
+mod prevalence_tests {
+    use super::*;
+
+    #[test]
+    fn weighted_precisions_at_a_prevalence_are_those_of_the_cases_repeated_weight_times() {
+        let thresholds = jevjudge_stats::Thresholds::new(0.3, 0.7).expect("a pair");
+        let cases: [(f64, bool, usize); 8] = [
+            (0.9, true, 3),
+            (0.8, false, 1),
+            (0.75, false, 2),
+            (0.1, false, 2),
+            (0.2, true, 1),
+            (0.5, true, 1),
+            (0.95, true, 1),
+            (0.05, false, 3),
+        ];
+        let points: Vec<Point> = cases.iter().map(|&(p, l, _)| Point::new(p, l)).collect();
+        let weights: Vec<f64> = cases.iter().map(|&(.., w)| w as f64).collect();
+        let expanded: Vec<Point> = cases
+            .iter()
+            .flat_map(|&(p, l, w)| std::iter::repeat_n(Point::new(p, l), w))
+            .collect();
+        let positives = expanded.iter().filter(|p| p.label).count() as u64;
+        let plain =
+            crate::prevalence::tally_at_prevalence(0.2, &tally(&expanded, thresholds), positives);
+        let weighted = weighted_at_prevalence(0.2, &points, &weights, thresholds);
+        let close = |a: Option<f64>, b: Option<f64>| (a.unwrap() - b.unwrap()).abs() < 1e-12;
+        assert!(close(weighted.pass_precision, plain.pass_precision));
+        assert!(close(weighted.fail_precision, plain.fail_precision));
+        assert!(close(
+            weighted.cases_expected_pass_share,
+            plain.cases_expected_pass_share
+        ));
+        // Unequal weights count for fewer cases than their sum: a wider interval.
+        let width = |at: &crate::prevalence::AtPrevalence| {
+            let [low, high] = at.pass_precision_ci.unwrap();
+            high - low
+        };
+        assert!(width(&weighted) > width(&plain));
     }
 }
