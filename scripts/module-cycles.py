@@ -163,6 +163,9 @@ def edges_of(text: str, file_parts: list[str], top: str, modules: dict[str, str]
                 if was_test:
                     test_depth -= 1
         elif m.group("path"):
+            if m.group("path").endswith("{"):
+                # `use crate::a::{b, c}`: the group's brace is closed by a `}` like any other.
+                stack.append(("block", False))
             segs = [s.strip() for s in re.split(r"::", m.group("path"))]
             in_test = test_depth > 0
             # where the path starts: a list of module names from the crate root

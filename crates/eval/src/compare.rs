@@ -482,6 +482,18 @@ impl Comparison {
     }
 }
 
+impl Comparison {
+    /// Adds the precisions at `prevalence` to both sides' summaries.
+    pub fn set_prevalence(&mut self, prevalence: f64) {
+        for figures in [&mut self.base, &mut self.candidate] {
+            figures.summary.risk.at_prevalence = Some(figures.summary.at_prevalence(prevalence));
+            for (_, summary) in &mut figures.scenarios {
+                summary.risk.at_prevalence = Some(summary.at_prevalence(prevalence));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Report, Summary, risk::Z95};
+/// The standard-normal quantile of a two-sided 95 % interval.
+pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// The cases' mix is "far" from the stated rate when their odds differ by more than this
 /// factor.
@@ -136,66 +137,6 @@ pub fn tally_at_prevalence(
         ),
         (f(tally.correct_fails), f(tally.fails - tally.correct_fails)),
     )
-}
-
-impl Summary {
-    /// The PASS and FAIL precisions of this summary's verdicts at `prevalence`.
-    ///
-    /// A weighted summary keeps no weighted class-by-verdict counts, and its plain counts
-    /// would understate the errors of a sampled class: it gives no precision here, and says
-    /// that `calibrate --prevalence` weighs them (per criterion).
-    pub fn at_prevalence(&self, prevalence: f64) -> AtPrevalence {
-        if self.weighted == Some(true) {
-            return AtPrevalence {
-                prevalence,
-                cases_expected_pass_share: None,
-                pass_precision: None,
-                pass_precision_ci: None,
-                fail_precision: None,
-                fail_precision_ci: None,
-                warning: Some(
-                    "the cases are weighted: precisions at a stated prevalence need weighted \
-                     per-class rates, which calibrate --prevalence computes per criterion"
-                        .to_owned(),
-                ),
-            };
-        }
-        let r = &self.risk;
-        // The case is the unit: with repeats, every count over the repeats.
-        let scale = 1.0 / self.repeated.repeats.max(1) as f64;
-        let f = |x: u64| x as f64 * scale;
-        let pass_hits = r.pass_verdicts - r.false_pass;
-        let fail_hits = r.fail_verdicts - r.false_fail;
-        precisions(
-            prevalence,
-            f(r.expected_pass_reviews),
-            f(r.expected_fail_reviews),
-            (f(pass_hits), f(r.false_pass)),
-            (f(fail_hits), f(r.false_fail)),
-        )
-    }
-}
-
-impl Report {
-    /// Adds the precisions at `prevalence` to the overall summary and every scenario's.
-    pub fn set_prevalence(&mut self, prevalence: f64) {
-        self.overall.risk.at_prevalence = Some(self.overall.at_prevalence(prevalence));
-        for (_, summary) in &mut self.scenarios {
-            summary.risk.at_prevalence = Some(summary.at_prevalence(prevalence));
-        }
-    }
-}
-
-impl crate::compare::Comparison {
-    /// Adds the precisions at `prevalence` to both sides' summaries.
-    pub fn set_prevalence(&mut self, prevalence: f64) {
-        for figures in [&mut self.base, &mut self.candidate] {
-            figures.summary.risk.at_prevalence = Some(figures.summary.at_prevalence(prevalence));
-            for (_, summary) in &mut figures.scenarios {
-                summary.risk.at_prevalence = Some(summary.at_prevalence(prevalence));
-            }
-        }
-    }
 }
 
 #[cfg(test)]

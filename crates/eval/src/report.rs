@@ -96,6 +96,16 @@ pub enum ReportError {
     },
 }
 
+impl Report {
+    /// Adds the precisions at `prevalence` to the overall summary and every scenario's.
+    pub fn set_prevalence(&mut self, prevalence: f64) {
+        self.overall.risk.at_prevalence = Some(self.overall.at_prevalence(prevalence));
+        for (_, summary) in &mut self.scenarios {
+            summary.risk.at_prevalence = Some(summary.at_prevalence(prevalence));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,8 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Outcome, Row};
 
-/// The standard-normal quantile of the 95 % intervals.
-pub const Z95: f64 = 1.959_963_984_540_054;
+pub use crate::prevalence::Z95;
 
 /// Coverage, decided accuracy, false PASS / false FAIL, and the intervals of every rate
 /// (flattened into a [`crate::Summary`]). Every field reads as its default when absent.

@@ -258,6 +258,44 @@ pub fn summarize<'a>(
     builder.finish(price_per_million_input)
 }
 
+impl Summary {
+    /// The PASS and FAIL precisions of this summary's verdicts at `prevalence`.
+    ///
+    /// A weighted summary keeps no weighted class-by-verdict counts, and its plain counts
+    /// would understate the errors of a sampled class: it gives no precision here, and says
+    /// that `calibrate --prevalence` weighs them (per criterion).
+    pub fn at_prevalence(&self, prevalence: f64) -> crate::prevalence::AtPrevalence {
+        if self.weighted == Some(true) {
+            return crate::prevalence::AtPrevalence {
+                prevalence,
+                cases_expected_pass_share: None,
+                pass_precision: None,
+                pass_precision_ci: None,
+                fail_precision: None,
+                fail_precision_ci: None,
+                warning: Some(
+                    "the cases are weighted: precisions at a stated prevalence need weighted \
+                     per-class rates, which calibrate --prevalence computes per criterion"
+                        .to_owned(),
+                ),
+            };
+        }
+        let r = &self.risk;
+        // The case is the unit: with repeats, every count over the repeats.
+        let scale = 1.0 / self.repeated.repeats.max(1) as f64;
+        let f = |x: u64| x as f64 * scale;
+        let pass_hits = r.pass_verdicts - r.false_pass;
+        let fail_hits = r.fail_verdicts - r.false_fail;
+        crate::prevalence::precisions(
+            prevalence,
+            f(r.expected_pass_reviews),
+            f(r.expected_fail_reviews),
+            (f(pass_hits), f(r.false_pass)),
+            (f(fail_hits), f(r.false_fail)),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
