@@ -8,104 +8,18 @@
 //! least the nominal level for every `p`: when a report says "false PASS at most 0.039", that
 //! holds with at least 95 % confidence whatever the true rate.
 //!
-//! The binomial tail is the regularized incomplete beta function `I_x(a, b)`, evaluated by its
-//! continued fraction (Lentz's method) with `ln Γ` from Lanczos' approximation; the bound is
-//! found by bisection, to about 1e-15. Counts may be fractional (an effective sample size).
+//! The binomial tail is the regularized incomplete beta function `I_x(a, b)`
+//! ([`crate::incomplete_beta`]); the bound is found by bisection, to about 1e-15. Counts may be
+//! fractional (an effective sample size).
 
-/// `ln Γ(x)` for `x > 0` (Lanczos, g = 7, nine coefficients; relative error about 1e-15).
-#[must_use]
-pub fn ln_gamma(x: f64) -> f64 {
-    const G: f64 = 7.0;
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        // Reflection: Γ(x)Γ(1 − x) = π / sin(πx).
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).abs().ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut sum = C[0];
-    for (i, c) in C.iter().enumerate().skip(1) {
-        sum += c / (x + i as f64);
-    }
-    let t = x + G + 0.5;
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
-}
+use crate::incomplete_beta::{ln_gamma, regularized_beta};
 
-/// The regularized incomplete beta function `I_x(a, b)` for `a, b > 0` and `x` in `[0, 1]`;
-/// `None` outside that domain.
+/// The regularized incomplete beta function `I_x(a, b)` ([`regularized_beta`]); `None` outside
+/// its domain (`a, b > 0`, `x` in `[0, 1]`).
 #[must_use]
 pub fn beta_regularized(x: f64, a: f64, b: f64) -> Option<f64> {
-    let valid = a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite() && (0.0..=1.0).contains(&x);
-    if !valid {
-        return None;
-    }
-    if x == 0.0 || x == 1.0 {
-        return Some(x);
-    }
-    let front =
-        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
-    // The continued fraction converges fast for x < (a + 1) / (a + b + 2); use the symmetry
-    // I_x(a, b) = 1 − I_{1−x}(b, a) on the other side.
-    let value = if x < (a + 1.0) / (a + b + 2.0) {
-        front * continued_fraction(x, a, b) / a
-    } else {
-        1.0 - front * continued_fraction(1.0 - x, b, a) / b
-    };
-    Some(value.clamp(0.0, 1.0))
-}
-
-/// The continued fraction of the incomplete beta function (modified Lentz).
-fn continued_fraction(x: f64, a: f64, b: f64) -> f64 {
-    const TINY: f64 = 1e-300;
-    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
-    let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
-    let mut h = d;
-    for m in 1..=100_000 {
-        let m = f64::from(m);
-        let m2 = 2.0 * m;
-        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        h *= d * c;
-        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let step = d * c;
-        h *= step;
-        if (step - 1.0).abs() < 1e-16 {
-            break;
-        }
-    }
-    h
+    let value = regularized_beta(x, a, b);
+    (!value.is_nan()).then_some(value)
 }
 
 /// The `q` quantile of the Beta(a, b) distribution, by bisection on [`beta_regularized`].
@@ -358,18 +272,6 @@ pub fn benjamini_hochberg(p_values: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ln_gamma_of_integers_is_the_log_factorial() {
-        let mut factorial = 1.0_f64;
-        for n in 1..30 {
-            assert!(
-                (ln_gamma(f64::from(n)) - factorial.ln()).abs() < 1e-12,
-                "{n}"
-            );
-            factorial *= f64::from(n);
-        }
-    }
 
     #[test]
     fn clopper_pearson_with_no_success_has_a_closed_form() {

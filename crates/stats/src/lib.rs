@@ -87,10 +87,10 @@ pub use bootstrap::{SplitMix64, resample_indices};
 pub use clustered::{clustered_wilson, effective_trials, wilson_effective};
 pub use exact::{
     PairedTable, benjamini_hochberg, beta_regularized, clopper_pearson, clopper_pearson_lower,
-    clopper_pearson_upper, fisher_exact, holm, hybrid_interval, ln_gamma, newcombe_paired,
+    clopper_pearson_upper, fisher_exact, holm, hybrid_interval, newcombe_paired,
 };
 pub use incomplete_beta::{
-    binomial_upper_tail, regularized_beta, student_t_cdf, student_t_quantile,
+    binomial_upper_tail, ln_gamma, regularized_beta, student_t_cdf, student_t_quantile,
 };
 pub use percentile::{nearest_rank, nearest_rank_index, p50_p95};
 pub use prevalence::precision_at_prevalence;
