@@ -382,28 +382,7 @@ pub(crate) fn item(view: &ItemView<'_>) -> Markup {
             }
             form #decision method="post" action=(action) {
                 input type="hidden" name="csrf" value=(view.who.csrf);
-                h2 { "Criteria" }
-                @for (index, criterion) in view.criteria.iter().enumerate() {
-                    fieldset.criterion tabindex="0" data-index=(index) {
-                        legend { code { (criterion.id) } }
-                        p.question { (criterion.instructions) }
-                        div.answers {
-                            @for answer in [Answer::Holds, Answer::DoesNotHold, Answer::CantTell] {
-                                label {
-                                    input type="radio" name={ "c." (criterion.id) } value=(answer.value())
-                                        required checked[criterion.answer == Some(answer)];
-                                    " " (answer.label()) " " kbd { (answer.key()) }
-                                }
-                            }
-                        }
-                    }
-                }
-                label for="note" { "Note (optional)" }
-                textarea #note name="note" rows="3" maxlength="4000" { (view.note) }
-                div.actions {
-                    button type="submit" { "Save decision" }
-                    span.hint { kbd { "Ctrl" } "+" kbd { "Enter" } }
-                }
+                (decision_fields("Criteria", &view.criteria, &view.note))
             }
             form.inline.release method="post" action=(release) {
                 input type="hidden" name="csrf" value=(view.who.csrf);
@@ -531,28 +510,7 @@ pub(crate) fn adjudication(view: &AdjudicationView<'_>) -> Markup {
             } @else {
                 form #decision method="post" action=(action) {
                     input type="hidden" name="csrf" value=(view.who.csrf);
-                    h2 { "Your decision" }
-                    @for (index, criterion) in view.criteria.iter().enumerate() {
-                        fieldset.criterion tabindex="0" data-index=(index) {
-                            legend { code { (criterion.id) } }
-                            p.question { (criterion.instructions) }
-                            div.answers {
-                                @for answer in [Answer::Holds, Answer::DoesNotHold, Answer::CantTell] {
-                                    label {
-                                        input type="radio" name={ "c." (criterion.id) } value=(answer.value())
-                                            required checked[criterion.answer == Some(answer)];
-                                        " " (answer.label()) " " kbd { (answer.key()) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    label for="note" { "Note (optional)" }
-                    textarea #note name="note" rows="3" maxlength="4000" { (view.note) }
-                    div.actions {
-                        button type="submit" { "Save decision" }
-                        span.hint { kbd { "Ctrl" } "+" kbd { "Enter" } }
-                    }
+                    (decision_fields("Your decision", &view.criteria, &view.note))
                 }
                 form.inline.release method="post" action=(release) {
                     input type="hidden" name="csrf" value=(view.who.csrf);
@@ -576,6 +534,35 @@ pub(crate) fn message(who: Option<&Who<'_>>, title: &str, text: &str) -> Markup 
             p { a href="/ui/" { "Back to the queue" } }
         },
     )
+}
+
+/// The answer to each criterion (holds, does not hold, can't tell; keys 1–3), the note and the
+/// save button of a decision form, under the heading `title`.
+fn decision_fields(title: &str, criteria: &[CriterionView], note: &str) -> Markup {
+    html! {
+        h2 { (title) }
+        @for (index, criterion) in criteria.iter().enumerate() {
+            fieldset.criterion tabindex="0" data-index=(index) {
+                legend { code { (criterion.id) } }
+                p.question { (criterion.instructions) }
+                div.answers {
+                    @for answer in [Answer::Holds, Answer::DoesNotHold, Answer::CantTell] {
+                        label {
+                            input type="radio" name={ "c." (criterion.id) } value=(answer.value())
+                                required checked[criterion.answer == Some(answer)];
+                            " " (answer.label()) " " kbd { (answer.key()) }
+                        }
+                    }
+                }
+            }
+        }
+        label for="note" { "Note (optional)" }
+        textarea #note name="note" rows="3" maxlength="4000" { (note) }
+        div.actions {
+            button type="submit" { "Save decision" }
+            span.hint { kbd { "Ctrl" } "+" kbd { "Enter" } }
+        }
+    }
 }
 
 fn shortcuts() -> Markup {
