@@ -8,7 +8,8 @@
 //! - [`Limiter::acquire`] admits one review: a free slot under the current limit, the
 //!   server's last `Retry-After` passed, the `--rate` and `--token-rate` pacers passed, and the
 //!   input-token cap not at risk. A review's budget starts after it returns: waiting here is
-//!   not review time.
+//!   not review time. The slots are a shrinkable semaphore: a freed slot wakes one waiter, a
+//!   grown limit one per new slot, and a cut limit takes slots back as they are freed.
 //! - The client reports every attempt ([`Limiter::record_attempt`]): a 429/529 cuts the limit
 //!   ([`Aimd`]), a `Retry-After` becomes a floor for every next attempt, a 401/403 stops all
 //!   admission, and the counts feed [`AttemptCounts`]. Retries wait for the floor and pacers
@@ -278,6 +279,39 @@ impl State {
     fn limit(&self) -> usize {
         self.aimd.as_ref().map_or(self.ceiling, Aimd::limit)
     }
+
+    /// Takes a slot under the limit for a review estimated at `estimate` tokens, or reports to
+    /// the controller that the limit is reached. Taking the last free slot reaches it too.
+    fn take_slot(&mut self, limiter: &Arc<Limiter>, estimate: u64) -> Option<Permit> {
+        let limit = self.limit();
+        if self.in_flight >= limit {
+            if let Some(aimd) = &mut self.aimd {
+                aimd.on_limit_reached();
+            }
+            return None;
+        }
+        self.in_flight += 1;
+        if self.in_flight == limit
+            && let Some(aimd) = &mut self.aimd
+        {
+            aimd.on_limit_reached();
+        }
+        let estimate = if self.cap.is_some() { estimate } else { 0 };
+        self.reserved += estimate;
+        Some(Permit {
+            limiter: Arc::clone(limiter),
+            estimate,
+        })
+    }
+}
+
+/// Which waiters a change lets go.
+enum Wake {
+    None,
+    /// This many, one each (a slot each).
+    One(usize),
+    /// All of them (admission stopped).
+    All,
 }
 
 /// Adaptive concurrency, pacing and stops for one backend; see the module docs.
@@ -339,6 +373,7 @@ impl Limiter {
     /// waits for a slot, the server's floor and the pacers, and checks the cap. Returns the
     /// [`Stop`] instead when admission has stopped (now or while waiting).
     pub async fn acquire(self: &Arc<Self>, estimate: u64) -> Result<Permit, Stop> {
+        let mut woken = false;
         let permit = loop {
             let changed = self.changed.notified();
             tokio::pin!(changed);
@@ -348,10 +383,10 @@ impl Limiter {
                 if let Some(stop) = state.stop {
                     return Err(stop);
                 }
-                if let Some(cap) = state.cap {
-                    let committed = state.spent + state.reserved;
-                    if committed.saturating_add(estimate) > cap {
-                        if state.in_flight == 0 {
+                let fits = match state.cap {
+                    Some(cap) => {
+                        let committed = state.spent + state.reserved;
+                        if committed.saturating_add(estimate) > cap && state.in_flight == 0 {
                             let stop = Stop::InputTokenCap {
                                 cap,
                                 spent: state.spent,
@@ -363,23 +398,25 @@ impl Limiter {
                             return Err(stop);
                         }
                         // Reviews in flight may spend less than estimated: decide after them.
-                    } else if state.in_flight < state.limit() {
-                        state.in_flight += 1;
-                        state.reserved += estimate;
-                        break Permit {
-                            limiter: Arc::clone(self),
-                            estimate,
-                        };
+                        committed.saturating_add(estimate) <= cap
                     }
-                } else if state.in_flight < state.limit() {
-                    state.in_flight += 1;
-                    break Permit {
-                        limiter: Arc::clone(self),
-                        estimate: 0,
-                    };
+                    None => true,
+                };
+                if fits {
+                    if let Some(permit) = state.take_slot(self, estimate) {
+                        // A woken waiter that leaves a slot free passes the wake-up on (a
+                        // cancelled or capped waiter may have taken the one meant for it).
+                        let free = state.in_flight < state.limit();
+                        drop(state);
+                        if woken && free {
+                            self.changed.notify_one();
+                        }
+                        break permit;
+                    }
                 }
             }
             changed.await;
+            woken = true;
         };
         self.pace(estimate).await;
         match self.lock().stop {
@@ -430,7 +467,8 @@ impl Limiter {
     ) {
         let now = Instant::now();
         let mut state = self.lock();
-        let mut wake = false;
+        // How many waiters to wake: the slots a growth opened, or all of them on a stop.
+        let mut wake = Wake::None;
         let counts = &mut state.attempts;
         counts.total += 1;
         if attempt > 1 {
@@ -444,7 +482,7 @@ impl Limiter {
                         if let Some(aimd) = &mut state.aimd {
                             let before = aimd.limit();
                             aimd.on_success(now);
-                            wake = aimd.limit() > before;
+                            wake = Wake::One(aimd.limit().saturating_sub(before));
                         }
                     }
                     429 | 529 => {
@@ -454,7 +492,7 @@ impl Limiter {
                     }
                     401 | 403 if state.stop.is_none() => {
                         state.stop = Some(Stop::KeyRefused { status });
-                        wake = true;
+                        wake = Wake::All;
                     }
                     _ => {}
                 }
@@ -470,8 +508,14 @@ impl Limiter {
             }
         }
         drop(state);
-        if wake {
-            self.changed.notify_waiters();
+        match wake {
+            Wake::None => {}
+            Wake::One(slots) => {
+                for _ in 0..slots {
+                    self.changed.notify_one();
+                }
+            }
+            Wake::All => self.changed.notify_waiters(),
         }
     }
 
@@ -514,7 +558,9 @@ impl Drop for Permit {
             state.in_flight = state.in_flight.saturating_sub(1);
             state.reserved = state.reserved.saturating_sub(self.estimate);
         }
-        self.limiter.changed.notify_waiters();
+        // One slot freed: one waiter may use it. Under a limit that was cut meanwhile the
+        // waiter finds none and waits again; the slot is gone (the semaphore shrank).
+        self.limiter.changed.notify_one();
     }
 }
 
