@@ -8,8 +8,10 @@
 //! - [`Limiter::acquire`] admits one review: a free slot under the current limit, the
 //!   server's last `Retry-After` passed, the `--rate` and `--token-rate` pacers passed, and the
 //!   input-token cap not at risk. A review's budget starts after it returns: waiting here is
-//!   not review time. The slots are a shrinkable semaphore: a freed slot wakes one waiter, a
-//!   grown limit one per new slot, and a cut limit takes slots back as they are freed.
+//!   not review time. The slots are a shrinkable semaphore (tokio's fair semaphore plus a debt
+//!   of slots to take back): a freed slot wakes one waiter, first come first served; a grown
+//!   limit adds slots; a cut limit takes free slots back at once and busy ones as they are
+//!   freed.
 //! - The client reports every attempt ([`Limiter::record_attempt`]): a 429/529 cuts the limit
 //!   ([`Aimd`]), a `Retry-After` becomes a floor for every next attempt, a 401/403 stops all
 //!   admission, and the counts feed [`AttemptCounts`]. Retries wait for the floor and pacers
@@ -29,7 +31,10 @@ use std::{
 };
 
 use serde::{Deserialize, Serialize};
-use tokio::{sync::Notify, time::Instant};
+use tokio::{
+    sync::{Notify, OwnedSemaphorePermit, Semaphore},
+    time::Instant,
+};
 
 pub use aimd::{Aimd, AimdConfig};
 pub use pacer::{Rate, TokioClock, parse_token_rate};
@@ -263,7 +268,12 @@ impl Snapshot {
 struct State {
     aimd: Option<Aimd>,
     ceiling: usize,
+    /// Admitted reviews whose permits are not dropped yet.
     in_flight: usize,
+    /// The limit the semaphore was last sized to.
+    sized_to: usize,
+    /// Slots to take back from the semaphore as they are freed (a cut below the busy slots).
+    debt: usize,
     /// No attempt goes out before this (the last Retry-After).
     not_before: Option<Instant>,
     stop: Option<Stop>,
@@ -280,43 +290,29 @@ impl State {
         self.aimd.as_ref().map_or(self.ceiling, Aimd::limit)
     }
 
-    /// Takes a slot under the limit for a review estimated at `estimate` tokens, or reports to
-    /// the controller that the limit is reached. Taking the last free slot reaches it too.
-    fn take_slot(&mut self, limiter: &Arc<Limiter>, estimate: u64) -> Option<Permit> {
+    /// Brings the semaphore to the limit: adds slots when it grew (paying the debt first), takes
+    /// free ones back when it shrank and owes the rest.
+    fn resize(&mut self, slots: &Semaphore) {
         let limit = self.limit();
-        if self.in_flight >= limit {
-            if let Some(aimd) = &mut self.aimd {
-                aimd.on_limit_reached();
-            }
-            return None;
+        if limit > self.sized_to {
+            let grown = limit - self.sized_to;
+            let paid = grown.min(self.debt);
+            self.debt -= paid;
+            slots.add_permits(grown - paid);
+        } else if limit < self.sized_to {
+            let cut = self.sized_to - limit;
+            self.debt += cut - slots.forget_permits(cut);
         }
-        self.in_flight += 1;
-        if self.in_flight == limit
-            && let Some(aimd) = &mut self.aimd
-        {
-            aimd.on_limit_reached();
-        }
-        let estimate = if self.cap.is_some() { estimate } else { 0 };
-        self.reserved += estimate;
-        Some(Permit {
-            limiter: Arc::clone(limiter),
-            estimate,
-        })
+        self.sized_to = limit;
     }
-}
-
-/// Which waiters a change lets go.
-enum Wake {
-    None,
-    /// This many, one each (a slot each).
-    One(usize),
-    /// All of them (admission stopped).
-    All,
 }
 
 /// Adaptive concurrency, pacing and stops for one backend; see the module docs.
 pub struct Limiter {
     state: Mutex<State>,
+    /// One permit per slot under the limit.
+    slots: Arc<Semaphore>,
+    /// Wakes reviews waiting for the input-token cap (they hold a slot already).
     changed: Notify,
     requests: Option<Pacer>,
     tokens: Option<Pacer>,
@@ -326,8 +322,29 @@ pub struct Limiter {
 /// One admitted review. Dropping it frees the slot.
 #[must_use = "the review's slot is freed when the permit is dropped"]
 pub struct Permit {
-    limiter: Arc<Limiter>,
+    slot: Slot,
     estimate: u64,
+}
+
+/// A slot of the semaphore; dropping it returns the slot, or pays the debt of a cut.
+struct Slot {
+    limiter: Arc<Limiter>,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let Some(permit) = self.permit.take() else {
+            return;
+        };
+        let mut state = self.limiter.lock();
+        if state.debt > 0 {
+            // The limit was cut below the busy slots: this one is taken back.
+            state.debt -= 1;
+            permit.forget();
+        }
+        // Otherwise dropping the permit hands the slot to the first waiter, and only to it.
+    }
 }
 
 impl Limiter {
@@ -345,11 +362,14 @@ impl Limiter {
                 now,
             )
         });
+        let limit = aimd.as_ref().map_or(ceiling, Aimd::limit);
         Arc::new(Limiter {
             state: Mutex::new(State {
                 aimd,
                 ceiling,
                 in_flight: 0,
+                sized_to: limit,
+                debt: 0,
                 not_before: None,
                 stop: None,
                 cap: config.max_input_tokens,
@@ -357,11 +377,27 @@ impl Limiter {
                 reserved: 0,
                 attempts: AttemptCounts::default(),
             }),
+            slots: Arc::new(Semaphore::new(limit)),
             changed: Notify::new(),
             requests: config.rate.map(Pacer::requests),
             tokens: config.token_rate.map(Pacer::tokens),
             created: now,
         })
+    }
+
+    /// Tells the controller that every slot under the limit is taken.
+    fn limit_reached(&self) {
+        if let Some(aimd) = &mut self.lock().aimd {
+            aimd.on_limit_reached();
+        }
+    }
+
+    /// Stops admission: every waiter returns `stop` at once.
+    fn stop_with(&self, mut state: MutexGuard<'_, State>, stop: Stop) {
+        state.stop = Some(stop);
+        drop(state);
+        self.slots.close();
+        self.changed.notify_waiters();
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -373,7 +409,27 @@ impl Limiter {
     /// waits for a slot, the server's floor and the pacers, and checks the cap. Returns the
     /// [`Stop`] instead when admission has stopped (now or while waiting).
     pub async fn acquire(self: &Arc<Self>, estimate: u64) -> Result<Permit, Stop> {
-        let mut woken = false;
+        if let Some(stop) = self.lock().stop {
+            return Err(stop);
+        }
+        let permit = match Arc::clone(&self.slots).try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                self.limit_reached();
+                match Arc::clone(&self.slots).acquire_owned().await {
+                    Ok(permit) => permit,
+                    // Closed: admission stopped (the stop is set before the semaphore closes).
+                    Err(_) => return Err(self.lock().stop.expect("closed with a stop")),
+                }
+            }
+        };
+        if self.slots.available_permits() == 0 {
+            self.limit_reached();
+        }
+        let mut slot = Some(Slot {
+            limiter: Arc::clone(self),
+            permit: Some(permit),
+        });
         let permit = loop {
             let changed = self.changed.notified();
             tokio::pin!(changed);
@@ -383,40 +439,31 @@ impl Limiter {
                 if let Some(stop) = state.stop {
                     return Err(stop);
                 }
-                let fits = match state.cap {
-                    Some(cap) => {
-                        let committed = state.spent + state.reserved;
-                        if committed.saturating_add(estimate) > cap && state.in_flight == 0 {
+                match state.cap {
+                    Some(cap) if state.spent + state.reserved + estimate > cap => {
+                        if state.in_flight == 0 {
                             let stop = Stop::InputTokenCap {
                                 cap,
                                 spent: state.spent,
                                 next_estimate: estimate,
                             };
-                            state.stop = Some(stop);
-                            drop(state);
-                            self.changed.notify_waiters();
+                            self.stop_with(state, stop);
                             return Err(stop);
                         }
                         // Reviews in flight may spend less than estimated: decide after them.
-                        committed.saturating_add(estimate) <= cap
                     }
-                    None => true,
-                };
-                if fits {
-                    if let Some(permit) = state.take_slot(self, estimate) {
-                        // A woken waiter that leaves a slot free passes the wake-up on (a
-                        // cancelled or capped waiter may have taken the one meant for it).
-                        let free = state.in_flight < state.limit();
-                        drop(state);
-                        if woken && free {
-                            self.changed.notify_one();
-                        }
-                        break permit;
+                    cap => {
+                        let estimate = if cap.is_some() { estimate } else { 0 };
+                        state.in_flight += 1;
+                        state.reserved += estimate;
+                        break Permit {
+                            slot: slot.take().expect("taken once"),
+                            estimate,
+                        };
                     }
                 }
             }
             changed.await;
-            woken = true;
         };
         self.pace(estimate).await;
         match self.lock().stop {
@@ -467,8 +514,7 @@ impl Limiter {
     ) {
         let now = Instant::now();
         let mut state = self.lock();
-        // How many waiters to wake: the slots a growth opened, or all of them on a stop.
-        let mut wake = Wake::None;
+        let mut stop = None;
         let counts = &mut state.attempts;
         counts.total += 1;
         if attempt > 1 {
@@ -480,9 +526,7 @@ impl Limiter {
                 match status {
                     200..=299 => {
                         if let Some(aimd) = &mut state.aimd {
-                            let before = aimd.limit();
                             aimd.on_success(now);
-                            wake = Wake::One(aimd.limit().saturating_sub(before));
                         }
                     }
                     429 | 529 => {
@@ -491,8 +535,7 @@ impl Limiter {
                         }
                     }
                     401 | 403 if state.stop.is_none() => {
-                        state.stop = Some(Stop::KeyRefused { status });
-                        wake = Wake::All;
+                        stop = Some(Stop::KeyRefused { status });
                     }
                     _ => {}
                 }
@@ -507,15 +550,9 @@ impl Limiter {
                 state.not_before = Some(at);
             }
         }
-        drop(state);
-        match wake {
-            Wake::None => {}
-            Wake::One(slots) => {
-                for _ in 0..slots {
-                    self.changed.notify_one();
-                }
-            }
-            Wake::All => self.changed.notify_waiters(),
+        state.resize(&self.slots);
+        if let Some(stop) = stop {
+            self.stop_with(state, stop);
         }
     }
 
@@ -553,14 +590,17 @@ impl Limiter {
 
 impl Drop for Permit {
     fn drop(&mut self) {
-        {
-            let mut state = self.limiter.lock();
-            state.in_flight = state.in_flight.saturating_sub(1);
-            state.reserved = state.reserved.saturating_sub(self.estimate);
+        let limiter = &self.slot.limiter;
+        let mut state = limiter.lock();
+        state.in_flight = state.in_flight.saturating_sub(1);
+        state.reserved = state.reserved.saturating_sub(self.estimate);
+        let cap_waiters = state.cap.is_some();
+        drop(state);
+        if cap_waiters {
+            // Reviews waiting for the input-token cap decide again on what this one spent.
+            limiter.changed.notify_waiters();
         }
-        // One slot freed: one waiter may use it. Under a limit that was cut meanwhile the
-        // waiter finds none and waits again; the slot is gone (the semaphore shrank).
-        self.limiter.changed.notify_one();
+        // The slot itself is freed when `self.slot` drops, after this.
     }
 }
 
