@@ -8,8 +8,8 @@
 # `jevjudge serve --definitions examples/definitions` in front of it with a bearer token.
 # A second run covers the review queue's routes (/v1/queue/*) on a second `serve`
 # with a SQLite store keeping state and a queue (INCONCLUSIVE and FAIL, every PASS sampled)
-# whose one reviewer has the conformance token, so those routes are exercised past
-# authentication. All listen on 127.0.0.1 only and are stopped on exit.
+# whose one reviewer, a lead, has the conformance token, so those routes (the leads' decisions
+# included) are exercised past authentication. All listen on 127.0.0.1 only and are stopped on exit.
 #
 # Settings: SCHEMATHESIS_EXAMPLES (max test cases per operation and phase, default 40),
 # SCHEMATHESIS_SEED (default 1, so that CI runs are reproducible).
@@ -36,7 +36,7 @@ spawn_listening "$out/serve.log" "$JEVJUDGE" serve --definitions examples/defini
 serve_url=$LISTEN_URL
 echo "serve at $serve_url (backend: fake-server at $fake_url)"
 
-export JEVJUDGE_API_CONFORMANCE_REVIEWERS=conformance:conformance-token
+export JEVJUDGE_API_CONFORMANCE_REVIEWERS=conformance:conformance-token:lead
 rm -f "$out/reviews.db" "$out/reviews.db-wal" "$out/reviews.db-shm"
 spawn_listening "$out/serve-queue.log" "$JEVJUDGE" serve --definitions examples/definitions --addr 127.0.0.1:0 \
     --base-url "$fake_url" --auth-token-env JEVJUDGE_API_CONFORMANCE_TOKENS --max-budget 2s \

@@ -5,6 +5,9 @@ few JSON requests over HTTP. Called by scripts/ui-check.sh, which starts the ser
 reviews and starts chromedriver; see docs/how-to/testing.md.
 
 Usage: ui-check.py SERVICE_URL DRIVER_URL TOKEN OUT_DIR
+
+TOKEN is ada's; bob's is TOKEN-bob and the lead lea's TOKEN-lea (as scripts/ui-check.sh sets
+them).
 """
 import base64
 import json
@@ -137,10 +140,31 @@ def no_alert():
         return "no such alert" in str(error)
 
 
+def api(method, path, token, body=None):
+    """The reviewer API: (status, JSON or None)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(SERVICE + path, data=data, method=method, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            raw = response.read()
+            return response.status, (json.loads(raw) if raw else None)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+def sign_in(token):
+    go("/ui/sign-in")
+    type_into("#token", token)
+    click("form button[type=submit]")
+    wait_for(lambda: "Review queue" in text(), "signed in: the queue page shows")
+
+
 def pending(version):
     """The pending count of a version, from the queue page's version list."""
     go("/ui/")
-    for row in js("return Array.from(document.querySelectorAll('table:not(.items) tbody tr'))"
+    for row in js("return Array.from(document.querySelectorAll("
+                  "'table:not(.items):not(.held):not(.history):not(.both) tbody tr'))"
                   ".map(r => r.innerText);"):
         cells = row.split("\t")
         if cells and cells[0].strip() == version:
@@ -187,6 +211,25 @@ try:
     wait_for(lambda: "/ui/items/" in url(), "claim next opens an item page")
     item_url = url()
     item_id = item_url.rsplit("/", 1)[1]
+
+    # 3b. Back: the queue page links the held item with its lease end in local time, and a
+    #     claim hands it back.
+    wd("POST", S + "/back", {})
+    wait_for(lambda: "Your items" in text(), "after Back the queue page lists the held items")
+    links = js("return Array.from(document.querySelectorAll('a.held')).map(a => a.href);")
+    check(links == [item_url], f"the held item is a link to its page ({links})")
+    lease = js("var t = document.querySelector('table.held time.local');"
+               "return t ? [t.getAttribute('datetime'), t.textContent, t.title] : null;")
+    check(lease is not None and lease[0].endswith("Z") and lease[2] == lease[0]
+          and lease[1] != lease[0] and not lease[1].startswith(lease[0][:10]),
+          f"the lease end is shown in local time by the page's script ({lease})")
+    screenshot("held")
+    click("#claim button[type=submit]")
+    wait_for(lambda: url() == item_url, "claim next hands back the held item")
+    wd("POST", S + "/back", {})
+    wait_for(lambda: "Your items" in text(), "Back again")
+    click("a.held")
+    wait_for(lambda: url() == item_url, "the held item's link opens it")
     page = source()
     check("probabilit" not in text().lower().replace("probabilities are shown once", "")
           and "yes_probability" not in page and "INCONCLUSIVE" not in page,
@@ -220,7 +263,11 @@ try:
     # 5. It left the queue.
     after = pending("support-draft-v1")
     check(after == before - 1, f"the decided item left the queue ({before} -> {after})")
-    check(item_id[-8:] not in text(), "the decided item is not listed any more")
+    open_rows = js("return Array.from(document.querySelectorAll('table.items tbody tr'))"
+                   ".map(r => r.innerText).join(' ');")
+    check(item_id[-8:] not in open_rows, "the decided item is not listed as open any more")
+    history = js("return Array.from(document.querySelectorAll('table.history a')).map(a => a.href);")
+    check(item_url in history, f"the decided item is among the reviewer's latest decisions ({history})")
 
     # 6. The XSS item (refund-answer-v1): nothing runs. Reading the log empties it, so the
     #    check below sees only what this page logged (the wrong token above was a 401).
@@ -250,6 +297,44 @@ try:
     wait_for(lambda: url().endswith("/ui/sign-in"), "sign out returns to the sign-in page")
     go("/ui/")
     check(url().endswith("/ui/sign-in"), "after signing out the queue needs a new sign-in")
+
+    # 8. Two reviewers disagree (over the API): bob says no criterion holds on one copy of each
+    #    support-draft-v1 review, ada that every one holds on the others. Each review decided
+    #    by both goes to adjudication.
+    bob, lea = TOKEN + "-bob", TOKEN + "-lea"
+    for token, holds in ((bob, False), (TOKEN, True)):
+        while True:
+            status, item = api("POST", "/v1/queue/claim", token,
+                               {"version": "support-draft-v1", "new": True})
+            if status == 204:
+                break
+            findings = {c["id"]: holds for c in item["criteria"]}
+            status, _ = api("POST", f"/v1/queue/{item['item']}/decision", token,
+                            {"findings": findings, "note": f"note by {'bob' if token == bob else 'ada'}"})
+            check(status == 200, f"the API decision is saved ({status})")
+    status, stats = api("GET", "/v1/queue/stats", lea)
+    waiting = stats["adjudication"]["pending"]
+    check(waiting == 3, f"each support-draft-v1 review decided by both is adjudicated ({waiting})")
+
+    # 9. The lead adjudicates in the browser: both answers and notes, nothing of Jev's.
+    sign_in(lea)
+    check("3 adjudications pending" in text(), "the lead's queue page counts the adjudications")
+    click("form[action='/ui/adjudications/claim'] button")
+    wait_for(lambda: "/ui/adjudications/" in url(), "claim adjudication opens an adjudication page")
+    page, shown = source(), text()
+    check("ada" in shown and "bob" in shown and "note by bob" in shown
+          and ("note by ada" in shown or "checked in the browser test" in shown),
+          "the adjudication page shows both reviewers' answers and notes")
+    check("P(holds)" not in shown and "yes_probability" not in page and "probabilit" not in shown.lower()
+          and not any(v in page for v in ("INCONCLUSIVE", ">PASS<", ">FAIL<")),
+          "the adjudication page shows no figure of Jev's")
+    screenshot("adjudication")
+    js("document.querySelectorAll('input[type=radio][value=not]').forEach(r => r.click());")
+    click("#decision button[type=submit]")
+    wait_for(lambda: "the label is your decision" in text(), "the lead's decision is saved")
+    status, stats = api("GET", "/v1/queue/stats", lea)
+    check(stats["adjudication"]["pending"] == 2 and stats["adjudication"]["decided"] == 1,
+          f"the stats count the adjudication ({stats['adjudication']})")
 finally:
     wd("DELETE", S)
 

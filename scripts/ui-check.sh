@@ -4,13 +4,17 @@
 #      missing (needs root or sudo; ensure_chromium in scripts/lib.sh);
 #   2. starts `jevjudge serve` on the FAKE backend (every answer is made up by a hash: this
 #      checks the pages, never a verdict) with a SQLite store, the state kept, every verdict
-#      queued (INCONCLUSIVE and FAIL, and PASS sampled at rate 1) and two reviewer tokens;
+#      queued (INCONCLUSIVE and FAIL, and PASS sampled at rate 1), each for two reviewers
+#      (--second-review 1), with two reviewer tokens and a lead's (name:token:lead);
 #   3. posts 3 support-draft-v1 reviews and one refund-answer-v1 review whose answer holds
 #      `<script>`, `<img onerror=…>` and a `javascript:` link;
-#   4. runs scripts/ui-check.py against chromedriver: sign in, the queue, claim, decide with the
+#   4. runs scripts/ui-check.py against chromedriver: sign in, the queue, claim, Back (the held
+#      item is linked, its lease end in local time, and a claim resumes it), decide with the
 #      keyboard shortcuts, the result, the item gone from the queue; the XSS item with
-#      window.__xss undefined, no alert, no console error; the CSP and other headers;
-#   5. saves screenshots to target/ui-check/{sign-in,queue,item,result,xss}.png.
+#      window.__xss undefined, no alert, no console error; the CSP and other headers; then two
+#      reviewers disagree over the API and the lead adjudicates in the browser: both answers and
+#      notes, no figure of Jev's;
+#   5. saves screenshots to target/ui-check/{sign-in,queue,held,item,result,xss,adjudication}.png.
 # Part of scripts/test.sh. Run: scripts/ui-check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,11 +42,11 @@ on_exit() {
 }
 
 token="ui-check-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
-export JEVJUDGE_UI_REVIEWERS="ada:$token,bob:$token-bob"
-step "jevjudge serve --fake --store sqlite:… --queue-statuses INCONCLUSIVE,FAIL --sample-pass 1"
+export JEVJUDGE_UI_REVIEWERS="ada:$token,bob:$token-bob,lea:$token-lea:lead"
+step "jevjudge serve --fake --store sqlite:… --queue-statuses INCONCLUSIVE,FAIL --sample-pass 1 --second-review 1"
 "$jevjudge" serve --definitions examples/definitions --addr 127.0.0.1:0 --fake \
   --store "sqlite:$work/reviews.db" --store-state \
-  --queue-statuses INCONCLUSIVE,FAIL --sample-pass 1 \
+  --queue-statuses INCONCLUSIVE,FAIL --sample-pass 1 --second-review 1 \
   --reviewer-tokens-env JEVJUDGE_UI_REVIEWERS >"$work/serve.out" 2>"$work/serve.err" &
 serve_pid=$!
 for _ in $(seq 100); do

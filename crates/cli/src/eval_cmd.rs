@@ -102,6 +102,12 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub max_errors: Option<u64>,
 
+    /// The share of cases that should pass in production (strictly between 0 and 1): adds
+    /// the PASS and FAIL precisions at that base rate, and warns when the cases' own mix is
+    /// far from it.
+    #[arg(long, value_name = "P")]
+    pub prevalence: Option<f64>,
+
     /// Append each finished row to this JSON Lines file as it completes [default: beside
     /// --report, as OUT.rows.jsonl].
     #[arg(long, value_name = "FILE")]
@@ -151,6 +157,8 @@ pub struct Plan {
     pub session: SessionPlan,
     /// The gates asked for.
     pub gates: Gates,
+    /// The production base rate (`--prevalence`).
+    pub prevalence: Option<f64>,
     /// The files written at the end.
     pub outputs: ReportFiles,
     /// Where answers come from (`repeated_records` set for `--repeat` above 1).
@@ -224,6 +232,11 @@ impl Plan {
             min_coverage: args.min_coverage,
         };
         gates.check()?;
+        let prevalence = args
+            .prevalence
+            .map(jevjudge_eval::prevalence::check)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--prevalence: {e}"))?;
         session.check_cases_file().map_err(flagged)?;
         let outputs = ReportFiles {
             report: args.report,
@@ -253,6 +266,7 @@ impl Plan {
             runner,
             session,
             gates,
+            prevalence,
             outputs,
             backend,
             limits: args.limits,
@@ -349,7 +363,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let outcome = session.finish(ran).map_err(Failure::after_sending)?;
     let (reviews_this_run, cases) = (outcome.reviews_this_run, outcome.cases);
     crate::backend::answered_kind(reviewer.chosen.kind, reviewer.answered());
-    let report = reviewer.report(outcome, &plan.definition);
+    let mut report = reviewer.report(outcome, &plan.definition);
+    if let Some(prevalence) = plan.prevalence {
+        report.set_prevalence(prevalence);
+    }
 
     let gates = plan.gates.evaluate(&report);
     plan.outputs

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use jevjudge_judge::Status;
-use jevjudge_serve::{BuildError, QueuePolicy, QueuePolicyError, ReviewerTokens};
+use jevjudge_serve::{BuildError, QueuePolicy, QueuePolicyError, ReviewerTokens, SessionSecret};
 
 use crate::exit::Failure;
 
@@ -30,11 +30,25 @@ pub struct QueueArgs {
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]
     pub second_review: Option<f64>,
 
-    /// The environment variable holding the reviewers: comma-separated name:token pairs.
-    /// Reviewers send `Authorization: Bearer TOKEN` to /v1/queue/*; names are what the store
-    /// and the stats show. Tokens are never accepted as flag values and never logged.
-    #[arg(long, value_name = "VAR")]
+    /// The environment variable holding the reviewers: comma-separated name:token pairs, or
+    /// name:token:lead for a lead (adjudicates disagreements, reads the decisions). Reviewers
+    /// send `Authorization: Bearer TOKEN` to /v1/queue/*; names are what the store and the
+    /// stats show. Tokens are never accepted as flag values and never logged.
+    #[arg(long, value_name = "VAR", conflicts_with = "reviewer_tokens_file")]
     pub reviewer_tokens_env: Option<String>,
+
+    /// A file holding the reviewers instead (the same entries, one or more a line; lines
+    /// starting with # are comments). SIGHUP reads it again: reviewers are added, removed or
+    /// given new tokens without a restart.
+    #[arg(long, value_name = "PATH")]
+    pub reviewer_tokens_file: Option<std::path::PathBuf>,
+
+    /// The environment variable holding a secret (at least 32 bytes, the same on every
+    /// replica) that keys each reviewer's page sessions apart: a new token for one reviewer
+    /// signs out that reviewer only. Without it the key comes from the whole reviewer list,
+    /// so any change to the list signs every reviewer out.
+    #[arg(long, value_name = "VAR")]
+    pub session_secret_env: Option<String>,
 
     /// How long a claimed item stays with its reviewer, in seconds; after it, the item goes
     /// back to the queue.
@@ -77,6 +91,8 @@ impl QueueArgs {
             || self.sample_pass.is_some()
             || self.second_review.is_some()
             || self.reviewer_tokens_env.is_some()
+            || self.reviewer_tokens_file.is_some()
+            || self.session_secret_env.is_some()
             || self.lease.is_some()
             || self.max_leases_per_reviewer.is_some()
     }
@@ -88,16 +104,31 @@ impl QueueArgs {
         if !self.any() {
             return Ok(None);
         }
-        let reviewers = match &self.reviewer_tokens_env {
-            // No reviewers: the builder refuses it, after the store flags are checked.
-            None => ReviewerTokens::default(),
-            Some(name) => {
+        let reviewers = match (&self.reviewer_tokens_env, &self.reviewer_tokens_file) {
+            (Some(name), _) => {
                 let value = crate::inputs::env_var("--reviewer-tokens-env", name)?;
                 ReviewerTokens::parse(&value)
                     .map_err(|e| Failure::Input(format!("--reviewer-tokens-env: {name}: {e}")))?
             }
+            (None, Some(path)) => {
+                let shown = path.display();
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| Failure::Input(format!("--reviewer-tokens-file: {shown}: {e}")))?;
+                ReviewerTokens::parse_file(&text)
+                    .map_err(|e| Failure::Input(format!("--reviewer-tokens-file: {shown}: {e}")))?
+            }
+            // No reviewers: the builder refuses it, after the store flags are checked.
+            (None, None) => ReviewerTokens::default(),
         };
         let mut policy = QueuePolicy::new(self.queue_statuses.iter().copied(), reviewers);
+        policy.reviewers_file = self.reviewer_tokens_file.clone();
+        if let Some(name) = &self.session_secret_env {
+            let value = crate::inputs::env_var("--session-secret-env", name)?;
+            policy.session_secret = Some(
+                SessionSecret::new(&value)
+                    .map_err(|e| Failure::Input(format!("--session-secret-env: {name}: {e}")))?,
+            );
+        }
         policy.sample_pass = self.sample_pass.unwrap_or(0.0);
         policy.second_review = self.second_review.unwrap_or(0.0);
         policy.seed = self.sample_seed;
@@ -115,7 +146,8 @@ impl QueueArgs {
 /// for an error that is not about the queue.
 pub fn build_error(error: &BuildError) -> Option<String> {
     const QUEUE_FLAGS: &str = "the review queue (--queue-statuses, --sample-pass, \
-        --second-review, --reviewer-tokens-env, --lease, --max-leases-per-reviewer)";
+        --second-review, --reviewer-tokens-env, --reviewer-tokens-file, --session-secret-env, \
+        --lease, --max-leases-per-reviewer)";
     const WHY: &str = "reviews and their state text are queued in the store";
     Some(match error {
         BuildError::QueueWithoutStore => {
@@ -128,8 +160,8 @@ pub fn build_error(error: &BuildError) -> Option<String> {
                 .to_owned()
         }
         BuildError::QueuePolicy(other) => format!("review queue: {other}"),
-        BuildError::NoReviewers => "the review queue needs --reviewer-tokens-env VAR \
-             (name:token pairs): nobody could claim an item"
+        BuildError::NoReviewers => "the review queue needs --reviewer-tokens-env VAR or \
+             --reviewer-tokens-file PATH (name:token pairs): nobody could claim an item"
             .to_owned(),
         _ => return None,
     })

@@ -42,6 +42,26 @@ enum ReviewsCommand {
         export was read but its files or summary could not be written."
     )]
     Export(ExportArgs),
+    /// The review queue's decisions, oldest first: each queued review's item, version, each
+    /// reviewer's findings and note, and the final label with who gave it (the lead's when
+    /// the reviewers disagreed). One line a review; --json: one JSON object a line.
+    Decisions(DecisionsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct DecisionsArgs {
+    #[command(flatten)]
+    store: StoreArg,
+    /// Only reviews of this definition version.
+    #[arg(long, value_name = "VERSION")]
+    definition_version: Option<String>,
+    /// Only reviews whose two reviewers disagreed on a criterion (a can't-tell against an
+    /// answer counts).
+    #[arg(long)]
+    disagreements: bool,
+    /// One JSON object a line.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -134,7 +154,43 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         ReviewsCommand::List(args) => list(args).await,
         ReviewsCommand::Export(args) if args.labelled => export_labelled(args).await,
         ReviewsCommand::Export(args) => export(args).await,
+        ReviewsCommand::Decisions(args) => decisions(args).await,
     }
+}
+
+async fn decisions(args: DecisionsArgs) -> anyhow::Result<u8> {
+    let store = open(&args.store.store).await?;
+    let filter = jevjudge_store::DecisionFilter {
+        version: args.definition_version,
+        disagreement: args.disagreements.then_some(true),
+        ..jevjudge_store::DecisionFilter::default()
+    };
+    let mut out = std::io::stdout().lock();
+    let mut cursor = None;
+    let mut count = 0;
+    loop {
+        let page = store
+            .queue_decisions(&filter, MAX_PAGE, cursor.as_ref())
+            .await?;
+        for record in &page.decisions {
+            if args.json {
+                serde_json::to_writer(&mut out, record)?;
+                writeln!(out)?;
+            } else {
+                writeln!(out, "{record}")?;
+            }
+        }
+        count += page.decisions.len();
+        match page.next_cursor {
+            Some(next) => cursor = Some(next.parse::<jevjudge_store::DecisionCursor>()?),
+            None => break,
+        }
+    }
+    out.flush()?;
+    drop(out);
+    store.close().await;
+    eprintln!("{}", jevjudge_eval::plural::count(count, "queued review"));
+    Ok(exit::SUCCESS)
 }
 
 async fn list(args: ListArgs) -> anyhow::Result<u8> {

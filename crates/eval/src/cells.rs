@@ -88,6 +88,90 @@ pub(crate) fn risk_cells(s: &Summary) -> [String; 5] {
     ]
 }
 
+/// The four error rates with their bases, in the order false PASS ÷ expected FAIL, false PASS
+/// ÷ PASS verdicts, false FAIL ÷ expected PASS, false FAIL ÷ FAIL verdicts: each
+/// `(errors, base, rate, interval, one-sided upper bound)`.
+pub(crate) fn error_bases(r: &Risk) -> [ErrorBase; 4] {
+    [
+        (
+            r.false_pass,
+            r.expected_fail_reviews,
+            r.false_pass_per_expected_fail,
+            r.false_pass_per_expected_fail_ci,
+            r.false_pass_per_expected_fail_upper,
+        ),
+        (
+            r.false_pass,
+            r.pass_verdicts,
+            r.false_pass_per_pass_verdict,
+            r.false_pass_per_pass_verdict_ci,
+            r.false_pass_per_pass_verdict_upper,
+        ),
+        (
+            r.false_fail,
+            r.expected_pass_reviews,
+            r.false_fail_per_expected_pass,
+            r.false_fail_per_expected_pass_ci,
+            r.false_fail_per_expected_pass_upper,
+        ),
+        (
+            r.false_fail,
+            r.fail_verdicts,
+            r.false_fail_per_fail_verdict,
+            r.false_fail_per_fail_verdict_ci,
+            r.false_fail_per_fail_verdict_upper,
+        ),
+    ]
+}
+
+/// One error rate with its base: errors, base, rate, 95 % interval, one-sided upper bound.
+pub(crate) type ErrorBase = (u64, u64, Option<f64>, Option<[f64; 2]>, Option<f64>);
+
+/// The headers of the four error-rate columns, in [`error_bases`] order.
+pub(crate) const ERROR_BASE_HEADERS: [&str; 4] = [
+    "false PASS ÷ expected FAIL",
+    "false PASS ÷ PASS verdicts",
+    "false FAIL ÷ expected PASS",
+    "false FAIL ÷ FAIL verdicts",
+];
+
+/// One error-rate cell: `0/75 = 0.0000 [0.0000, 0.0487] upper 0.0392` (with `interval`), or
+/// `0/75 = 0.000 upper 0.039`; `0/0 = n/a` with an empty base.
+pub(crate) fn error_base_cell(cell: ErrorBase, decimals: usize, with_interval: bool) -> String {
+    let (errors, base, value, ci, upper) = cell;
+    let figure = if with_interval {
+        rate(value, ci, decimals)
+    } else {
+        rate(value, None, decimals)
+    };
+    match upper {
+        Some(upper) => format!("{errors}/{base} = {figure} upper {upper:.decimals$}"),
+        None => format!("{errors}/{base} = {figure}"),
+    }
+}
+
+/// The lines about precisions at a stated production base rate, when one was given:
+/// `at prevalence 0.134 (cases: 0.500 expected to pass): PASS precision 1.0000 [0.5305,
+/// 1.0000] · FAIL precision …`, then the warning when the cases' mix is far from it.
+pub(crate) fn prevalence_lines(s: &Summary) -> Vec<String> {
+    let Some(at) = &s.risk.at_prevalence else {
+        return Vec::new();
+    };
+    let share = at
+        .cases_expected_pass_share
+        .map_or_else(|| "n/a".to_owned(), |x| format!("{x:.3}"));
+    let mut lines = vec![format!(
+        "at prevalence {} (share of cases that should pass in production; these cases: {share}): PASS precision {} · FAIL precision {}",
+        at.prevalence,
+        rate(at.pass_precision, at.pass_precision_ci, 4),
+        rate(at.fail_precision, at.fail_precision_ci, 4)
+    )];
+    if let Some(warning) = &at.warning {
+        lines.push(format!("warning: {warning}"));
+    }
+    lines
+}
+
 /// The cells of one scope's repeats row: repeats, flipped cases, flip rate, accuracy by
 /// repeat (`0.9533` each, joined with `separator`), probability SD per criterion
 /// (`spam 0.0123, …`, or `n/a`). The terminal, Markdown and HTML tables all take their repeat
@@ -114,11 +198,11 @@ pub fn repeat_cells(s: &Summary, separator: &str) -> [String; 5] {
     [
         r.repeats.to_string(),
         r.flipped.unwrap_or(0).to_string(),
-        format!("{:.4}", r.flip_rate.unwrap_or(0.0)),
+        rate(Some(r.flip_rate.unwrap_or(0.0)), r.flip_rate_ci, 4),
         by_repeat.join(separator),
         sd,
     ]
 }
 
 /// The note under the risk table (and in Markdown): how the intervals are computed.
-pub(crate) const METHOD: &str = "95 % intervals: Wilson score with one review per case; with repeats, Wilson at the effective number of independent reviews (the case is the unit; docs/repeats-and-intervals.md). Rates of false PASS / false FAIL are per decided review.";
+pub(crate) const METHOD: &str = "95 % intervals: Wilson score with one review per case; with repeats, Wilson at the effective number of independent reviews (the case is the unit). Rates of false PASS / false FAIL in the risk table are per decided review; the error-rate table divides them by the cases expected to fail or pass and by the PASS or FAIL verdicts, and `upper` is the one-sided 95 % Clopper–Pearson bound (docs/explanation/statistics.md).";

@@ -7,9 +7,15 @@
 //! ([`jevjudge_stats::mcnemar_exact`]): the pairs correct in exactly one run are the only ones
 //! that carry information about which run is better.
 //!
-//! With repeated runs (`eval --repeat`), a regression is a case whose correct rate fell by
-//! more than the noise the runs show, and McNemar's test runs on those cases; see
-//! [`crate::compare_noise`].
+//! A *new incorrect* case is incorrect in CANDIDATE and was not in BASE (correct, abstained
+//! or errored), a *new false PASS* is a false PASS in CANDIDATE that was not one in BASE: the
+//! risk a candidate adds, which "correct → not correct" misses when abstentions turn into
+//! wrong verdicts. The change in accuracy, coverage and decided accuracy carries a paired
+//! interval ([`crate::compare_change`]).
+//!
+//! With repeated runs (`eval --repeat`), each of these counts only cases that Fisher's exact
+//! test on the repeat counts finds changed after Holm's correction across cases, and McNemar's
+//! test runs on those counts; see [`crate::compare_noise`].
 //!
 //! Why refuse reports of different case sets? Accuracy over different cases is not a
 //! comparison; `--intersect` ([`CompareOptions::intersect`]) restricts both to the cases they
@@ -188,6 +194,19 @@ pub struct Comparison {
     pub fixes: u64,
     /// McNemar's exact two-sided p-value on (regressions, fixes).
     pub mcnemar_p: f64,
+    /// Cases incorrect in CANDIDATE and not in BASE (correct, abstained or errored there);
+    /// with repeats, cases whose incorrect rate rose beyond chance.
+    pub new_incorrect: u64,
+    /// Cases false PASS in CANDIDATE and not in BASE; with repeats, cases whose false PASS
+    /// rate rose beyond chance.
+    pub new_false_pass: u64,
+    /// The ids behind `new_incorrect` and `new_false_pass` (single runs; with repeats they are
+    /// in `noise`), in BASE row order.
+    pub new_incorrect_ids: Vec<String>,
+    /// See `new_incorrect_ids`.
+    pub new_false_pass_ids: Vec<String>,
+    /// The change in accuracy, coverage and decided accuracy with paired 95 % intervals.
+    pub changes: crate::compare_change::Changes,
     /// With `intersect`: ids only BASE holds (left out).
     pub only_in_base: Vec<String>,
     /// With `intersect`: ids only CANDIDATE holds (left out).
@@ -279,6 +298,8 @@ pub fn compare(
         }
     }
     let mut flips = Vec::new();
+    let mut new_incorrect_ids = Vec::new();
+    let mut new_false_pass_ids = Vec::new();
     let mut regressions = 0u64;
     let mut fixes = 0u64;
     let mut counts: HashMap<(Status, Status), u64> = HashMap::new();
@@ -290,6 +311,16 @@ pub fn compare(
         }
         if base_outcome != Outcome::Correct && candidate_outcome == Outcome::Correct {
             fixes += 1;
+        }
+        if base_outcome != Outcome::Incorrect && candidate_outcome == Outcome::Incorrect {
+            new_incorrect_ids.push(before.id.clone());
+        }
+        let false_pass = |row: &Row| {
+            row.verdict.status == Status::Pass
+                && Outcome::of(row.verdict.status, row.expected_pass) == Outcome::Incorrect
+        };
+        if !false_pass(before) && false_pass(after) {
+            new_false_pass_ids.push(before.id.clone());
         }
         if before.verdict.status != after.verdict.status {
             *counts
@@ -321,15 +352,36 @@ pub fn compare(
     };
     // Repeated runs: a case regresses only beyond the noise the runs show (issue 14).
     let noise = crate::compare_noise::noise_rule(&base_rows, &candidate_rows);
+    let (mut new_incorrect, mut new_false_pass) = (
+        new_incorrect_ids.len() as u64,
+        new_false_pass_ids.len() as u64,
+    );
     if let Some(rule) = &noise {
         regressions = rule.regressions.len() as u64;
         fixes = rule.fixes.len() as u64;
+        new_incorrect = rule.new_incorrect.len() as u64;
+        new_false_pass = rule.new_false_pass.len() as u64;
+        new_incorrect_ids.clear();
+        new_false_pass_ids.clear();
     }
+    let base_figures = figures(base, &base_rows);
+    let candidate_figures = figures(candidate, &candidate_rows);
+    let changes = crate::compare_change::changes(
+        &base_rows,
+        &candidate_rows,
+        &base_figures.summary,
+        &candidate_figures.summary,
+    );
     Ok(Comparison {
+        new_incorrect,
+        new_false_pass,
+        new_incorrect_ids,
+        new_false_pass_ids,
+        changes,
         noise,
         pairs: base_rows.len() as u64,
-        base: figures(base, &base_rows),
-        candidate: figures(candidate, &candidate_rows),
+        base: base_figures,
+        candidate: candidate_figures,
         transitions,
         flips,
         regressions,
@@ -368,6 +420,15 @@ pub struct CompareDocument {
     pub fixes: u64,
     /// McNemar's exact two-sided p-value.
     pub mcnemar_p: f64,
+    /// Cases incorrect in CANDIDATE and not in BASE (with repeats: beyond chance).
+    #[serde(default)]
+    pub new_incorrect: u64,
+    /// Cases false PASS in CANDIDATE and not in BASE (with repeats: beyond chance).
+    #[serde(default)]
+    pub new_false_pass: u64,
+    /// The change in accuracy, coverage and decided accuracy, each with its paired interval.
+    #[serde(default)]
+    pub changes: crate::compare_change::Changes,
     /// With repeated runs: each run's flip rate, the noise and the cases beyond it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<crate::compare_noise::NoiseRule>,
@@ -388,6 +449,9 @@ impl Comparison {
             regressions: self.regressions,
             fixes: self.fixes,
             mcnemar_p: self.mcnemar_p,
+            new_incorrect: self.new_incorrect,
+            new_false_pass: self.new_false_pass,
+            changes: self.changes.clone(),
             noise: self.noise.clone(),
         }
     }
@@ -493,7 +557,13 @@ mod tests {
         let document = serde_json::to_value(comparison.to_document()).unwrap();
         assert_eq!(
             crate::test_support::keys(&document).join(" "),
-            "pairs base candidate transitions regressions fixes mcnemar_p"
+            "pairs base candidate transitions regressions fixes mcnemar_p new_incorrect new_false_pass changes"
+        );
+        // a1 went correct → FAIL: the one newly incorrect case; no new false PASS.
+        assert_eq!(comparison.new_incorrect_ids, ["a1"]);
+        assert_eq!(
+            (comparison.new_incorrect, comparison.new_false_pass),
+            (1, 0)
         );
         assert_eq!(document["base"]["models"], serde_json::json!(["m"]));
         assert_eq!(document["base"]["total"], 6);

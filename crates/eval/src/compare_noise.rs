@@ -1,45 +1,49 @@
-//! `compare` with repeated runs: a case is a regression only when its correct rate fell by
-//! more than the noise the runs themselves show (issue 14 item 5).
+//! `compare` with repeated runs: a case changed only when an exact test on its repeat counts
+//! says so after correcting for the number of cases tested (issue 24 item 5).
 //!
-//! For each paired case, `a_b` and `a_c` are its correct rates in BASE and CANDIDATE (correct
-//! reviews ÷ repeats; for a case expected to pass, its pass rate), over `m_b` and `m_c`
-//! repeats. The noise of a run with `m ≥ 2` repeats is the within-case variance of a review's
-//! correctness, `s² = a·(1 − a)·m / (m − 1)` per case (unbiased), and
+//! For each paired case and each kind of event — a correct review, an incorrect review (a
+//! wrong PASS or FAIL), a false PASS — the case's counts in BASE and CANDIDATE form a 2×2
+//! table (`events, repeats − events` per run). Fisher's exact two-sided test gives a p-value
+//! per case ([`jevjudge_stats::fisher_exact`]); Holm's step-down correction
+//! ([`jevjudge_stats::holm`]) across the paired cases turns them into adjusted p-values that
+//! control the family-wise error rate. A case counts when its adjusted p-value is at most
+//! [`ALPHA`] (0.05) and its rate moved that way:
 //!
 //! ```text
-//! v_run  = the mean of s² over the cases of each repeated run, averaged over those runs
-//! v_case = the mean of this case's own s² over the repeated runs
-//! v      = max(v_run, v_case)
-//! τ      = z · √(v · (1/m_b + 1/m_c))          z = 1.96
-//! regression ⇔ a_b − a_c > τ   (and a_b > a_c);   fix ⇔ a_c − a_b > τ
+//! regression      correct rate fell         fix   correct rate rose
+//! new incorrect   incorrect rate rose       new false PASS   false PASS rate rose
 //! ```
 //!
-//! `τ` is the 95 % bound of the difference two rates of this case would show by noise alone.
-//! Taking the larger of the run's and the case's own variance keeps a case the runs saw flip
-//! from counting as a regression when it merely flips again, while a case that never flipped
-//! in either run is judged by the run-wide noise. With no noise at all (`v = 0`, every case
-//! got the same verdict on every repeat) any fall counts, exactly as with single runs. Whether
-//! the regressions outnumber the fixes by more than chance is then the exact sign test
-//! (McNemar's exact test) on those counts. Runs without repeats keep the exact McNemar test on
-//! the single verdicts.
+//! So an unchanged noisy judge shows a spurious regression in at most 5 % of comparisons
+//! (checked by a seeded simulation below), whatever the number of cases. The price is power:
+//! with 3 repeats the smallest possible p-value is 0.1 (3/3 → 0/3), so no single case can count;
+//! 5 or more repeats are needed to see a case change at all, and more with many cases. Whether
+//! the regressions outnumber the fixes by more than chance is then McNemar's exact test on
+//! those counts. Runs without repeats keep integer counts of cases.
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Row, risk::Z95};
+use crate::{Outcome, Row};
+use jevjudge_judge::Status;
 
-/// A case whose correct rate moved by more than the noise.
+/// The family-wise error rate of the per-case tests.
+pub const ALPHA: f64 = 0.05;
+
+/// A case whose rate of an event moved beyond chance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RateChange {
     /// The case id.
     pub id: String,
     /// Its scenario (BASE's).
     pub scenario: String,
-    /// Correct reviews ÷ repeats in BASE.
+    /// Events ÷ repeats in BASE.
     pub base_rate: f64,
-    /// Correct reviews ÷ repeats in CANDIDATE.
+    /// Events ÷ repeats in CANDIDATE.
     pub candidate_rate: f64,
-    /// The noise bound τ the change exceeded.
-    pub threshold: f64,
+    /// Fisher's exact two-sided p-value of the case's repeat counts.
+    pub p_value: f64,
+    /// The p-value after Holm's correction across the paired cases.
+    pub adjusted_p: f64,
 }
 
 /// The noise-aware comparison of repeated runs.
@@ -51,30 +55,105 @@ pub struct NoiseRule {
     pub candidate_repeats: u64,
     /// Cases whose status differs between BASE's repeats ÷ paired cases.
     pub base_flip_rate: f64,
+    /// 95 % Wilson interval of `base_flip_rate` (cases are the unit).
+    pub base_flip_rate_ci: Option<[f64; 2]>,
     /// The same in CANDIDATE.
     pub candidate_flip_rate: f64,
-    /// `v_run`: the mean within-case variance of a review's correctness in the repeated runs.
-    pub within_case_variance: f64,
-    /// The normal quantile of the bound (1.96).
-    pub z: f64,
-    /// Cases whose correct rate fell by more than their bound, in BASE row order.
+    /// 95 % Wilson interval of `candidate_flip_rate`.
+    pub candidate_flip_rate_ci: Option<[f64; 2]>,
+    /// The per-case test: `fisher_exact` (two-sided).
+    pub test: String,
+    /// The correction across cases: `holm`.
+    pub correction: String,
+    /// The family-wise error rate a case is counted at.
+    pub alpha: f64,
+    /// Cases whose correct rate fell beyond chance, in BASE row order.
     pub regressions: Vec<RateChange>,
-    /// Cases whose correct rate rose by more than their bound.
+    /// Cases whose correct rate rose beyond chance.
     pub fixes: Vec<RateChange>,
+    /// Cases whose incorrect rate (wrong PASS or FAIL) rose beyond chance.
+    #[serde(default)]
+    pub new_incorrect: Vec<RateChange>,
+    /// Cases whose false PASS rate rose beyond chance.
+    #[serde(default)]
+    pub new_false_pass: Vec<RateChange>,
 }
 
-fn rate_and_variance(row: &Row) -> (f64, u64, Option<f64>) {
-    let m = row.verdicts().len() as u64;
-    let a = row.correct_reviews() as f64 / m.max(1) as f64;
-    let variance = (m >= 2).then(|| a * (1.0 - a) * m as f64 / (m - 1) as f64);
-    (a, m, variance)
+/// What one review of a case is counted as.
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Correct,
+    Incorrect,
+    FalsePass,
 }
 
-fn flip_rate(rows: &[&Row]) -> f64 {
-    if rows.is_empty() {
-        return 0.0;
+impl Event {
+    fn of(self, status: Status, expected_pass: bool) -> bool {
+        let outcome = Outcome::of(status, expected_pass);
+        match self {
+            Event::Correct => outcome == Outcome::Correct,
+            Event::Incorrect => outcome == Outcome::Incorrect,
+            Event::FalsePass => outcome == Outcome::Incorrect && status == Status::Pass,
+        }
     }
-    rows.iter().filter(|row| row.flipped()).count() as f64 / rows.len() as f64
+}
+
+/// `(events, repeats)` of one case.
+fn counts(row: &Row, event: Event) -> (u64, u64) {
+    let verdicts = row.verdicts();
+    let hits = verdicts
+        .iter()
+        .filter(|verdict| event.of(verdict.status, row.expected_pass))
+        .count();
+    (hits as u64, verdicts.len() as u64)
+}
+
+fn flip_rate(rows: &[&Row]) -> (f64, Option<[f64; 2]>) {
+    let flipped = rows.iter().filter(|row| row.flipped()).count() as u64;
+    let n = rows.len() as u64;
+    let rate = if n == 0 {
+        0.0
+    } else {
+        flipped as f64 / n as f64
+    };
+    let ci = jevjudge_stats::wilson(flipped, n, crate::risk::Z95).map(|(l, h)| [l, h]);
+    (rate, ci)
+}
+
+/// The cases whose `event` rate moved beyond chance: `(rose, fell)`, each in BASE row order.
+fn changes(base: &[&Row], candidate: &[&Row], event: Event) -> (Vec<RateChange>, Vec<RateChange>) {
+    let tables: Vec<((u64, u64), (u64, u64))> = base
+        .iter()
+        .zip(candidate)
+        .map(|(before, after)| (counts(before, event), counts(after, event)))
+        .collect();
+    let p_values: Vec<f64> = tables
+        .iter()
+        .map(|&((b, m_b), (c, m_c))| jevjudge_stats::fisher_exact(b, m_b - b, c, m_c - c))
+        .collect();
+    let adjusted = jevjudge_stats::holm(&p_values);
+    let mut rose = Vec::new();
+    let mut fell = Vec::new();
+    for (i, &((b, m_b), (c, m_c))) in tables.iter().enumerate() {
+        if adjusted[i] > ALPHA {
+            continue;
+        }
+        let (base_rate, candidate_rate) = (b as f64 / m_b as f64, c as f64 / m_c as f64);
+        let change = RateChange {
+            id: base[i].id.clone(),
+            scenario: base[i].scenario.clone(),
+            base_rate,
+            candidate_rate,
+            p_value: p_values[i],
+            adjusted_p: adjusted[i],
+        };
+        if candidate_rate > base_rate {
+            rose.push(change);
+        } else if candidate_rate < base_rate {
+            fell.push(change);
+        }
+    }
+    (rose, fell)
 }
 
 /// The noise rule for paired rows (same length, same cases in the same order); `None` when
@@ -85,54 +164,25 @@ pub fn noise_rule(base: &[&Row], candidate: &[&Row]) -> Option<NoiseRule> {
     if base_repeats < 2 && candidate_repeats < 2 {
         return None;
     }
-    let mean_variance = |rows: &[&Row]| -> Option<f64> {
-        let variances: Vec<f64> = rows.iter().filter_map(|r| rate_and_variance(r).2).collect();
-        (!variances.is_empty()).then(|| variances.iter().sum::<f64>() / variances.len() as f64)
-    };
-    let runs: Vec<f64> = [mean_variance(base), mean_variance(candidate)]
-        .into_iter()
-        .flatten()
-        .collect();
-    let within = if runs.is_empty() {
-        0.0
-    } else {
-        runs.iter().sum::<f64>() / runs.len() as f64
-    };
-    let mut regressions = Vec::new();
-    let mut fixes = Vec::new();
-    for (before, after) in base.iter().zip(candidate) {
-        let (a_b, m_b, s_b) = rate_and_variance(before);
-        let (a_c, m_c, s_c) = rate_and_variance(after);
-        let own: Vec<f64> = [s_b, s_c].into_iter().flatten().collect();
-        let own = if own.is_empty() {
-            0.0
-        } else {
-            own.iter().sum::<f64>() / own.len() as f64
-        };
-        let v = within.max(own);
-        let threshold = Z95 * (v * (1.0 / m_b as f64 + 1.0 / m_c as f64)).sqrt();
-        let change = |base_rate, candidate_rate| RateChange {
-            id: before.id.clone(),
-            scenario: before.scenario.clone(),
-            base_rate,
-            candidate_rate,
-            threshold,
-        };
-        if a_b - a_c > threshold && a_b > a_c {
-            regressions.push(change(a_b, a_c));
-        } else if a_c - a_b > threshold && a_c > a_b {
-            fixes.push(change(a_b, a_c));
-        }
-    }
+    let (fixes, regressions) = changes(base, candidate, Event::Correct);
+    let (new_incorrect, _) = changes(base, candidate, Event::Incorrect);
+    let (new_false_pass, _) = changes(base, candidate, Event::FalsePass);
+    let (base_flip_rate, base_flip_rate_ci) = flip_rate(base);
+    let (candidate_flip_rate, candidate_flip_rate_ci) = flip_rate(candidate);
     Some(NoiseRule {
         base_repeats: base_repeats as u64,
         candidate_repeats: candidate_repeats as u64,
-        base_flip_rate: flip_rate(base),
-        candidate_flip_rate: flip_rate(candidate),
-        within_case_variance: within,
-        z: Z95,
+        base_flip_rate,
+        base_flip_rate_ci,
+        candidate_flip_rate,
+        candidate_flip_rate_ci,
+        test: "fisher_exact".to_owned(),
+        correction: "holm".to_owned(),
+        alpha: ALPHA,
         regressions,
         fixes,
+        new_incorrect,
+        new_false_pass,
     })
 }
 
@@ -166,67 +216,87 @@ mod tests {
         }
     }
 
-    use Status::{Fail as F, Pass as P};
+    use Status::{Fail as F, Inconclusive as I, Pass as P};
 
-    // Twenty steady cases, plus: `steady` falls 3/3 → 0/3 (no noise in either run: a
-    // regression), `noisy` flips in both runs and falls 2/3 → 1/3 (within its own noise: not a
-    // regression), `wobble` falls 3/3 → 2/3 (its candidate noise covers it), `fixed` rises
-    // 0/3 → 3/3.
-    //
-    // By hand: per-case s² = a(1−a)·3/2: 0 for 3/3 and 0/3, 1/3 for 2/3 and 1/3.
-    // base: noisy 1/3 → mean over 24 cases = (1/3)/24; candidate: noisy and wobble 1/3 each →
-    // (2/3)/24; v_run = (1/72 + 1/36)/2 = 1/48.
-    // steady: v = max(1/48, 0) → τ = 1.96·√(1/48 · 2/3) = 0.2310 < 1 → regression (Python:
-    // 1.9599639845400536 * sqrt(1/48 * 2/3) = 0.23098397072494625).
-    // noisy:  v = max(1/48, 1/3) → τ = 1.96·√(1/3 · 2/3) = 0.9240 > 1/3 → not.
-    // wobble: v = max(1/48, (0 + 1/3)/2) → τ = 1.96·√(1/6 · 2/3) = 0.6533 > 1/3 → not.
-    // fixed:  τ = 0.2310 < 1 → fix.
+    // Ten steady cases, plus: `steady` falls 6/6 → 0/6, `noisy` 4/6 → 2/6, `wobble` 6/6 →
+    // 4/6, `fixed` rises 0/6 → 6/6. scipy: fisher_exact([[6, 0], [0, 6]]) = 0.0021645021645,
+    // [[4, 2], [2, 4]] = 0.5671, [[6, 0], [4, 2]] = 0.4545; statsmodels multipletests(…,
+    // "holm") over the 14 cases: 0.0303 for `steady` and `fixed`, 1 for the others.
     #[test]
-    fn repeated_runs_count_only_changes_beyond_the_noise() {
-        let steady_rows = |n: usize| -> Vec<Row> {
-            (0..n)
-                .map(|i| case(&format!("ok{i}"), &[P, P, P]))
-                .collect()
+    fn repeated_runs_count_only_changes_an_exact_test_finds_after_holm() {
+        let six = |status: Status| [status; 6];
+        let mix = |passes: usize| -> [Status; 6] {
+            std::array::from_fn(|i| if i < passes { P } else { F })
         };
-        // The steady rows, then steady, noisy, wobble and fixed with these outcomes.
-        let run = |outcomes: [[Status; 3]; 4]| -> Vec<Row> {
-            let mut rows = steady_rows(20);
+        let run = |outcomes: [[Status; 6]; 4]| -> Vec<Row> {
+            let mut rows: Vec<Row> = (0..10).map(|i| case(&format!("ok{i}"), &six(P))).collect();
             let named = ["steady", "noisy", "wobble", "fixed"]
                 .into_iter()
                 .zip(outcomes);
             rows.extend(named.map(|(id, outcome)| case(id, &outcome)));
             rows
         };
-        let base = run([[P, P, P], [P, F, P], [P, P, P], [F, F, F]]);
-        let candidate = run([[F, F, F], [F, P, F], [P, F, P], [P, P, P]]);
+        let base = run([six(P), mix(4), six(P), six(F)]);
+        let candidate = run([six(F), mix(2), mix(4), six(P)]);
         let comparison =
             compare(&report(base), &report(candidate), CompareOptions::default()).unwrap();
         let noise = comparison.noise.as_ref().unwrap();
-        assert!((noise.within_case_variance - 1.0 / 48.0).abs() < 1e-12);
         let ids = |list: &[RateChange]| list.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&noise.regressions), ["steady"]);
         assert_eq!(ids(&noise.fixes), ["fixed"]);
-        assert!((noise.regressions[0].threshold - 0.230_983_970_724_946).abs() < 1e-9);
+        assert!((noise.regressions[0].p_value - 0.002_164_502_164_502_164_5).abs() < 1e-12);
+        assert!(
+            (noise.regressions[0].adjusted_p - 14.0 * 0.002_164_502_164_502_164_5).abs() < 1e-12
+        );
+        // Every case here is expected to pass: the incorrect reviews are the FAILs.
+        assert_eq!(ids(&noise.new_incorrect), ["steady"]);
+        assert!(noise.new_false_pass.is_empty());
         assert_eq!((comparison.regressions, comparison.fixes), (1, 1));
         assert_eq!(comparison.mcnemar_p, 1.0);
-        assert!((noise.base_flip_rate - 1.0 / 24.0).abs() < 1e-12);
-        assert!((noise.candidate_flip_rate - 2.0 / 24.0).abs() < 1e-12);
+        assert!((noise.base_flip_rate - 1.0 / 14.0).abs() < 1e-12);
+        assert!((noise.candidate_flip_rate - 2.0 / 14.0).abs() < 1e-12);
         let document = serde_json::to_value(comparison.to_document()).unwrap();
         assert_eq!(document["noise"]["regressions"][0]["id"], "steady");
+        assert_eq!(document["noise"]["test"], "fisher_exact");
         assert_eq!(document["regressions"], 1);
     }
 
-    // Without noise in either run every fall counts, as with single runs.
+    // With three repeats no single case can reach p ≤ 0.05 (3/3 → 0/3 gives 0.1): an honest
+    // exact test says three repeats cannot tell one case's change from noise.
     #[test]
-    fn noiseless_repeats_count_every_fall() {
-        let base = vec![case("a", &[P, P]), case("b", &[P, P])];
-        let candidate = vec![case("a", &[F, F]), case("b", &[P, P])];
+    fn three_repeats_cannot_show_a_single_case_changed() {
+        let base = vec![case("a", &[P, P, P]), case("b", &[P, P, P])];
+        let candidate = vec![case("a", &[F, F, F]), case("b", &[P, P, P])];
         let comparison =
             compare(&report(base), &report(candidate), CompareOptions::default()).unwrap();
         let noise = comparison.noise.unwrap();
-        assert_eq!(noise.within_case_variance, 0.0);
-        assert_eq!(noise.regressions.len(), 1);
-        assert_eq!(noise.regressions[0].threshold, 0.0);
+        assert!(noise.regressions.is_empty());
+        assert_eq!(comparison.regressions, 0);
+    }
+
+    // The guarantee is not bought by never counting: with 10 repeats, 5 of 150 cases that go
+    // from always right to always wrong are each found after Holm (p = 2/C(20, 10) ≈ 1.1e-5,
+    // × 150 ≈ 0.0016), while 145 steady cases are not.
+    #[test]
+    fn ten_repeats_find_cases_that_broke_among_a_hundred_and_fifty() {
+        let run = |broken: bool| -> Vec<Row> {
+            (0..150)
+                .map(|i| {
+                    let status = if broken && i < 5 { F } else { P };
+                    case(&format!("c{i}"), &[status; 10])
+                })
+                .collect()
+        };
+        let comparison = compare(
+            &report(run(false)),
+            &report(run(true)),
+            CompareOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(comparison.regressions, 5);
+        assert_eq!(comparison.new_incorrect, 5);
+        let noise = comparison.noise.unwrap();
+        assert!(noise.regressions.iter().all(|c| c.adjusted_p < 0.002));
     }
 
     // Single runs keep the exact McNemar on single verdicts: no noise rule.
@@ -240,5 +310,87 @@ mod tests {
         .unwrap();
         assert!(comparison.noise.is_none());
         assert_eq!(comparison.regressions, 1);
+    }
+
+    /// One simulated case of an unchanged noisy judge: `expected_pass`, and the chances of a
+    /// correct verdict and of an abstention (the rest is a wrong verdict).
+    fn simulated_case(
+        id: &str,
+        expected_pass: bool,
+        correct: f64,
+        abstain: f64,
+        repeats: usize,
+        rng: &mut jevjudge_stats::SplitMix64,
+    ) -> Row {
+        let (right, wrong) = if expected_pass { (P, F) } else { (F, P) };
+        let rows = (0..repeats)
+            .map(|_| {
+                let draw = rng.next_f64();
+                let status = if draw < correct {
+                    right
+                } else if draw < correct + abstain {
+                    I
+                } else {
+                    wrong
+                };
+                let verdict = test_support::verdict("v", status, Findings::default());
+                test_support::row("s", id, expected_pass, verdict)
+            })
+            .collect();
+        combine(rows).unwrap()
+    }
+
+    // An unchanged noisy judge (150 cases, 5 repeats; 60 % of cases steady, the rest correct
+    // 80 %, 50 % or 30 % of the time, abstaining or wrong otherwise) compared with itself 400
+    // times: each gate — regressions, new incorrect, new false PASS — raises a false alarm in at
+    // most 5 % of the comparisons, and so does any of them.
+    #[test]
+    fn an_unchanged_noisy_judge_with_repeats_raises_a_false_alarm_at_most_five_percent_of_the_time()
+    {
+        let mut rng = jevjudge_stats::SplitMix64::new(2024);
+        let kinds = [(1.0, 0.0), (0.8, 0.1), (0.5, 0.25), (0.3, 0.3)];
+        let simulations = 400;
+        let mut alarms = [0u32; 4];
+        for _ in 0..simulations {
+            let cases: Vec<(bool, (f64, f64))> = (0..150)
+                .map(|_| {
+                    let kind = match rng.next_f64() {
+                        x if x < 0.6 => kinds[0],
+                        x if x < 0.75 => kinds[1],
+                        x if x < 0.9 => kinds[2],
+                        _ => kinds[3],
+                    };
+                    (rng.next_f64() < 0.5, kind)
+                })
+                .collect();
+            let mut run = || -> Vec<Row> {
+                cases
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(expected, (correct, abstain)))| {
+                        simulated_case(&format!("c{i}"), expected, correct, abstain, 5, &mut rng)
+                    })
+                    .collect()
+            };
+            let (base, candidate) = (run(), run());
+            let base: Vec<&Row> = base.iter().collect();
+            let candidate: Vec<&Row> = candidate.iter().collect();
+            let rule = noise_rule(&base, &candidate).unwrap();
+            let flags = [
+                !rule.regressions.is_empty(),
+                !rule.new_incorrect.is_empty(),
+                !rule.new_false_pass.is_empty(),
+            ];
+            for (alarm, flag) in alarms.iter_mut().zip(flags) {
+                *alarm += u32::from(flag);
+            }
+            alarms[3] += u32::from(flags.iter().any(|f| *f));
+        }
+        let rates = alarms.map(|a| f64::from(a) / f64::from(simulations));
+        eprintln!(
+            "false-alarm rates over {simulations} comparisons: regressions {}, new incorrect {}, new false PASS {}, any {}",
+            rates[0], rates[1], rates[2], rates[3]
+        );
+        assert!(rates.iter().all(|rate| *rate <= 0.05), "{rates:?}");
     }
 }

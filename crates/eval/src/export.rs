@@ -62,7 +62,7 @@ pub struct WrittenRecords {
 }
 
 /// What a labelled export exported and left out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LabelledExported {
     /// The cases exported.
     pub cases: u64,
@@ -70,6 +70,9 @@ pub struct LabelledExported {
     pub records: usize,
     /// The reviews left out, by reason.
     pub left_out: LeftOut,
+    /// Agreement of the two reviewers per definition version and criterion (Scott's π with
+    /// can't-tell rates), over the reviews decided twice.
+    pub agreement: Vec<jevjudge_store::export::AgreementFigure>,
     /// The definition version exported (`None`: the store holds no review).
     pub version: Option<String>,
     /// The cases whose review was queued before its sampling rate was recorded (weight 1).
@@ -207,6 +210,7 @@ pub async fn export_labelled(
         cases: rules.cases,
         records: rules.records(),
         left_out: rules.left_out,
+        agreement: rules.agreement(),
         version: chosen,
         unrecorded_inclusion: rules.unrecorded_inclusion,
         files,

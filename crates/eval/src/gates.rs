@@ -96,6 +96,69 @@ impl Gates {
     }
 }
 
+/// The gates of `jevjudge compare` (cli-and-formats.md §1.5); `None` is a gate not asked
+/// for. Each reads integer counts of cases on single runs and, with repeats, the cases an
+/// exact test found changed after Holm's correction ([`crate::compare_noise`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompareGates {
+    /// `--max-regressions`: at most this many cases correct in BASE and not in CANDIDATE.
+    pub max_regressions: Option<u64>,
+    /// `--max-new-incorrect`: at most this many cases incorrect in CANDIDATE and not in BASE
+    /// (correct, abstained or errored there).
+    pub max_new_incorrect: Option<u64>,
+    /// `--max-false-pass-increase`: at most this many cases false PASS in CANDIDATE and not
+    /// in BASE.
+    pub max_false_pass_increase: Option<u64>,
+}
+
+impl CompareGates {
+    /// Evaluates every gate asked for, in the order max-regressions, max-new-incorrect,
+    /// max-false-pass-increase.
+    pub fn evaluate(&self, comparison: &crate::compare::Comparison) -> Vec<Gate> {
+        let mut gates = Vec::new();
+        let beyond = if comparison.noise.is_some() {
+            " beyond chance"
+        } else {
+            ""
+        };
+        let mut gate = |flag: &str, max: u64, measured: u64, what: String| {
+            let held = measured <= max;
+            let verdict = if held { "held" } else { "FAILED" };
+            gates.push(Gate {
+                held,
+                line: format!("{flag} {max}: {verdict} ({what})"),
+            });
+        };
+        let (base, candidate) = (&comparison.base.summary, &comparison.candidate.summary);
+        if let Some(max) = self.max_regressions {
+            let n = comparison.regressions;
+            let noun = if n == 1 { "regression" } else { "regressions" };
+            gate("max-regressions", max, n, format!("{n} {noun}{beyond}"));
+        }
+        if let Some(max) = self.max_new_incorrect {
+            let n = comparison.new_incorrect;
+            let what = format!(
+                "{} newly incorrect{beyond}; incorrect {} -> {}",
+                crate::plural::count(n, "case"),
+                base.incorrect,
+                candidate.incorrect
+            );
+            gate("max-new-incorrect", max, n, what);
+        }
+        if let Some(max) = self.max_false_pass_increase {
+            let n = comparison.new_false_pass;
+            let what = format!(
+                "{} newly false PASS{beyond}; false PASS {} -> {}",
+                crate::plural::count(n, "case"),
+                base.risk.false_pass,
+                candidate.risk.false_pass
+            );
+            gate("max-false-pass-increase", max, n, what);
+        }
+        gates
+    }
+}
+
 /// Whether every gate held (true when none was asked for).
 pub fn all_held(gates: &[Gate]) -> bool {
     gates.iter().all(|gate| gate.held)
@@ -104,4 +167,71 @@ pub fn all_held(gates: &[Gate]) -> bool {
 /// The gates' lines, as the Markdown summary lists them.
 pub fn lines(gates: &[Gate]) -> Vec<String> {
     gates.iter().map(|gate| gate.line.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        compare::{CompareOptions, compare},
+        test_support::{report, row, verdict},
+    };
+    use jevjudge_judge::{Findings, Status};
+
+    // The new user's example: a candidate turns 4 abstentions into wrong verdicts (2 → 6
+    // incorrect), one of them a false PASS (0 → 1), and breaks no correct case — so
+    // --max-regressions 0 holds while both risk gates at 0 fail.
+    #[test]
+    fn turning_abstentions_into_wrong_verdicts_fails_the_risk_gates_but_not_max_regressions() {
+        use Status::{Fail as F, Inconclusive as I, Pass as P};
+        // (id, expected_pass, base, candidate)
+        let cases = [
+            ("w1", true, F, F),
+            ("w2", true, F, F),
+            ("a1", true, I, F),
+            ("a2", true, I, F),
+            ("a3", true, I, F),
+            ("a4", false, I, P),
+            ("ok1", true, P, P),
+            ("ok2", false, F, F),
+        ];
+        let run = |pick: fn(&(&str, bool, Status, Status)) -> Status| {
+            let rows = cases
+                .iter()
+                .map(|case| {
+                    row(
+                        "s",
+                        case.0,
+                        case.1,
+                        verdict("v", pick(case), Findings::default()),
+                    )
+                })
+                .collect();
+            report("v", rows)
+        };
+        let comparison = compare(&run(|c| c.2), &run(|c| c.3), CompareOptions::default()).unwrap();
+        assert_eq!(
+            (
+                comparison.base.summary.incorrect,
+                comparison.candidate.summary.incorrect
+            ),
+            (2, 6)
+        );
+        let gates = CompareGates {
+            max_regressions: Some(0),
+            max_new_incorrect: Some(0),
+            max_false_pass_increase: Some(0),
+        }
+        .evaluate(&comparison);
+        let lines = lines(&gates);
+        assert_eq!(
+            lines,
+            [
+                "max-regressions 0: held (0 regressions)",
+                "max-new-incorrect 0: FAILED (4 cases newly incorrect; incorrect 2 -> 6)",
+                "max-false-pass-increase 0: FAILED (1 case newly false PASS; false PASS 0 -> 1)",
+            ]
+        );
+        assert!(!all_held(&gates));
+    }
 }

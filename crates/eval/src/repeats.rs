@@ -96,6 +96,9 @@ pub struct Repeated {
     /// flipped ÷ cases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flip_rate: Option<f64>,
+    /// 95 % Wilson interval of `flip_rate` (cases are independent trials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flip_rate_ci: Option<[f64; 2]>,
     /// Per criterion, the mean over cases of the sample standard deviation of its
     /// yes-probability across the case's repeats (over the cases with at least two repeats
     /// that answered); criteria in first-seen order.
@@ -118,6 +121,7 @@ impl Default for Repeated {
             accuracy_by_repeat: None,
             flipped: None,
             flip_rate: None,
+            flip_rate_ci: None,
             probability_sd: None,
         }
     }
@@ -226,6 +230,8 @@ impl RepeatedBuilder {
             ),
             flipped: Some(self.flipped),
             flip_rate: Some(rate(self.flipped, self.cases)),
+            flip_rate_ci: jevjudge_stats::wilson(self.flipped, self.cases, crate::risk::Z95)
+                .map(|(low, high)| [low, high]),
             probability_sd: Some(
                 self.sd
                     .into_iter()

@@ -8,10 +8,25 @@
 //! their rates are per decided review, so `false_pass_rate + false_fail_rate =
 //! 1 − decided_accuracy`.
 //!
+//! The per-decided rates are the most flattering base, so each kind of error also has the two
+//! rates that answer a user's questions (docs/explanation/statistics.md, "Error rates and their
+//! bases"):
+//!
+//! - **false PASS per expected FAIL** = false PASS ÷ reviews of cases expected to fail: the
+//!   share of bad drafts that get published;
+//! - **false PASS per PASS verdict** = false PASS ÷ PASS verdicts: the share of PASS verdicts
+//!   that are wrong;
+//! - **false FAIL per expected PASS** = false FAIL ÷ reviews of cases expected to pass: the
+//!   share of good drafts that get blocked;
+//! - **false FAIL per FAIL verdict** = false FAIL ÷ FAIL verdicts: the share of FAIL verdicts
+//!   that are wrong.
+//!
 //! Every rate carries a 95 % interval `[low, high]`: the Wilson score interval when each case
 //! was reviewed once, and with repeats [`jevjudge_stats::clustered_wilson`], which treats the
-//! case, not the review, as the unit. A rate with an empty denominator is `null`, and so is its
-//! interval.
+//! case, not the review, as the unit. Every error rate also carries `…_upper`, its one-sided
+//! 95 % Clopper–Pearson upper bound (at the effective number of reviews with repeats): Wilson's
+//! coverage dips well below 95 % for rare rates, Clopper–Pearson's never does. A rate with an
+//! empty denominator is `null`, and so are its interval and bound.
 
 use jevjudge_judge::Status;
 use serde::{Deserialize, Serialize};
@@ -50,6 +65,45 @@ pub struct Risk {
     pub false_fail_rate: Option<f64>,
     /// 95 % interval of `false_fail_rate`.
     pub false_fail_rate_ci: Option<[f64; 2]>,
+    /// One-sided 95 % Clopper–Pearson upper bound of `false_pass_rate`.
+    pub false_pass_rate_upper: Option<f64>,
+    /// One-sided 95 % Clopper–Pearson upper bound of `false_fail_rate`.
+    pub false_fail_rate_upper: Option<f64>,
+    /// Reviews of cases expected to fail (whatever their verdict).
+    pub expected_fail_reviews: u64,
+    /// The share of bad drafts that pass: false_pass ÷ expected_fail_reviews.
+    pub false_pass_per_expected_fail: Option<f64>,
+    /// 95 % interval of `false_pass_per_expected_fail`.
+    pub false_pass_per_expected_fail_ci: Option<[f64; 2]>,
+    /// One-sided 95 % Clopper–Pearson upper bound of `false_pass_per_expected_fail`.
+    pub false_pass_per_expected_fail_upper: Option<f64>,
+    /// PASS verdicts.
+    pub pass_verdicts: u64,
+    /// The share of PASS verdicts that are wrong: false_pass ÷ pass_verdicts.
+    pub false_pass_per_pass_verdict: Option<f64>,
+    /// 95 % interval of `false_pass_per_pass_verdict`.
+    pub false_pass_per_pass_verdict_ci: Option<[f64; 2]>,
+    /// One-sided 95 % Clopper–Pearson upper bound of `false_pass_per_pass_verdict`.
+    pub false_pass_per_pass_verdict_upper: Option<f64>,
+    /// Reviews of cases expected to pass (whatever their verdict).
+    pub expected_pass_reviews: u64,
+    /// The share of good drafts that fail: false_fail ÷ expected_pass_reviews.
+    pub false_fail_per_expected_pass: Option<f64>,
+    /// 95 % interval of `false_fail_per_expected_pass`.
+    pub false_fail_per_expected_pass_ci: Option<[f64; 2]>,
+    /// One-sided 95 % Clopper–Pearson upper bound of `false_fail_per_expected_pass`.
+    pub false_fail_per_expected_pass_upper: Option<f64>,
+    /// FAIL verdicts.
+    pub fail_verdicts: u64,
+    /// The share of FAIL verdicts that are wrong: false_fail ÷ fail_verdicts.
+    pub false_fail_per_fail_verdict: Option<f64>,
+    /// 95 % interval of `false_fail_per_fail_verdict`.
+    pub false_fail_per_fail_verdict_ci: Option<[f64; 2]>,
+    /// One-sided 95 % Clopper–Pearson upper bound of `false_fail_per_fail_verdict`.
+    pub false_fail_per_fail_verdict_upper: Option<f64>,
+    /// PASS and FAIL precisions at a stated production base rate, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_prevalence: Option<crate::prevalence::AtPrevalence>,
 }
 
 /// One case's counts over its reviews.
@@ -60,6 +114,10 @@ struct CaseTally {
     decided: u32,
     false_pass: u32,
     false_fail: u32,
+    expected_fail: u32,
+    expected_pass: u32,
+    pass_verdicts: u32,
+    fail_verdicts: u32,
 }
 
 /// Builds [`Risk`] one row (case) at a time; memory is five counters per case.
@@ -74,6 +132,16 @@ impl RiskBuilder {
         let mut tally = CaseTally::default();
         for verdict in row.verdicts() {
             tally.reviews += 1;
+            if row.expected_pass {
+                tally.expected_pass += 1;
+            } else {
+                tally.expected_fail += 1;
+            }
+            match verdict.status {
+                Status::Pass => tally.pass_verdicts += 1,
+                Status::Fail => tally.fail_verdicts += 1,
+                _ => {}
+            }
             match Outcome::of(verdict.status, row.expected_pass) {
                 Outcome::Correct => {
                     tally.correct += 1;
@@ -113,6 +181,19 @@ impl RiskBuilder {
             jevjudge_stats::clustered_wilson(&clusters, Z95).map(|(low, high)| [low, high])
         };
         let rate = |part: u64, whole: u64| (whole > 0).then(|| part as f64 / whole as f64);
+        let upper = |successes: fn(&CaseTally) -> u32, trials: fn(&CaseTally) -> u32| {
+            let clusters: Vec<(u64, u64)> = self
+                .cases
+                .iter()
+                .map(|c| (u64::from(successes(c)), u64::from(trials(c))))
+                .filter(|(_, n)| *n > 0)
+                .collect();
+            clopper_pearson_upper_clustered(&clusters)
+        };
+        let expected_fail_reviews = sum(|c| c.expected_fail);
+        let expected_pass_reviews = sum(|c| c.expected_pass);
+        let pass_verdicts = sum(|c| c.pass_verdicts);
+        let fail_verdicts = sum(|c| c.fail_verdicts);
         Risk {
             accuracy_ci: interval(|c| c.correct, |c| c.reviews),
             decided,
@@ -126,13 +207,115 @@ impl RiskBuilder {
             false_fail,
             false_fail_rate: rate(false_fail, decided),
             false_fail_rate_ci: interval(|c| c.false_fail, |c| c.decided),
+            false_pass_rate_upper: upper(|c| c.false_pass, |c| c.decided),
+            false_fail_rate_upper: upper(|c| c.false_fail, |c| c.decided),
+            expected_fail_reviews,
+            false_pass_per_expected_fail: rate(false_pass, expected_fail_reviews),
+            false_pass_per_expected_fail_ci: interval(|c| c.false_pass, |c| c.expected_fail),
+            false_pass_per_expected_fail_upper: upper(|c| c.false_pass, |c| c.expected_fail),
+            pass_verdicts,
+            false_pass_per_pass_verdict: rate(false_pass, pass_verdicts),
+            false_pass_per_pass_verdict_ci: interval(|c| c.false_pass, |c| c.pass_verdicts),
+            false_pass_per_pass_verdict_upper: upper(|c| c.false_pass, |c| c.pass_verdicts),
+            expected_pass_reviews,
+            false_fail_per_expected_pass: rate(false_fail, expected_pass_reviews),
+            false_fail_per_expected_pass_ci: interval(|c| c.false_fail, |c| c.expected_pass),
+            false_fail_per_expected_pass_upper: upper(|c| c.false_fail, |c| c.expected_pass),
+            fail_verdicts,
+            false_fail_per_fail_verdict: rate(false_fail, fail_verdicts),
+            false_fail_per_fail_verdict_ci: interval(|c| c.false_fail, |c| c.fail_verdicts),
+            false_fail_per_fail_verdict_upper: upper(|c| c.false_fail, |c| c.fail_verdicts),
+            at_prevalence: None,
         }
     }
+}
+
+/// The one-sided 95 % Clopper–Pearson upper bound of a rate counted over clusters of reviews:
+/// with one review per case the exact bound of `Σ s` out of `k`; with repeats the bound at the
+/// effective number of independent reviews ([`jevjudge_stats::effective_trials`]), so the case
+/// stays the unit. `None` without a trial.
+pub fn clopper_pearson_upper_clustered(clusters: &[(u64, u64)]) -> Option<f64> {
+    if clusters.iter().all(|&(s, n)| n == 1 && s <= 1) {
+        let successes: u64 = clusters.iter().map(|&(s, _)| s).sum();
+        return jevjudge_stats::clopper_pearson_upper(
+            successes as f64,
+            clusters.len() as f64,
+            0.05,
+        );
+    }
+    let (p, n_eff) = jevjudge_stats::effective_trials(clusters)?;
+    jevjudge_stats::clopper_pearson_upper(p * n_eff, n_eff, 0.05)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{report, row, verdict};
+    use jevjudge_judge::Findings;
+
+    /// The one-sided 95 % Clopper–Pearson upper bound of `x` out of `n`, as scipy computed it
+    /// (`scripts/reference/exact.py`).
+    fn scipy_upper(x: u64, n: u64) -> f64 {
+        let key = format!("cp_upper {x} {n} 0.05 ");
+        let line = include_str!("../../stats/tests/data/exact.txt")
+            .lines()
+            .find(|line| line.starts_with(&key))
+            .unwrap_or_else(|| panic!("the fixture has {key}"));
+        line[key.len()..].parse().unwrap()
+    }
+
+    // The shipped SMS replay's counts: 75 cases expected to fail (65 FAIL, 10 INCONCLUSIVE),
+    // 75 expected to pass (58 PASS, 2 FAIL, 15 INCONCLUSIVE).
+    #[test]
+    fn each_error_rate_is_divided_by_its_own_base_with_a_clopper_pearson_upper_bound() {
+        let mut rows = Vec::new();
+        let mut add = |n: usize, expected_pass: bool, status: Status| {
+            for _ in 0..n {
+                let id = format!("c{}", rows.len());
+                let verdict = verdict("v", status, Findings::default());
+                rows.push(row("s", &id, expected_pass, verdict));
+            }
+        };
+        add(65, false, Status::Fail);
+        add(10, false, Status::Inconclusive);
+        add(58, true, Status::Pass);
+        add(2, true, Status::Fail);
+        add(15, true, Status::Inconclusive);
+        let risk = report("v", rows).overall.risk;
+        assert_eq!((risk.expected_fail_reviews, risk.pass_verdicts), (75, 58));
+        assert_eq!((risk.expected_pass_reviews, risk.fail_verdicts), (75, 67));
+        // The per-decided rates keep their meaning.
+        assert_eq!(
+            (risk.decided, risk.false_pass, risk.false_fail),
+            (125, 0, 2)
+        );
+        assert_eq!(risk.false_fail_rate, Some(2.0 / 125.0));
+        assert_eq!(risk.false_pass_per_expected_fail, Some(0.0));
+        assert_eq!(risk.false_pass_per_pass_verdict, Some(0.0));
+        assert_eq!(risk.false_fail_per_expected_pass, Some(2.0 / 75.0));
+        assert_eq!(risk.false_fail_per_fail_verdict, Some(2.0 / 67.0));
+        let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-12;
+        assert!(close(risk.false_pass_rate_upper, scipy_upper(0, 125)));
+        assert!(close(
+            risk.false_pass_per_expected_fail_upper,
+            scipy_upper(0, 75)
+        ));
+        assert!(close(
+            risk.false_pass_per_pass_verdict_upper,
+            scipy_upper(0, 58)
+        ));
+        assert!(close(
+            risk.false_fail_per_expected_pass_upper,
+            scipy_upper(2, 75)
+        ));
+        assert!(close(
+            risk.false_fail_per_fail_verdict_upper,
+            scipy_upper(2, 67)
+        ));
+        // Wilson's two-sided interval is kept beside it: 0/75 → [0, 0.0487].
+        let [low, high] = risk.false_pass_per_expected_fail_ci.unwrap();
+        assert!(low == 0.0 && (high - 0.0487).abs() < 1e-4);
+    }
 
     // A report written before issue 14 has none of these fields; each reads as its default,
     // and those present keep their values.

@@ -127,7 +127,10 @@ mod tests {
             let error = read_state(text.as_bytes(), 64).expect_err("not content");
             assert!(matches!(error, StateError::Kind(k) if k == kind), "{error}");
         }
-        assert!(matches!(read_state(&b"{"[..], 64), Err(StateError::NotJson(_))));
+        assert!(matches!(
+            read_state(&b"{"[..], 64),
+            Err(StateError::NotJson(_))
+        ));
         assert!(matches!(
             read_state(&b"\"abcdef\""[..], 4),
             Err(StateError::Read(ReadError::TooLarge { max_bytes: 4 }))

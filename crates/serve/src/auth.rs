@@ -49,7 +49,7 @@ pub(crate) async fn require_reviewer(
         .headers()
         .get(AUTHORIZATION)
         .map(|value| value.as_bytes());
-    let Some(policy) = state.queue_policy() else {
+    if state.queue_policy().is_none() {
         // A request without any token is refused as such; with one, it learns there is no
         // queue to authenticate against (or, for a method the route does not take, 405).
         return Err(if header.is_none() {
@@ -59,8 +59,8 @@ pub(crate) async fn require_reviewer(
         } else {
             ServeError::MethodNotAllowed
         });
-    };
-    let Some(reviewer) = policy.reviewers.reviewer_for_header(header) else {
+    }
+    let Some(reviewer) = state.reviewer_for_header(header) else {
         failed(&state, &request);
         return Err(ServeError::Unauthorized);
     };
@@ -68,11 +68,11 @@ pub(crate) async fn require_reviewer(
     Ok(next.run(request).await)
 }
 
-/// Whether a `/v1/queue/*` route takes `method`: `GET`/`HEAD` for the stats, `POST` for the
-/// others.
+/// Whether a `/v1/queue/*` route takes `method`: `GET`/`HEAD` for the stats, the held items
+/// and the decisions, `POST` for the others.
 fn queue_route_takes(path: &str, method: &axum::http::Method) -> bool {
     use axum::http::Method;
-    if path.ends_with("/stats") {
+    if ["/v1/queue/stats", "/v1/queue/mine", "/v1/queue/decisions"].contains(&path) {
         method == Method::GET || method == Method::HEAD
     } else {
         method == Method::POST

@@ -117,6 +117,9 @@ pub enum ServeError {
         /// What is wrong.
         message: String,
     },
+    /// 403 `not_a_lead`: only a lead (`name:token:lead` in the reviewer list) may do this.
+    #[error("only a lead may do this: adjudications and the decisions are the leads'")]
+    NotALead,
     /// 500 `internal`: a bug; details are only in the logs.
     #[error("internal error")]
     Internal,
@@ -146,6 +149,7 @@ impl ServeError {
             | ServeError::ItemExpired
             | ServeError::TooManyLeases { .. } => StatusCode::CONFLICT,
             ServeError::InvalidDecision { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ServeError::NotALead => StatusCode::FORBIDDEN,
             ServeError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -175,12 +179,13 @@ impl ServeError {
             ServeError::ItemExpired => "item_expired",
             ServeError::TooManyLeases { .. } => "too_many_leases",
             ServeError::InvalidDecision { .. } => "invalid_decision",
+            ServeError::NotALead => "not_a_lead",
             ServeError::Internal => "internal",
         }
     }
 
     /// Every code, for the OpenAPI document.
-    pub(crate) const CODES: [&'static str; 23] = [
+    pub(crate) const CODES: [&'static str; 24] = [
         "unauthorized",
         "unknown_version",
         "not_found",
@@ -203,6 +208,7 @@ impl ServeError {
         "item_expired",
         "too_many_leases",
         "invalid_decision",
+        "not_a_lead",
         "internal",
     ];
 }
@@ -280,6 +286,7 @@ mod tests {
             ServeError::InvalidDecision {
                 message: String::new(),
             },
+            ServeError::NotALead,
             ServeError::Internal,
         ];
         let codes: Vec<&str> = errors.iter().map(ServeError::code).collect();

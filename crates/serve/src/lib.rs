@@ -173,7 +173,7 @@ pub use queue_policy::{
     DEFAULT_LEASE, DEFAULT_MAX_LEASES_PER_REVIEWER, QueuePolicy, QueuePolicyError, Queueing,
     Reason, draw,
 };
-pub use reload::{ReloadOutcome, reload_definitions};
+pub use reload::{ReloadOutcome, reload_definitions, reload_reviewers};
 pub use request_middleware::{REQUEST_ID_HEADER, RequestId};
 pub use review::{MAX_STATE_VALUES, ReviewRequest};
 pub use reviewers::{
@@ -183,4 +183,5 @@ pub use router::{ROUTES, app};
 pub use run::{DRAIN_GRACE, Listening, OsSignals, RunError, RunOptions, StopCause, Stopped};
 pub use server::serve;
 pub use service::{BuildError, DecisionLogConfig, Service, ServiceBuilder};
+pub use session::{MIN_SECRET_BYTES, SessionSecret, SessionSecretError};
 pub use state::ServeState;

@@ -1,5 +1,11 @@
-//! The reviewer API of the review queue (issue 13): `POST /v1/queue/claim`,
-//! `POST /v1/queue/{item}/decision`, `POST /v1/queue/{item}/release`, `GET /v1/queue/stats`.
+//! The reviewer API of the review queue: `POST /v1/queue/claim`,
+//! `POST /v1/queue/{item}/decision`, `POST /v1/queue/{item}/release`, `GET /v1/queue/stats`,
+//! `GET /v1/queue/mine` and, for leads, `GET /v1/queue/decisions`.
+//!
+//! A claim hands back an item the reviewer holds before a new one (`"resumed": true`);
+//! `{"new": true}` asks for another. A lead claims adjudications with
+//! `{"kind": "adjudication"}` (403 `not_a_lead` for anyone else) and decides and releases them
+//! on the same item routes.
 //!
 //! Every route needs `Authorization: Bearer <reviewer token>` (from `--reviewer-tokens-env`,
 //! not the callers' `--auth-token-env`): 401 otherwise. Without a queue they answer 404
@@ -7,17 +13,18 @@
 //! store never hold the same item. The claim is blind: it carries the state and the criteria,
 //! never Jev's findings; the decision's answer reveals them.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, time::SystemTime};
 
 use axum::{
     Extension, Json,
     body::Body,
-    extract::{Path, State, rejection::PathRejection},
+    extract::{Path, Query, State, rejection::PathRejection, rejection::QueryRejection},
     http::StatusCode,
     response::{IntoResponse, Response},
 };
 use jevjudge_store::{
-    Claim, Claimed, Decision, MAX_NOTE_CHARS, QueueError, QueueItemId, StoreError,
+    Adjudication, AdjudicationClaim, Claim, Claimed, Decision, DecisionCursor, DecisionFilter,
+    MAX_NOTE_CHARS, MAX_PAGE, QueueError, QueueItemId, StoreError,
 };
 use serde::{Deserialize, Deserializer, de::DeserializeOwned, de::Error as _};
 use serde_json::{Value, json};
@@ -69,16 +76,50 @@ fn unknown(name: &str, fields: &[&str]) -> String {
     format!("unknown field `{name}`; expected {}", expected.join(", "))
 }
 
-/// The body of `POST /v1/queue/claim`: `{"version": "…"}`, all optional.
+/// The body of `POST /v1/queue/claim`: `{"version": "…", "new": true, "kind": "review" |
+/// "adjudication"}`, all optional.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ClaimBody {
     #[serde(default, deserialize_with = "version")]
     version: Option<String>,
+    #[serde(default, deserialize_with = "flag")]
+    new: bool,
+    #[serde(default, deserialize_with = "kind")]
+    kind: Kind,
+}
+
+/// What a claim asks for.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A queued review (the default).
+    #[default]
+    Review,
+    /// An adjudication (leads only).
+    Adjudication,
+}
+
+fn flag<'de, D: Deserializer<'de>>(from: D) -> Result<bool, D::Error> {
+    match Value::deserialize(from)? {
+        Value::Null => Ok(false),
+        Value::Bool(flag) => Ok(flag),
+        _ => Err(D::Error::custom("`new` must be true or false")),
+    }
+}
+
+fn kind<'de, D: Deserializer<'de>>(from: D) -> Result<Kind, D::Error> {
+    match Value::deserialize(from)? {
+        Value::Null => Ok(Kind::Review),
+        Value::String(kind) if kind == "review" => Ok(Kind::Review),
+        Value::String(kind) if kind == "adjudication" => Ok(Kind::Adjudication),
+        _ => Err(D::Error::custom(
+            "`kind` must be \"review\" or \"adjudication\"",
+        )),
+    }
 }
 
 const CLAIM_BODY: Shape = Shape {
-    fields: &["version"],
+    fields: &["version", "new", "kind"],
     unknown: |name| unknown(name, CLAIM_BODY.fields),
     like: None,
 };
@@ -154,36 +195,52 @@ fn note<'de, D: Deserializer<'de>>(from: D) -> Result<Option<String>, D::Error> 
     }
 }
 
-/// The claim's JSON: the item, the review's id and version, the state, and the criteria
-/// (id, question, expected flag) — no finding of Jev's.
-pub fn claim_json(claimed: &Claimed) -> Value {
-    let criteria: Vec<Value> = match &claimed.subject.questions {
+/// The claim's JSON: the item, the definition version, the state, and the criteria (id,
+/// question, expected flag). Blind: nothing that reveals Jev's verdict or leads to it — no
+/// review id (it would resolve on `GET /v1/reviews/{id}`), no reason (`sampled_pass` says Jev
+/// said PASS), no reference.
+pub fn claim_json(claimed: &Claimed, resumed: bool) -> Value {
+    json!({
+        "item": claimed.item.to_string(),
+        "definition_version": claimed.subject.review.definition_version,
+        "slot": claimed.slot,
+        "state": claimed.subject.state,
+        "criteria": criteria_json(&claimed.subject.questions, claimed.subject.expected.as_ref()),
+        "lease_expires": claimed.lease_expires_rfc3339(),
+        "resumed": resumed,
+    })
+}
+
+/// The criteria of a definition's questions: id, question, expected flag.
+fn criteria_json(questions: &Value, expected: Option<&BTreeMap<String, bool>>) -> Vec<Value> {
+    match questions {
         Value::Object(questions) => questions
             .iter()
             .map(|(id, question)| {
                 json!({
                     "id": id,
                     "instructions": question.get("instructions").cloned().unwrap_or(Value::Null),
-                    "expected": claimed
-                        .subject
-                        .expected
-                        .as_ref()
-                        .and_then(|expected| expected.get(id))
-                        .copied(),
+                    "expected": expected.and_then(|expected| expected.get(id)).copied(),
                 })
             })
             .collect(),
         _ => Vec::new(),
-    };
+    }
+}
+
+/// An adjudication claim's JSON: the state, the criteria and both reviewers' answers and
+/// notes — nothing of Jev's.
+pub fn adjudication_json(adjudication: &Adjudication, resumed: bool) -> Value {
     json!({
-        "item": claimed.item.to_string(),
-        "review_id": claimed.subject.review.review_id.to_string(),
-        "definition_version": claimed.subject.review.definition_version,
-        "reason": claimed.reason,
-        "slot": claimed.slot,
-        "state": claimed.subject.state,
-        "criteria": criteria,
-        "lease_expires": claimed.lease_expires_rfc3339(),
+        "item": adjudication.item.to_string(),
+        "kind": "adjudication",
+        "definition_version": adjudication.definition_version,
+        "disagreement": adjudication.disagreement,
+        "state": adjudication.state,
+        "criteria": criteria_json(&adjudication.questions, None),
+        "answers": adjudication.answers,
+        "lease_expires": adjudication.lease_expires,
+        "resumed": resumed,
     })
 }
 
@@ -195,20 +252,50 @@ pub(crate) async fn claim(
     Extension(reviewer): Extension<Reviewer>,
     body: Body,
 ) -> Result<Response, ServeError> {
-    let ClaimBody { version } = json_body(body, &CLAIM_BODY).await?;
+    let ClaimBody { version, new, kind } = json_body(body, &CLAIM_BODY).await?;
     let store = state.store().ok_or(ServeError::NoQueue)?;
+    if kind == Kind::Adjudication {
+        if !reviewer.lead {
+            return Err(ServeError::NotALead);
+        }
+        return match store
+            .claim_adjudication_at(
+                &reviewer.name,
+                state.lease(),
+                state.max_leases_per_reviewer(),
+                new,
+                SystemTime::now(),
+            )
+            .await
+        {
+            Ok(AdjudicationClaim::Leased {
+                adjudication,
+                resumed,
+            }) => Ok(Json(adjudication_json(&adjudication, resumed)).into_response()),
+            Ok(AdjudicationClaim::Empty) => Ok(StatusCode::NO_CONTENT.into_response()),
+            Ok(AdjudicationClaim::AtCap { held }) => Err(ServeError::TooManyLeases {
+                held: held.iter().map(ToString::to_string).collect(),
+            }),
+            Err(StoreError::Invalid(message)) => Err(body::invalid(message)),
+            Err(error) => Err(unavailable(&state, &error)),
+        };
+    }
     match store
-        .claim_capped(
+        .claim_or_resume_at(
             &reviewer.name,
             version.as_deref(),
             state.lease(),
             state.max_leases_per_reviewer(),
+            new,
+            SystemTime::now(),
         )
         .await
     {
-        Ok(Claim::Leased(claimed)) => Ok(Json(claim_json(&claimed)).into_response()),
-        Ok(Claim::Empty) => Ok(StatusCode::NO_CONTENT.into_response()),
-        Ok(Claim::AtCap { held }) => Err(ServeError::TooManyLeases {
+        Ok((Claim::Leased(claimed), resumed)) => {
+            Ok(Json(claim_json(&claimed, resumed)).into_response())
+        }
+        Ok((Claim::Empty, _)) => Ok(StatusCode::NO_CONTENT.into_response()),
+        Ok((Claim::AtCap { held }, _)) => Err(ServeError::TooManyLeases {
             held: held.iter().map(ToString::to_string).collect(),
         }),
         // A version the store refuses (a control character) is the caller's mistake.
@@ -247,10 +334,26 @@ pub(crate) async fn decide(
     let item = item_id(path)?;
     let decision = decision(json_body(body, &DECISION_BODY).await?)?;
     let store = state.store().ok_or(ServeError::NoQueue)?;
-    let decided = store
-        .decide(item, &reviewer.name, &decision)
-        .await
-        .map_err(|error| queue_error(&state, error))?;
+    let decided = match store.decide(item, &reviewer.name, &decision).await {
+        Err(QueueError::NotFound) if reviewer.lead => {
+            // Not a queue item: a lead's adjudication, perhaps.
+            let adjudicated = store
+                .decide_adjudication_at(item, &reviewer.name, &decision, SystemTime::now())
+                .await
+                .map_err(|error| queue_error(&state, error))?;
+            return Ok(Json(json!({
+                "item": adjudicated.item.to_string(),
+                "kind": "adjudication",
+                "definition_version": adjudicated.definition_version,
+                "reviewer": reviewer.name,
+                "findings": decision.findings,
+                "answers": adjudicated.answers,
+                "upheld": adjudicated.upheld,
+            }))
+            .into_response());
+        }
+        other => other.map_err(|error| queue_error(&state, error))?,
+    };
     Ok(Json(json!({
         "item": decided.item.to_string(),
         "review_id": decided.review.review_id.to_string(),
@@ -272,10 +375,13 @@ pub(crate) async fn release(
 ) -> Result<Response, ServeError> {
     let item = item_id(path)?;
     let store = state.store().ok_or(ServeError::NoQueue)?;
-    store
-        .release(item, &reviewer.name)
-        .await
-        .map_err(|error| queue_error(&state, error))?;
+    match store.release(item, &reviewer.name).await {
+        Err(QueueError::NotFound) if reviewer.lead => store
+            .release_adjudication_at(item, &reviewer.name, SystemTime::now())
+            .await
+            .map_err(|error| queue_error(&state, error))?,
+        other => other.map_err(|error| queue_error(&state, error))?,
+    }
     Ok(Json(json!({"item": item.to_string(), "released": true})).into_response())
 }
 
@@ -286,10 +392,129 @@ pub(crate) async fn stats(
     Extension(_reviewer): Extension<Reviewer>,
 ) -> Result<Response, ServeError> {
     let store = state.store().ok_or(ServeError::NoQueue)?;
-    match store.queue_stats().await {
-        Ok(stats) => Ok(Json(stats).into_response()),
+    let stats = store
+        .queue_stats()
+        .await
+        .map_err(|error| unavailable(&state, &error))?;
+    let adjudication = store
+        .adjudication_stats()
+        .await
+        .map_err(|error| unavailable(&state, &error))?;
+    let mut body = serde_json::to_value(stats).map_err(|_| ServeError::Internal)?;
+    body["adjudication"] = serde_json::to_value(adjudication).map_err(|_| ServeError::Internal)?;
+    Ok(Json(body).into_response())
+}
+
+/// `GET /v1/queue/mine`: the items the caller holds under a live lease, soonest lease end
+/// first: `{"items": [{"item", "kind", "definition_version", "lease_expires"}]}`.
+pub(crate) async fn mine(
+    State(state): State<ServeState>,
+    Extension(reviewer): Extension<Reviewer>,
+) -> Result<Response, ServeError> {
+    let store = state.store().ok_or(ServeError::NoQueue)?;
+    match store.held_at(&reviewer.name, SystemTime::now()).await {
+        Ok(items) => Ok(Json(json!({ "items": items })).into_response()),
         Err(error) => Err(unavailable(&state, &error)),
     }
+}
+
+/// `GET /v1/queue/decisions?version=&since=&reviewer=&disagreement=&cursor=&limit=` (leads
+/// only): the queued reviews with their decisions, oldest first decision first,
+/// keyset-paged.
+pub(crate) async fn decisions(
+    State(state): State<ServeState>,
+    Extension(reviewer): Extension<Reviewer>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ServeError> {
+    if !reviewer.lead {
+        return Err(ServeError::NotALead);
+    }
+    let store = state.store().ok_or(ServeError::NoQueue)?;
+    let Ok(Query(pairs)) = query else {
+        return Err(ServeError::InvalidQuery {
+            message: "the query string is not valid (name=value pairs, percent-encoded)".to_owned(),
+        });
+    };
+    let (filter, limit, cursor) =
+        decisions_query(pairs).map_err(|message| ServeError::InvalidQuery { message })?;
+    match store.queue_decisions(&filter, limit, cursor.as_ref()).await {
+        Ok(page) => Ok(Json(page).into_response()),
+        Err(StoreError::Invalid(message)) => Err(ServeError::InvalidQuery { message }),
+        Err(error) => Err(unavailable(&state, &error)),
+    }
+}
+
+/// The filter, page size and cursor of a decisions request; an unknown or repeated parameter,
+/// or a bad value, is an error naming it.
+fn decisions_query(
+    pairs: Vec<(String, String)>,
+) -> Result<(DecisionFilter, u32, Option<DecisionCursor>), String> {
+    let mut filter = DecisionFilter::default();
+    let mut limit = crate::reviews_api::DEFAULT_LIMIT;
+    let mut cursor = None;
+    let mut seen: Vec<String> = Vec::new();
+    for (key, value) in pairs {
+        if seen.contains(&key) {
+            return Err(format!("`{key}` is given more than once"));
+        }
+        match key.as_str() {
+            "version" => {
+                if value.is_empty() || value.chars().count() > 256 {
+                    return Err("`version` must be 1 to 256 characters".to_owned());
+                }
+                jevjudge_store::check_no_controls("version", &value)?;
+                filter.version = Some(value);
+            }
+            "reviewer" => {
+                if !crate::reviewers::valid_reviewer_name(&value) {
+                    return Err(
+                        "`reviewer` must be a reviewer name (1–64 characters of A–Z a–z 0–9 - _ . @)"
+                            .to_owned(),
+                    );
+                }
+                filter.reviewer = Some(value);
+            }
+            "since" => {
+                filter.since = Some(jevjudge_store::parse_time(&value).map_err(|_| {
+                    "`since` must be an RFC 3339 time like 2026-11-30T12:00:00Z or a date like \
+                     2026-11-30"
+                        .to_owned()
+                })?);
+            }
+            "disagreement" => {
+                filter.disagreement = Some(match value.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err("`disagreement` must be true or false".to_owned()),
+                });
+            }
+            "limit" => {
+                limit = value
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=MAX_PAGE).contains(n))
+                    .ok_or_else(|| {
+                        format!("`limit` must be a whole number from 1 to {MAX_PAGE}")
+                    })?;
+            }
+            "cursor" => {
+                cursor = Some(
+                    value
+                        .parse::<DecisionCursor>()
+                        .map_err(|e: jevjudge_store::CursorError| e.to_string())?,
+                );
+            }
+            _ => {
+                let shown: String = key.chars().take(64).filter(|c| !c.is_control()).collect();
+                return Err(format!(
+                    "unknown parameter `{shown}`; expected version, since, reviewer, \
+                     disagreement, limit, cursor"
+                ));
+            }
+        }
+        seen.push(key);
+    }
+    Ok((filter, limit, cursor))
 }
 
 /// Adds the queue's paths and schemas to the OpenAPI document.
@@ -321,14 +546,27 @@ pub(crate) fn describe(document: &mut Value) {
         "security": reviewer,
         "requestBody": {"required": false, "content": {"application/json": {"schema": {
             "type": "object", "additionalProperties": false,
-            "properties": {"version": {"type": ["string", "null"], "minLength": 1, "maxLength": 256}}
+            "properties": {
+                "version": {"type": ["string", "null"], "minLength": 1, "maxLength": 256},
+                "new": {"type": ["boolean", "null"],
+                        "description": "true: a new item even while holding some (within \
+                                        --max-leases-per-reviewer); else an item the caller \
+                                        holds comes back first."},
+                "kind": {"enum": ["review", "adjudication", null],
+                         "description": "adjudication: a disagreement to decide (leads only)."}
+            }
         }}}},
         "responses": {
-            "200": {"description": "The leased item.", "content": {"application/json": {
-                "schema": {"$ref": "#/components/schemas/ClaimedItem"}}}},
+            "200": {"description": "The leased item (an adjudication for `kind: adjudication`).",
+                    "content": {"application/json": {"schema": {"oneOf": [
+                        {"$ref": "#/components/schemas/ClaimedItem"},
+                        {"$ref": "#/components/schemas/ClaimedAdjudication"}
+                    ]}}}},
             "204": {"description": "Nothing is pending."},
             "400": error("The body is not JSON (`malformed_json`)."),
             "401": unauthorized.clone(),
+            "403": error("An adjudication asked for by a reviewer who is not a lead \
+                          (`not_a_lead`)."),
             "404": no_queue(""),
             "409": {
                 "description": "The reviewer holds as many items as one reviewer may \
@@ -352,8 +590,11 @@ pub(crate) fn describe(document: &mut Value) {
         "requestBody": {"required": true, "content": {"application/json": {"schema": {
             "$ref": "#/components/schemas/QueueDecision"}}}},
         "responses": {
-            "200": {"description": "Saved.", "content": {"application/json": {
-                "schema": {"$ref": "#/components/schemas/QueueDecided"}}}},
+            "200": {"description": "Saved (an adjudication's answer for a lead's adjudication).",
+                    "content": {"application/json": {"schema": {"oneOf": [
+                        {"$ref": "#/components/schemas/QueueDecided"},
+                        {"$ref": "#/components/schemas/AdjudicationDecided"}
+                    ]}}}},
             "400": error("The body is not JSON (`malformed_json`)."),
             "401": unauthorized.clone(),
             "404": no_queue(", or no item has this id (`queue_item_not_found`)"),
@@ -384,6 +625,65 @@ pub(crate) fn describe(document: &mut Value) {
             "503": unavailable.clone()
         }
     }});
+    let page_parameter = |name: &str, description: &str, schema: Value| {
+        json!({"name": name, "in": "query", "required": false, "description": description,
+               "schema": schema})
+    };
+    paths["/v1/queue/mine"] = json!({"get": {
+        "operationId": "queueMine",
+        "summary": "The items the caller holds under a live lease, soonest lease end first.",
+        "security": reviewer,
+        "responses": {
+            "200": {"description": "The held items.", "content": {"application/json": {
+                "schema": {
+                    "type": "object", "required": ["items"],
+                    "properties": {"items": {"type": "array", "items": {
+                        "type": "object",
+                        "required": ["item", "kind", "definition_version", "lease_expires"],
+                        "properties": {
+                            "item": {"type": "string"},
+                            "kind": {"enum": ["review", "adjudication"]},
+                            "definition_version": {"type": "string"},
+                            "lease_expires": {"type": "string", "description": "RFC 3339."}
+                        }
+                    }}}
+                }}}},
+            "401": unauthorized.clone(),
+            "404": no_queue(""),
+            "503": unavailable.clone()
+        }
+    }});
+    paths["/v1/queue/decisions"] = json!({"get": {
+        "operationId": "queueDecisions",
+        "summary": "The queued reviews with their decisions (each reviewer's answer and note, \
+                    the adjudication, the final label and who gave it), oldest first decision \
+                    first, keyset-paged. Leads only.",
+        "security": reviewer,
+        "parameters": [
+            page_parameter("version", "Only this definition version.",
+                           json!({"type": "string", "minLength": 1, "maxLength": 256})),
+            page_parameter("since", "Only reviews first decided at or after this RFC 3339 \
+                                     time or date.", json!({"type": "string"})),
+            page_parameter("reviewer", "Only reviews this reviewer decided or adjudicated.",
+                           json!({"type": "string", "pattern": "^[A-Za-z0-9._@-]{1,64}$"})),
+            page_parameter("disagreement", "true: only reviews whose two reviewers \
+                                            disagreed; false: only the others.",
+                           json!({"enum": ["true", "false"]})),
+            page_parameter("limit", "Page size (default 50).",
+                           json!({"type": "integer", "minimum": 1, "maximum": MAX_PAGE})),
+            page_parameter("cursor", "`next_cursor` of the previous page.",
+                           json!({"type": "string"}))
+        ],
+        "responses": {
+            "200": {"description": "A page of decisions.", "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/QueueDecisionPage"}}}},
+            "400": error("A parameter is unknown, repeated or not valid (`invalid_query`)."),
+            "401": unauthorized.clone(),
+            "403": error("The caller is not a lead (`not_a_lead`)."),
+            "404": no_queue(""),
+            "503": unavailable.clone()
+        }
+    }});
     paths["/v1/queue/stats"] = json!({"get": {
         "operationId": "queueStats",
         "summary": "Pending items by version, claimed, decided, and agreement (Cohen's kappa per \
@@ -404,13 +704,14 @@ pub(crate) fn describe(document: &mut Value) {
     let schemas = &mut document["components"]["schemas"];
     schemas["ClaimedItem"] = json!({
         "type": "object",
-        "required": ["item", "review_id", "definition_version", "reason", "slot", "state",
-                     "criteria", "lease_expires"],
+        "description": "Blind: no review id, no reason for queueing, no reference, nothing \
+                        of Jev's.",
+        "required": ["item", "definition_version", "slot", "state", "criteria",
+                     "lease_expires", "resumed"],
+        "additionalProperties": false,
         "properties": {
             "item": {"type": "string"},
-            "review_id": {"type": "string"},
             "definition_version": {"type": "string"},
-            "reason": {"enum": ["status", "sampled_pass", "second_review"]},
             "slot": {"type": "integer", "minimum": 1, "maximum": 2},
             "state": {"description": "The state text as reviewed (null if erased)."},
             "criteria": {"type": "array", "items": {
@@ -422,7 +723,93 @@ pub(crate) fn describe(document: &mut Value) {
                     "expected": {"type": ["boolean", "null"]}
                 }
             }},
-            "lease_expires": {"type": "string", "description": "RFC 3339."}
+            "lease_expires": {"type": "string", "description": "RFC 3339."},
+            "resumed": {"type": "boolean",
+                        "description": "true: an item the caller held already (its lease \
+                                        unchanged)."}
+        }
+    });
+    let answer = json!({
+        "type": "object",
+        "required": ["name", "findings", "note", "decided_at"],
+        "properties": {
+            "name": {"type": "string"},
+            "findings": {"type": "object", "additionalProperties": {"type": ["boolean", "null"]}},
+            "note": {"type": ["string", "null"]},
+            "decided_at": {"type": "string"}
+        }
+    });
+    let criteria = json!({"type": "array", "items": {
+        "type": "object",
+        "required": ["id", "instructions", "expected"],
+        "properties": {
+            "id": {"type": "string"},
+            "instructions": {"type": ["string", "null"]},
+            "expected": {"type": ["boolean", "null"]}
+        }
+    }});
+    schemas["ClaimedAdjudication"] = json!({
+        "type": "object",
+        "description": "Both reviewers' answers and notes, never Jev's.",
+        "required": ["item", "kind", "definition_version", "disagreement", "state", "criteria",
+                     "answers", "lease_expires", "resumed"],
+        "properties": {
+            "item": {"type": "string"},
+            "kind": {"const": "adjudication"},
+            "definition_version": {"type": "string"},
+            "disagreement": {"type": "boolean",
+                             "description": "false: the reviewers agreed but could not tell."},
+            "state": {},
+            "criteria": criteria,
+            "answers": {"type": "array", "items": answer},
+            "lease_expires": {"type": ["string", "null"]},
+            "resumed": {"type": "boolean"}
+        }
+    });
+    schemas["AdjudicationDecided"] = json!({
+        "type": "object",
+        "required": ["item", "kind", "definition_version", "reviewer", "findings", "answers",
+                     "upheld"],
+        "properties": {
+            "item": {"type": "string"},
+            "kind": {"const": "adjudication"},
+            "definition_version": {"type": "string"},
+            "reviewer": {"type": "string"},
+            "findings": {"type": "object", "additionalProperties": {"type": ["boolean", "null"]}},
+            "answers": {"type": "array", "items": answer},
+            "upheld": {"enum": ["first", "second", "both", "neither", null]}
+        }
+    });
+    schemas["QueueDecisionPage"] = json!({
+        "type": "object",
+        "required": ["decisions", "next_cursor"],
+        "properties": {
+            "decisions": {"type": "array", "items": {
+                "type": "object",
+                "required": ["item", "review_id", "definition_version", "decided_at",
+                             "reviewers", "disagreement", "adjudication", "label", "label_by"],
+                "properties": {
+                    "item": {"type": "string"},
+                    "review_id": {"type": "string"},
+                    "definition_version": {"type": "string"},
+                    "decided_at": {"type": "string"},
+                    "reviewers": {"type": "array", "items": answer},
+                    "disagreement": {"type": "boolean"},
+                    "adjudication": {"oneOf": [{"type": "null"}, {
+                        "type": "object",
+                        "required": ["state", "decision", "upheld"],
+                        "properties": {
+                            "state": {"enum": ["pending", "decided"]},
+                            "decision": {"oneOf": [{"type": "null"}, answer]},
+                            "upheld": {"enum": ["first", "second", "both", "neither", null]}
+                        }
+                    }]},
+                    "label": {"type": ["object", "null"],
+                              "additionalProperties": {"type": ["boolean", "null"]}},
+                    "label_by": {"type": "array", "items": {"type": "string"}}
+                }
+            }},
+            "next_cursor": {"type": ["string", "null"]}
         }
     });
     schemas["TooManyLeases"] = json!({
@@ -470,7 +857,8 @@ pub(crate) fn describe(document: &mut Value) {
     });
     schemas["QueueStats"] = json!({
         "type": "object",
-        "required": ["pending_by_version", "claimed", "decided", "expired", "agreement"],
+        "required": ["pending_by_version", "claimed", "decided", "expired", "agreement",
+                     "adjudication"],
         "properties": {
             "pending_by_version": {"type": "object",
                                    "additionalProperties": {"type": "integer", "minimum": 0}},
@@ -487,7 +875,34 @@ pub(crate) fn describe(document: &mut Value) {
                     "observed": {"type": ["number", "null"]},
                     "kappa": {"type": ["number", "null"]}
                 }
-            }}
+            }},
+            "adjudication": {
+                "type": "object",
+                "required": ["pending", "decided", "upheld", "by_reviewer"],
+                "properties": {
+                    "pending": {"type": "integer", "minimum": 0},
+                    "decided": {"type": "integer", "minimum": 0},
+                    "upheld": {
+                        "type": "object",
+                        "required": ["first", "second", "both", "neither"],
+                        "description": "Whose findings the lead's equalled.",
+                        "properties": {
+                            "first": {"type": "integer", "minimum": 0},
+                            "second": {"type": "integer", "minimum": 0},
+                            "both": {"type": "integer", "minimum": 0},
+                            "neither": {"type": "integer", "minimum": 0}
+                        }
+                    },
+                    "by_reviewer": {"type": "object", "additionalProperties": {
+                        "type": "object",
+                        "required": ["upheld", "overruled"],
+                        "properties": {
+                            "upheld": {"type": "integer", "minimum": 0},
+                            "overruled": {"type": "integer", "minimum": 0}
+                        }
+                    }}
+                }
+            }
         }
     });
 }

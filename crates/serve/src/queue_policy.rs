@@ -54,8 +54,14 @@ pub struct QueuePolicy {
     /// The most items one reviewer may hold under live leases at once (a claim past it is
     /// refused with 409 `too_many_leases`), so one reviewer cannot lock the queue.
     pub max_leases_per_reviewer: u32,
-    /// The reviewers and their tokens.
+    /// The reviewers and their tokens (the list at start; a reload replaces it in the
+    /// service's state).
     pub reviewers: ReviewerTokens,
+    /// With a secret, the reviewer pages key each reviewer's sessions apart (replacing one
+    /// token signs out that reviewer only); without, one key from the whole list.
+    pub session_secret: Option<crate::session::SessionSecret>,
+    /// The file the reviewer list was read from, when it was: SIGHUP reads it again.
+    pub reviewers_file: Option<std::path::PathBuf>,
 }
 
 /// A policy that cannot work.
@@ -103,6 +109,8 @@ impl QueuePolicy {
             lease: DEFAULT_LEASE,
             max_leases_per_reviewer: DEFAULT_MAX_LEASES_PER_REVIEWER,
             reviewers,
+            session_secret: None,
+            reviewers_file: None,
         }
     }
 

@@ -1,4 +1,10 @@
-//! Reloading the definitions directory while serving (`kill -HUP`, issue 13).
+//! Reloading the definitions directory, and the reviewer list file, while serving
+//! (`kill -HUP`).
+//!
+//! A reviewer list is read and checked whole too: a file that does not parse keeps the old
+//! list (the log line names the entry, never a token). The new list is in use from the next
+//! request; with a session secret only the reviewers whose token changed (or who left) are
+//! signed out of the reviewer pages, without one everyone is.
 //!
 //! The new set is loaded and checked whole before anything changes; its questions are put in
 //! the store (when there is one); only then is it swapped in. A request takes the set once
@@ -8,7 +14,7 @@
 
 use std::path::Path;
 
-use crate::{Definitions, ServeState};
+use crate::{Definitions, ReviewerTokens, ServeState};
 
 /// What a reload did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,4 +57,30 @@ pub async fn reload_definitions(state: &ServeState, dir: &Path) -> ReloadOutcome
     let old_versions: Vec<&str> = old.iter().map(|definition| definition.version()).collect();
     tracing::info!(definitions = ?versions, previous = ?old_versions, "definitions reloaded");
     ReloadOutcome::Reloaded { versions }
+}
+
+/// Reads the reviewer list file `path` and, if it parses, makes it the service's reviewers
+/// (see the module documentation). Logs the outcome either way.
+pub fn reload_reviewers(state: &ServeState, path: &Path) -> ReloadOutcome {
+    let refused = |reason: String| {
+        tracing::warn!(%reason, "reviewer reload refused; the old list stays");
+        ReloadOutcome::Refused { reason }
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) => return refused(format!("{}: {error}", path.display())),
+    };
+    let reviewers = match ReviewerTokens::parse_file(&text) {
+        Ok(reviewers) => reviewers,
+        Err(error) => return refused(format!("{}: {error}", path.display())),
+    };
+    let names: Vec<String> = reviewers.names().map(str::to_owned).collect();
+    match state.replace_reviewers(reviewers) {
+        Some(old) => {
+            let previous: Vec<&str> = old.names().collect();
+            tracing::info!(reviewers = ?names, previous = ?previous, "reviewers reloaded");
+            ReloadOutcome::Reloaded { versions: names }
+        }
+        None => refused("the service has no review queue".to_owned()),
+    }
 }

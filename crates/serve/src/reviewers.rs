@@ -1,6 +1,7 @@
 //! Reviewers of the review queue and their bearer tokens (`--reviewer-tokens-env VAR`, issue 13).
 //!
-//! The variable holds comma-separated `name:token` pairs. The name is what the store, the stats
+//! The variable holds comma-separated `name:token` pairs, or `name:token:lead` for a lead (who
+//! also adjudicates disagreements and reads the decisions; a token may not hold `:`). The name is what the store, the stats
 //! and the logs show; the token is only ever compared, in constant time (`subtle`), against
 //! every configured token whatever the guess, and never printed (`Debug` shows the names only).
 //! Reviewer tokens are separate from the service's callers' tokens (`--auth-token-env`).
@@ -21,6 +22,8 @@ pub const MAX_REVIEWER_NAME_CHARS: usize = 64;
 pub struct Reviewer {
     /// The reviewer's name (1–64 characters of `A–Z a–z 0–9 - _ . @`).
     pub name: String,
+    /// Whether they lead (`name:token:lead`): adjudicate and read the decisions.
+    pub lead: bool,
 }
 
 /// The reviewers and their tokens.
@@ -29,6 +32,8 @@ pub struct Reviewer {
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct ReviewerTokens {
     entries: Vec<(String, Vec<u8>)>,
+    /// The names of the leads.
+    leads: Vec<String>,
 }
 
 /// Why a reviewer token list was refused; the message never holds a token.
@@ -67,7 +72,10 @@ pub enum ReviewerTokensError {
         name: String,
     },
     /// A token holding `:` (the separator of name and token).
-    #[error("entry {position} (reviewer `{name}`): the token holds `:`")]
+    #[error(
+        "entry {position} (reviewer `{name}`): the token holds `:` (an entry is name:token, or \
+         name:token:lead for a lead)"
+    )]
     TokenWithColon {
         /// Its position, from 1.
         position: usize,
@@ -100,18 +108,26 @@ pub fn valid_reviewer_name(name: &str) -> bool {
 }
 
 impl ReviewerTokens {
-    /// Parses `name:token,name:token` (spaces around each entry are trimmed).
+    /// Parses `name:token,name:token:lead` (spaces around each entry are trimmed).
     pub fn parse(value: &str) -> Result<ReviewerTokens, ReviewerTokensError> {
         if value.trim().is_empty() {
             return Err(ReviewerTokensError::Empty);
         }
         let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut leads: Vec<String> = Vec::new();
         for (index, entry) in value.split(',').map(str::trim).enumerate() {
             let position = index + 1;
             let Some((name, token)) = entry.split_once(':') else {
                 return Err(ReviewerTokensError::NotAPair { position });
             };
-            let (name, token) = (name.trim(), token.trim());
+            let (name, mut token) = (name.trim(), token.trim());
+            let lead = match token.rsplit_once(':') {
+                Some((before, "lead")) if !before.contains(':') => {
+                    token = before.trim();
+                    true
+                }
+                _ => false,
+            };
             if name.is_empty() || token.is_empty() {
                 return Err(ReviewerTokensError::NotAPair { position });
             }
@@ -143,8 +159,32 @@ impl ReviewerTokens {
                 return Err(ReviewerTokensError::DuplicateToken { position });
             }
             entries.push((name.to_owned(), token.as_bytes().to_vec()));
+            if lead {
+                leads.push(name.to_owned());
+            }
         }
-        Ok(ReviewerTokens { entries })
+        Ok(ReviewerTokens { entries, leads })
+    }
+
+    /// Whether `name` is a lead's.
+    pub fn is_lead(&self, name: &str) -> bool {
+        self.leads.iter().any(|lead| lead == name)
+    }
+
+    /// The leads' names, in the order given.
+    pub fn leads(&self) -> impl Iterator<Item = &str> {
+        self.leads.iter().map(String::as_str)
+    }
+
+    /// Parses a reviewer list file: the same entries, one or more a line (separated by
+    /// commas or line breaks); blank lines and lines starting with `#` are skipped.
+    pub fn parse_file(text: &str) -> Result<ReviewerTokens, ReviewerTokensError> {
+        let entries: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+            .collect();
+        ReviewerTokens::parse(&entries.join(","))
     }
 
     /// How many reviewers there are.
@@ -180,8 +220,12 @@ impl ReviewerTokens {
             index = u64::conditional_select(&index, &(position as u64), hit);
             found |= hit;
         }
-        bool::from(found).then(|| Reviewer {
-            name: self.entries[index as usize].0.clone(),
+        bool::from(found).then(|| {
+            let name = self.entries[index as usize].0.clone();
+            Reviewer {
+                lead: self.is_lead(&name),
+                name,
+            }
         })
     }
 
@@ -213,7 +257,8 @@ mod tests {
         assert_eq!(
             tokens.reviewer_for_token(b"tok-b2-0123456789ab"),
             Some(Reviewer {
-                name: "bo.b@x".to_owned()
+                name: "bo.b@x".to_owned(),
+                lead: false,
             })
         );
         assert_eq!(
@@ -231,6 +276,48 @@ mod tests {
             None
         );
         assert_eq!(tokens.reviewer_for_header(None), None);
+    }
+
+    #[test]
+    fn a_trailing_lead_marks_a_lead_and_any_other_colon_is_refused() {
+        let tokens =
+            ReviewerTokens::parse("ana:tok-a1-0123456789ab,lea:tok-l1-0123456789ab:lead").unwrap();
+        assert_eq!(tokens.names().collect::<Vec<_>>(), ["ana", "lea"]);
+        assert_eq!(tokens.leads().collect::<Vec<_>>(), ["lea"]);
+        let lea = tokens.reviewer_for_token(b"tok-l1-0123456789ab").unwrap();
+        assert!(lea.lead);
+        assert!(
+            !tokens
+                .reviewer_for_token(b"tok-a1-0123456789ab")
+                .unwrap()
+                .lead
+        );
+        assert_eq!(tokens.reviewer_for_token(b"tok-l1-0123456789ab:lead"), None);
+        for value in [
+            "lea:tok-l1-0123456789ab:leader",
+            "lea:tok:l1-0123456789ab:lead",
+            "lea:tok-l1-0123456789ab:lead:lead",
+        ] {
+            assert!(
+                matches!(
+                    ReviewerTokens::parse(value),
+                    Err(ReviewerTokensError::TokenWithColon { position: 1, .. })
+                ),
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_takes_one_entry_a_line_with_comments() {
+        let text = "# the review team\nana:tok-a1-0123456789ab\n\n  lea:tok-l1-0123456789ab:lead , bo:tok-b1-0123456789ab\n";
+        let tokens = ReviewerTokens::parse_file(text).unwrap();
+        assert_eq!(tokens.names().collect::<Vec<_>>(), ["ana", "lea", "bo"]);
+        assert_eq!(tokens.leads().collect::<Vec<_>>(), ["lea"]);
+        assert_eq!(
+            ReviewerTokens::parse_file("# nobody\n"),
+            Err(ReviewerTokensError::Empty)
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use axum::{
     Json,
     extract::{Path, Query, State, rejection::PathRejection, rejection::QueryRejection},
-    http::StatusCode,
+    http::{HeaderMap, StatusCode, header::AUTHORIZATION},
     response::{IntoResponse, Response},
 };
 use jevjudge_store::{Cursor, Filter, MAX_PAGE, ReviewId, STATUSES, StoreError};
@@ -21,12 +21,33 @@ fn unavailable(state: &ServeState, error: &StoreError) -> ServeError {
     }
 }
 
+/// Whether the caller may read the decision log. Without a review queue, whoever passed the
+/// route's caller-token check (any caller when none is configured). While a queue is on, the
+/// log would tell a reviewer Jev's verdict on the item they hold, so it needs a caller token:
+/// with none configured every read is 401 (the start-up log says so), and a reviewer's token
+/// is refused even where it is also a caller's.
+pub(crate) fn may_read_log(state: &ServeState, headers: &HeaderMap) -> Result<(), ServeError> {
+    if !state.queue_enabled() {
+        return Ok(());
+    }
+    if !state.config().auth_tokens.is_enabled() {
+        return Err(ServeError::Unauthorized);
+    }
+    let header = headers.get(AUTHORIZATION).map(|value| value.as_bytes());
+    if state.reviewer_for_header(header).is_some() {
+        return Err(ServeError::Unauthorized);
+    }
+    Ok(())
+}
+
 /// `GET /v1/reviews/{id}`: one review (no state text), 404 `review_not_found` for an id no
 /// review has (or that is not a review id).
 pub(crate) async fn get_review(
     State(state): State<ServeState>,
+    headers: HeaderMap,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ServeError> {
+    may_read_log(&state, &headers)?;
     let log = state.decision_log().ok_or(ServeError::NoStore)?;
     let Ok(Path(id)) = path else {
         return Err(ServeError::ReviewNotFound);
@@ -118,8 +139,10 @@ impl ListQuery {
 /// `{"reviews": [...], "next_cursor": "..."|null}`.
 pub(crate) async fn list_reviews(
     State(state): State<ServeState>,
+    headers: HeaderMap,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ServeError> {
+    may_read_log(&state, &headers)?;
     let log = state.decision_log().ok_or(ServeError::NoStore)?;
     let Ok(Query(pairs)) = query else {
         return Err(ServeError::InvalidQuery {

@@ -23,7 +23,7 @@ use crate::{
 ///
 /// `GET /v1/reviews/{version}` reads a review by id: the segment is a review id there (one
 /// template per path, as the router and OpenAPI require).
-pub const ROUTES: [(&str, &str); 12] = [
+pub const ROUTES: [(&str, &str); 14] = [
     ("POST", "/v1/reviews/{version}"),
     ("GET", "/v1/definitions"),
     ("GET", "/healthz"),
@@ -36,6 +36,8 @@ pub const ROUTES: [(&str, &str); 12] = [
     ("POST", "/v1/queue/{item}/decision"),
     ("POST", "/v1/queue/{item}/release"),
     ("GET", "/v1/queue/stats"),
+    ("GET", "/v1/queue/mine"),
+    ("GET", "/v1/queue/decisions"),
 ];
 
 /// The service's router.
@@ -60,6 +62,8 @@ pub fn app(state: ServeState) -> Router {
         .route("/v1/queue/{item}/decision", post(queue_api::decide))
         .route("/v1/queue/{item}/release", post(queue_api::release))
         .route("/v1/queue/stats", get(queue_api::stats))
+        .route("/v1/queue/mine", get(queue_api::mine))
+        .route("/v1/queue/decisions", get(queue_api::decisions))
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(
             state.clone(),

@@ -1,4 +1,4 @@
-//! Running a [`Service`](crate::Service): listening, OS signals (SIGHUP reloads the definitions; SIGTERM and
+//! Running a [`Service`](crate::Service): listening, OS signals (SIGHUP reloads the definitions and the reviewer list file; SIGTERM and
 //! SIGINT stop), the retention sweep, and a drain bounded in time.
 
 use std::{io, net::SocketAddr, path::PathBuf, time::Duration};
@@ -179,7 +179,7 @@ impl Listening {
     }
 
     /// Serves until `shutdown` resolves or, with OS signals handled, SIGTERM or SIGINT
-    /// arrives; SIGHUP meanwhile reloads the definitions directory. Then stops accepting,
+    /// arrives; SIGHUP meanwhile reloads the definitions directory and the reviewer list file. Then stops accepting,
     /// closes idle and half-open connections, and lets in-flight requests finish within the
     /// drain limit (those still running after it are closed). Runs the retention sweep of
     /// kept state text while serving.
@@ -233,13 +233,22 @@ impl Listening {
                 () = &mut shutdown => break StopCause::Shutdown,
                 asked = next_signal => match asked {
                     Asked::Stop => break StopCause::Signal,
-                    Asked::Reload => match &definitions_dir {
-                        Some(dir) => {
-                            tracing::info!(dir = %dir.display(), "SIGHUP: reloading the definitions");
-                            let _ = reload_definitions(&state, dir).await;
+                    Asked::Reload => {
+                        match &definitions_dir {
+                            Some(dir) => {
+                                tracing::info!(dir = %dir.display(), "SIGHUP: reloading the definitions");
+                                let _ = reload_definitions(&state, dir).await;
+                            }
+                            None => tracing::info!("SIGHUP: no definitions directory to reload"),
                         }
-                        None => tracing::info!("SIGHUP: no definitions directory to reload"),
-                    },
+                        let file = state
+                            .queue_policy()
+                            .and_then(|policy| policy.reviewers_file.clone());
+                        if let Some(file) = file {
+                            tracing::info!(file = %file.display(), "SIGHUP: reloading the reviewers");
+                            let _ = crate::reload::reload_reviewers(&state, &file);
+                        }
+                    }
                 },
                 outcome = &mut server => {
                     // The accept loop ends by itself only on a failure.

@@ -322,6 +322,14 @@ impl ServiceBuilder {
                 reviewers = ?names,
                 "review queue on"
             );
+            if !self.config.auth_tokens.is_enabled() {
+                tracing::warn!(
+                    "the decision log reads (GET /v1/reviews, GET /v1/reviews/{{id}}) answer 401: \
+                     while the review queue is on they would show reviewers Jev's verdict on the \
+                     items they hold, so they need a caller token (--auth-token-env), and none \
+                     is configured"
+                );
+            }
         }
         let state = ServeState::from_parts(Parts {
             backend: self.backend,

@@ -3,10 +3,16 @@
 //! A session is a cookie signed by the `cookie` crate's signed jar (HMAC-SHA256 over the
 //! cookie's name and value), whose value is `<name hex>.<expires unix s>.<nonce hex>`: nothing
 //! is kept in memory or in the store, so any replica holding the same reviewer tokens accepts
-//! it. The key is derived once, when the service is built, from the reviewer token set
-//! ([`SessionKey::derive`]): changing any token signs every reviewer out, and a session never
-//! outlives the token set it was made under. The name is hex-encoded so no byte of it can break
-//! the cookie syntax.
+//! it. Which key signs a session ([`SessionKeys`]):
+//! - by default one key derived from the whole reviewer token set ([`SessionKey::derive`]), so
+//!   replicas agree with no configuration, but changing any token signs every reviewer out;
+//! - with a session secret (`--session-secret-env`, the same on every replica), one key per
+//!   reviewer, derived from the secret, the reviewer's name and a digest of their token
+//!   ([`SessionKey::for_reviewer`]): replacing one reviewer's token, or removing them, signs
+//!   out that reviewer only.
+//!
+//! A session never outlives the token it was made under. The name is hex-encoded so no byte
+//! of it can break the cookie syntax.
 //!
 //! A form's CSRF token is `HMAC(key, "csrf" ‖ session nonce ‖ purpose)`: fixed for one sign-in
 //! and one purpose, different after signing in again, unguessable without the key. The sign-in
@@ -61,6 +67,30 @@ impl SessionKey {
             hash.update((token.len() as u64).to_be_bytes());
             hash.update(token);
         }
+        let master: [u8; 64] = hash.finalize().into();
+        SessionKey(Key::from(&master))
+    }
+
+    /// One reviewer's key under a session secret: SHA-512 over a domain label, the secret,
+    /// the name and SHA-256 of the token. Another token (or name) gives another key.
+    pub(crate) fn for_reviewer(secret: &SessionSecret, name: &str, token: &[u8]) -> SessionKey {
+        let digest = sha2::Sha256::digest(token);
+        let mut hash = Sha512::new();
+        hash.update(b"jevjudge-ui-session-reviewer-v1\0");
+        for part in [&secret.0[..], name.as_bytes(), &digest[..]] {
+            hash.update((part.len() as u64).to_be_bytes());
+            hash.update(part);
+        }
+        let master: [u8; 64] = hash.finalize().into();
+        SessionKey(Key::from(&master))
+    }
+
+    /// The sign-in form's key under a session secret (no reviewer yet).
+    fn pre_session_key(secret: &SessionSecret) -> SessionKey {
+        let mut hash = Sha512::new();
+        hash.update(b"jevjudge-ui-pre-session-v1\0");
+        hash.update((secret.0.len() as u64).to_be_bytes());
+        hash.update(&secret.0);
         let master: [u8; 64] = hash.finalize().into();
         SessionKey(Key::from(&master))
     }
@@ -174,6 +204,111 @@ impl SessionKey {
     pub(crate) fn check_pre_csrf(&self, pre: &str, given: &str, now: SystemTime) -> bool {
         self.pre_csrf(pre, now)
             .is_some_and(|expected| bool::from(given.as_bytes().ct_eq(expected.as_bytes())))
+    }
+}
+
+/// The secret of per-reviewer session keys (`--session-secret-env`): at least
+/// [`MIN_SECRET_BYTES`] bytes. `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SessionSecret(Vec<u8>);
+
+/// The shortest session secret accepted, in bytes.
+pub const MIN_SECRET_BYTES: usize = 32;
+
+/// A session secret that is too short.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the session secret must be at least {MIN_SECRET_BYTES} bytes (it is {0})")]
+pub struct SessionSecretError(pub usize);
+
+impl SessionSecret {
+    /// The secret, when it is at least [`MIN_SECRET_BYTES`] bytes (surrounding whitespace
+    /// trimmed).
+    pub fn new(secret: &str) -> Result<SessionSecret, SessionSecretError> {
+        let secret = secret.trim();
+        if secret.len() < MIN_SECRET_BYTES {
+            return Err(SessionSecretError(secret.len()));
+        }
+        Ok(SessionSecret(secret.as_bytes().to_vec()))
+    }
+}
+
+impl std::fmt::Debug for SessionSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionSecret(..)")
+    }
+}
+
+/// The keys of the reviewer pages for one reviewer list: one shared key, or one per reviewer
+/// under a session secret (see the module documentation).
+#[derive(Clone, Debug)]
+pub(crate) enum SessionKeys {
+    /// One key from the whole token set: any change signs everyone out.
+    Shared(SessionKey),
+    /// One key per reviewer, from the secret, the name and the token's digest.
+    PerReviewer {
+        /// The sign-in form's key.
+        pre: SessionKey,
+        /// Each reviewer's key, by name.
+        keys: Vec<(String, SessionKey)>,
+    },
+}
+
+impl SessionKeys {
+    /// The keys of this reviewer list, with or without a secret.
+    pub(crate) fn new(
+        reviewers: &crate::ReviewerTokens,
+        secret: Option<&SessionSecret>,
+    ) -> SessionKeys {
+        match secret {
+            None => SessionKeys::Shared(SessionKey::derive(reviewers.pairs())),
+            Some(secret) => SessionKeys::PerReviewer {
+                pre: SessionKey::pre_session_key(secret),
+                keys: reviewers
+                    .pairs()
+                    .map(|(name, token)| {
+                        (
+                            name.to_owned(),
+                            SessionKey::for_reviewer(secret, name, token),
+                        )
+                    })
+                    .collect(),
+            },
+        }
+    }
+
+    /// The key of the sign-in form (its pre-session cookie and CSRF token).
+    pub(crate) fn pre(&self) -> &SessionKey {
+        match self {
+            SessionKeys::Shared(key) => key,
+            SessionKeys::PerReviewer { pre, .. } => pre,
+        }
+    }
+
+    /// The key of `name`'s sessions, when they are a reviewer.
+    pub(crate) fn for_name(&self, name: &str) -> Option<&SessionKey> {
+        match self {
+            SessionKeys::Shared(key) => Some(key),
+            SessionKeys::PerReviewer { keys, .. } => keys
+                .iter()
+                .find(|(known, _)| known == name)
+                .map(|(_, key)| key),
+        }
+    }
+
+    /// The session a cookie value holds, with its key: signed with the key of the reviewer it
+    /// names (the name is read before the signature is checked, only to pick the key).
+    pub(crate) fn verify(&self, value: &str, now: SystemTime) -> Option<(Session, &SessionKey)> {
+        let key = match self {
+            SessionKeys::Shared(key) => key,
+            SessionKeys::PerReviewer { .. } => {
+                // The signed jar's value: 44 characters of base64 MAC, then the plain value.
+                let plain = value.get(44..)?;
+                let name_hex = plain.split('.').next()?;
+                let name = String::from_utf8(hex::decode(name_hex).ok()?).ok()?;
+                self.for_name(&name)?
+            }
+        };
+        key.verify(value, now).map(|session| (session, key))
     }
 }
 
@@ -355,6 +490,68 @@ mod tests {
             None,
             "a session is no pre-session"
         );
+    }
+
+    fn reviewers(list: &str) -> crate::ReviewerTokens {
+        crate::ReviewerTokens::parse(list).unwrap()
+    }
+
+    #[test]
+    fn with_a_secret_a_new_token_signs_out_only_its_reviewer() {
+        let secret = SessionSecret::new(&"s".repeat(MIN_SECRET_BYTES)).unwrap();
+        let before = SessionKeys::new(
+            &reviewers("ada:tok-ada-0123456789ab,bob:tok-bob-0123456789ab"),
+            Some(&secret),
+        );
+        let cookie = |keys: &SessionKeys, name: &str| {
+            let key = keys.for_name(name).unwrap();
+            key.encode(&key.sign_in(name, now()))
+        };
+        let (ada, bob) = (cookie(&before, "ada"), cookie(&before, "bob"));
+        assert_eq!(before.verify(&ada, now()).unwrap().0.name, "ada");
+        // bob's token replaced, cy added: ada stays signed in, bob is signed out.
+        let after = SessionKeys::new(
+            &reviewers("ada:tok-ada-0123456789ab,bob:tok-bob-NEW-456789ab,cy:tok-cy-0123456789ab"),
+            Some(&secret),
+        );
+        assert_eq!(after.verify(&ada, now()).unwrap().0.name, "ada");
+        assert!(after.verify(&bob, now()).is_none());
+        // ada removed: signed out.
+        let without_ada = SessionKeys::new(&reviewers("bob:tok-bob-0123456789ab"), Some(&secret));
+        assert!(without_ada.verify(&ada, now()).is_none());
+        assert!(without_ada.verify(&bob, now()).is_some());
+        // One reviewer's cookie never passes as another's, nor under another secret.
+        let forged = ada.replacen(&hex::encode("ada"), &hex::encode("bob"), 1);
+        assert!(before.verify(&forged, now()).is_none());
+        let other = SessionSecret::new(&"t".repeat(MIN_SECRET_BYTES)).unwrap();
+        let elsewhere = SessionKeys::new(
+            &reviewers("ada:tok-ada-0123456789ab,bob:tok-bob-0123456789ab"),
+            Some(&other),
+        );
+        assert!(elsewhere.verify(&ada, now()).is_none());
+    }
+
+    #[test]
+    fn without_a_secret_any_change_signs_everyone_out() {
+        let before = SessionKeys::new(
+            &reviewers("ada:tok-ada-0123456789ab,bob:tok-bob-0123456789ab"),
+            None,
+        );
+        let key = before.for_name("ada").unwrap();
+        let ada = key.encode(&key.sign_in("ada", now()));
+        assert!(before.verify(&ada, now()).is_some());
+        let after = SessionKeys::new(
+            &reviewers("ada:tok-ada-0123456789ab,bob:tok-bob-NEW-456789ab"),
+            None,
+        );
+        assert!(after.verify(&ada, now()).is_none());
+    }
+
+    #[test]
+    fn a_short_secret_is_refused_and_never_shown() {
+        assert_eq!(SessionSecret::new("short"), Err(SessionSecretError(5)));
+        let secret = SessionSecret::new(&"SECRET".repeat(8)).unwrap();
+        assert_eq!(format!("{secret:?}"), "SessionSecret(..)");
     }
 
     #[test]

@@ -18,8 +18,8 @@ use crate::{
     failed_checks::FailedChecks,
     metrics::Gauges,
     queue_policy::QueuePolicy,
-    reviewers::Reviewer,
-    session::SessionKey,
+    reviewers::{Reviewer, ReviewerTokens},
+    session::SessionKeys,
     sign_in_throttle::SignInThrottle,
 };
 
@@ -41,8 +41,10 @@ struct Inner {
     decision_log: Option<Arc<DecisionLog>>,
     review_queue: Option<Arc<QueuePolicy>>,
     limiter: Option<Arc<Limiter>>,
-    /// The key of the reviewer pages' sessions, derived once from the reviewer tokens.
-    session_key: Option<SessionKey>,
+    /// The reviewers now (a reload swaps the list whole), when reviews are queued.
+    reviewers: RwLock<Option<Arc<ReviewerTokens>>>,
+    /// The keys of the reviewer pages' sessions for that list.
+    session_keys: RwLock<Option<Arc<SessionKeys>>>,
     /// Sign-in attempts per client address (`/ui/sign-in`).
     sign_ins: SignInThrottle,
     /// Failed bearer-token checks per client address.
@@ -95,9 +97,17 @@ impl ServeState {
                 metrics,
                 openapi: OnceLock::new(),
                 decision_log,
-                session_key: review_queue
-                    .as_ref()
-                    .map(|policy| SessionKey::derive(policy.reviewers.pairs())),
+                reviewers: RwLock::new(
+                    review_queue
+                        .as_ref()
+                        .map(|policy| Arc::new(policy.reviewers.clone())),
+                ),
+                session_keys: RwLock::new(review_queue.as_ref().map(|policy| {
+                    Arc::new(SessionKeys::new(
+                        &policy.reviewers,
+                        policy.session_secret.as_ref(),
+                    ))
+                })),
                 review_queue,
                 limiter,
                 sign_ins: SignInThrottle::new(),
@@ -196,11 +206,16 @@ impl ServeState {
             };
             if self.queue_enabled() {
                 let now = std::time::SystemTime::now();
-                let read =
-                    tokio::time::timeout(Duration::from_secs(1), log.store().queue_gauges_at(now))
-                        .await;
+                let store = log.store();
+                let read = tokio::time::timeout(Duration::from_secs(1), async {
+                    Ok::<_, jevjudge_store::StoreError>((
+                        store.queue_gauges_at(now).await?,
+                        store.adjudications_pending().await?,
+                    ))
+                })
+                .await;
                 match read {
-                    Ok(Ok(gauges)) => {
+                    Ok(Ok((gauges, adjudications_pending))) => {
                         scrape.queue = Some(crate::metrics::QueueScrape {
                             gauges,
                             now_millis: now
@@ -208,8 +223,7 @@ impl ServeState {
                                 .map_or(0, |since| {
                                     i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
                                 }),
-                            // Adjudication is not part of this queue yet.
-                            adjudications_pending: 0,
+                            adjudications_pending,
                         });
                     }
                     _ => scrape.ready = false,
@@ -254,9 +268,40 @@ impl ServeState {
         )
     }
 
-    /// The key of the reviewer pages' sessions, when reviews are queued.
-    pub(crate) fn session_key(&self) -> Option<&SessionKey> {
-        self.inner.session_key.as_ref()
+    /// The keys of the reviewer pages' sessions, when reviews are queued.
+    pub(crate) fn session_keys(&self) -> Option<Arc<SessionKeys>> {
+        match self.inner.session_keys.read() {
+            Ok(keys) => keys.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// The reviewers now, when reviews are queued.
+    pub fn reviewers(&self) -> Option<Arc<ReviewerTokens>> {
+        match self.inner.reviewers.read() {
+            Ok(reviewers) => reviewers.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Swaps in a new reviewer list (a reload) and its session keys: without a session
+    /// secret every reviewer is signed out when the list changed; with one, only those whose
+    /// token changed or who left. Returns the old list; `None` (nothing changes) without a
+    /// queue.
+    pub fn replace_reviewers(&self, reviewers: ReviewerTokens) -> Option<Arc<ReviewerTokens>> {
+        let policy = self.queue_policy()?;
+        let keys = Arc::new(SessionKeys::new(&reviewers, policy.session_secret.as_ref()));
+        let mut slot = match self.inner.reviewers.write() {
+            Ok(slot) => slot,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let old = slot.replace(Arc::new(reviewers));
+        let mut key_slot = match self.inner.session_keys.write() {
+            Ok(slot) => slot,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *key_slot = Some(keys);
+        old
     }
 
     /// The limiter of sign-in attempts per client address.
@@ -276,9 +321,19 @@ impl ServeState {
     /// The reviewer whose token this is (compared in constant time against every reviewer
     /// token); `None` for an unknown token or when no queue is set.
     pub fn reviewer_for_token(&self, token: &str) -> Option<Reviewer> {
-        self.queue_policy()?
-            .reviewers
-            .reviewer_for_token(token.as_bytes())
+        self.reviewers()?.reviewer_for_token(token.as_bytes())
+    }
+
+    /// Whether the reviewer `name` is a lead (`name:token:lead`).
+    pub fn is_lead(&self, name: &str) -> bool {
+        self.reviewers()
+            .is_some_and(|reviewers| reviewers.is_lead(name))
+    }
+
+    /// The reviewer of an `Authorization` header value, when it carries a reviewer's token;
+    /// `None` when no queue is set.
+    pub fn reviewer_for_header(&self, authorization: Option<&[u8]>) -> Option<Reviewer> {
+        self.reviewers()?.reviewer_for_header(authorization)
     }
 
     pub(crate) fn judge(&self) -> &Judge<Arc<dyn Backend>> {

@@ -3,7 +3,7 @@
 //! field) on both stores alike, never a store outage.
 
 use jevjudge_judge::{Status, SystemOneBackend};
-use jevjudge_serve::{DecisionLogConfig, Metrics, QueuePolicy, ReviewerTokens};
+use jevjudge_serve::{Config, DecisionLogConfig, Metrics, QueuePolicy, ReviewerTokens};
 use jevjudge_store::{Store, StoreUrl};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -12,6 +12,7 @@ use crate::{
     store::{pg_url, sqlite_url},
     util::{
         Built, Reply, Service, browser, caller, client, definitions, encode, fake_answering, read,
+        refund_state,
     },
 };
 
@@ -24,6 +25,18 @@ pub async fn queued(
     url: &StoreUrl,
     adjust: impl FnOnce(&mut QueuePolicy),
 ) -> (Service, Store, jevjudge_fake::FakeServer) {
+    queued_with(url, adjust, Config::default()).await
+}
+
+/// A caller's token (`--auth-token-env`): while a queue is on, the decision log needs one.
+pub const CALLER: &str = "tok-caller-0123456789";
+
+/// [`queued`] with these settings.
+pub async fn queued_with(
+    url: &StoreUrl,
+    adjust: impl FnOnce(&mut QueuePolicy),
+    config: Config,
+) -> (Service, Store, jevjudge_fake::FakeServer) {
     let fake = fake_answering(&[("supported", 0.5), ("no_promises", 0.05)]).await;
     let metrics = Metrics::new();
     let backend = SystemOneBackend::new(client(&fake, &metrics, "test-key", 0));
@@ -32,6 +45,7 @@ pub async fn queued(
     let mut policy = QueuePolicy::new([Status::Inconclusive], reviewers);
     adjust(&mut policy);
     let built = Built::builder(backend, definitions())
+        .config(config)
         .metrics(metrics)
         .decision_log(
             DecisionLogConfig::store(store.clone())
@@ -64,15 +78,41 @@ pub async fn as_reviewer(
     read(request.send().await.expect("a response")).await
 }
 
+/// A service like [`queued`] whose callers need [`CALLER`] (so its decision log can be read).
+async fn queued_for_callers(url: &StoreUrl) -> (Service, Store, jevjudge_fake::FakeServer) {
+    let config = Config {
+        auth_tokens: jevjudge_serve::AuthTokens::new([CALLER]).expect("a caller token"),
+        ..Config::default()
+    };
+    queued_with(url, |_| {}, config).await
+}
+
+/// `GET path` as the caller of [`CALLER`].
+async fn as_caller(service: &Service, path: &str) -> Reply {
+    let bearer = format!("Bearer {CALLER}");
+    service
+        .call(Method::GET, path, &[("authorization", bearer.as_str())])
+        .await
+}
+
 /// Queues `n` reviews (each an INCONCLUSIVE refund review).
 pub async fn queue_reviews(service: &Service, n: usize) {
+    let bearer = format!("Bearer {CALLER}");
     for _ in 0..n {
-        let reply = service.review_refund().await;
+        let body = json!({"state": refund_state()}).to_string().into_bytes();
+        // The caller's token is ignored by a service that needs none.
+        let reply = service
+            .post(
+                "refund-answer-v1",
+                body,
+                &[("authorization", bearer.as_str())],
+            )
+            .await;
         assert_eq!(reply.json()["status"], "INCONCLUSIVE", "{}", reply.text());
     }
 }
 
-async fn page(url: &str, cookie: &str, form: Option<&[(&str, &str)]>) -> Reply {
+pub async fn page(url: &str, cookie: &str, form: Option<&[(&str, &str)]>) -> Reply {
     let request = match form {
         None => browser().get(url),
         Some(form) => browser()
@@ -156,16 +196,14 @@ fn assert_refused(reply: &Reply, status: u16, code: Option<&str>, field: &str, w
 }
 
 async fn defect_4_control_characters_are_refused_naming_the_field(url: StoreUrl) {
-    let (service, _store, _fake) = queued(&url, |_| {}).await;
+    let (service, _store, _fake) = queued_for_callers(&url).await;
     queue_reviews(&service, 1).await;
     for control in ["%00", "%07", "%1B", "%7F", "%C2%85"] {
         // 1. GET /v1/reviews?version=
-        let reply = service
-            .get(&format!("/v1/reviews?version=v1{control}"))
-            .await;
+        let reply = as_caller(&service, &format!("/v1/reviews?version=v1{control}")).await;
         assert_refused(&reply, 400, Some("invalid_query"), "`version`", "list");
     }
-    let ok = service.get("/v1/reviews?version=refund-answer-v1").await;
+    let ok = as_caller(&service, "/v1/reviews?version=refund-answer-v1").await;
     assert_eq!(ok.status, 200, "{}", ok.text());
     for control in ["\u{0}", "\u{7}", "\n", "\u{7f}", "\u{85}"] {
         // 2. POST /v1/queue/claim {"version": …}
@@ -247,7 +285,7 @@ fn at_offset(time: std::time::SystemTime, hours: i64, lower: bool) -> String {
 #[tokio::test]
 async fn defect_10_since_takes_rfc3339_offsets_and_lower_case_letters() {
     let url = sqlite_url();
-    let (service, _store, _fake) = queued(&url, |_| {}).await;
+    let (service, _store, _fake) = queued_for_callers(&url).await;
     queue_reviews(&service, 1).await;
     let now = std::time::SystemTime::now();
     let hour = std::time::Duration::from_secs(3600);
@@ -255,14 +293,10 @@ async fn defect_10_since_takes_rfc3339_offsets_and_lower_case_letters() {
     for (hours, lower) in [(2, false), (-5, false), (2, true), (0, true)] {
         let before = at_offset(now - hour, hours, lower);
         let after = at_offset(now + hour, hours, lower);
-        let reply = service
-            .get(&format!("/v1/reviews?since={}", encode(&before)))
-            .await;
+        let reply = as_caller(&service, &format!("/v1/reviews?since={}", encode(&before))).await;
         assert_eq!(reply.status, 200, "{before}: {}", reply.text());
         assert_eq!(count(&reply), Some(1), "{before}");
-        let reply = service
-            .get(&format!("/v1/reviews?since={}", encode(&after)))
-            .await;
+        let reply = as_caller(&service, &format!("/v1/reviews?since={}", encode(&after))).await;
         assert_eq!(reply.status, 200, "{after}: {}", reply.text());
         assert_eq!(count(&reply), Some(0), "{after}");
     }
@@ -275,8 +309,10 @@ async fn defect_6_one_reviewer_holds_at_most_five_items(url: StoreUrl) {
     queue_reviews(&service, 30).await;
     let mut held = Vec::new();
     let mut refusals = 0;
+    // `new`: a plain claim would hand back a held item.
+    let new = || Some(json!({"new": true}));
     for _ in 0..30 {
-        let reply = as_reviewer(&service, Method::POST, "/v1/queue/claim", ANA, None).await;
+        let reply = as_reviewer(&service, Method::POST, "/v1/queue/claim", ANA, new()).await;
         match reply.status {
             200 => held.push(reply.json()["item"].as_str().expect("an item").to_owned()),
             409 => {
@@ -308,7 +344,7 @@ async fn defect_6_one_reviewer_holds_at_most_five_items(url: StoreUrl) {
     let reply = page(
         &format!("{}/ui/claim", service.url),
         &session,
-        Some(&[("csrf", &token), ("version", "")]),
+        Some(&[("csrf", &token), ("version", ""), ("new", "1")]),
     )
     .await;
     assert_eq!(reply.status, 409, "{}", reply.text());
@@ -317,7 +353,7 @@ async fn defect_6_one_reviewer_holds_at_most_five_items(url: StoreUrl) {
     let release = format!("/v1/queue/{}/release", held[0]);
     let reply = as_reviewer(&service, Method::POST, &release, ANA, None).await;
     assert_eq!(reply.status, 200, "{}", reply.text());
-    let reply = as_reviewer(&service, Method::POST, "/v1/queue/claim", ANA, None).await;
+    let reply = as_reviewer(&service, Method::POST, "/v1/queue/claim", ANA, new()).await;
     assert_eq!(reply.status, 200, "{}", reply.text());
 }
 
@@ -327,7 +363,8 @@ async fn defect_6_the_cap_is_the_policys() {
     let (service, _store, _fake) = queued(&url, |policy| policy.max_leases_per_reviewer = 2).await;
     queue_reviews(&service, 3).await;
     for expected in [200, 200, 409] {
-        let reply = as_reviewer(&service, Method::POST, "/v1/queue/claim", ANA, None).await;
+        let new = Some(json!({"new": true}));
+        let reply = as_reviewer(&service, Method::POST, "/v1/queue/claim", ANA, new).await;
         assert_eq!(reply.status, expected, "{}", reply.text());
     }
 }

@@ -92,8 +92,14 @@ fn assert_unavailable(reply: &Reply, route: &str) {
 async fn writes_are_unavailable(service: &Service, item: &str) {
     let decision_path = format!("/v1/queue/{item}/decision");
     let release_path = format!("/v1/queue/{item}/release");
+    // `new`: a claim that leases another item (a plain one hands back the held item: a read).
     let (claim, decided, released) = tokio::join!(
-        queue(service, Method::POST, "/v1/queue/claim", None),
+        queue(
+            service,
+            Method::POST,
+            "/v1/queue/claim",
+            Some(json!({"new": true}))
+        ),
         queue(service, Method::POST, &decision_path, Some(decision())),
         queue(service, Method::POST, &release_path, None),
     );

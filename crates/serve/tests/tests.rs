@@ -15,6 +15,7 @@ mod hardening_auth;
 mod limits;
 mod queue;
 mod queue_metrics;
+mod queue_team;
 mod rate_limits;
 mod record;
 mod shutdown;

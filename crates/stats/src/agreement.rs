@@ -7,6 +7,18 @@
 //! - chance agreement `pₑ = (r₁ / n)(r₂ / n) + (1 − r₁ / n)(1 − r₂ / n)`;
 //! - Cohen's kappa `κ = (pₒ − pₑ) / (1 − pₑ)`, undefined (`None`) when `pₑ = 1` (both raters
 //!   gave one and the same answer every time) or there are no pairs.
+//!
+//! Cohen's kappa treats the first and second rater as two fixed people with their own rates of
+//! yes. A review queue's two slots are not: whoever claims an item first fills slot 1, so the
+//! slots are exchangeable, and the right chance correction pools both slots' answers —
+//! **Scott's π** (for two raters the same as Fleiss' κ):
+//!
+//! - pooled yes share `q = (2a + b + c) / 2n` (b, c the two kinds of disagreement);
+//! - chance agreement `pₑ = q² + (1 − q)²`; `π = (pₒ − pₑ) / (1 − pₑ)`.
+//!
+//! Its 95 % interval is a seeded percentile bootstrap over the items
+//! ([`AgreementTable::scott_pi_interval`]), given only from [`MIN_AGREEMENT_ITEMS`] items up:
+//! below that a bootstrap of a handful of items says little and would be read as more.
 
 /// Counts of a 2 × 2 agreement table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,6 +75,74 @@ impl AgreementTable {
             return None;
         }
         Some((observed - chance) / (1.0 - chance))
+    }
+}
+
+/// The fewest items an agreement interval is given for.
+pub const MIN_AGREEMENT_ITEMS: u64 = 20;
+
+impl AgreementTable {
+    /// Scott's π (Fleiss' κ for two raters): the chance correction with both raters' answers
+    /// pooled; `None` without pairs or when chance agreement is 1 (every answer the same).
+    ///
+    /// ```
+    /// use jevjudge_stats::AgreementTable;
+    /// // 20 both yes, 5 + 10 disagreements, 15 both no: q = 55/100, pₑ = 0.505,
+    /// // π = (0.7 − 0.505) / 0.495.
+    /// let table = AgreementTable { both_yes: 20, yes_no: 5, no_yes: 10, both_no: 15 };
+    /// assert!((table.scott_pi().unwrap() - 0.195 / 0.495).abs() < 1e-12);
+    /// ```
+    pub fn scott_pi(&self) -> Option<f64> {
+        let n = self.total() as f64;
+        let observed = self.observed()?;
+        let yes = (2 * self.both_yes + self.yes_no + self.no_yes) as f64 / (2.0 * n);
+        let chance = yes * yes + (1.0 - yes) * (1.0 - yes);
+        if (1.0 - chance).abs() < 1e-12 {
+            return None;
+        }
+        Some((observed - chance) / (1.0 - chance))
+    }
+
+    /// The 95 % percentile bootstrap interval of [`AgreementTable::scott_pi`]: `resamples`
+    /// resamples of the items with replacement from the seeded [`crate::SplitMix64`]
+    /// (resamples where π is undefined are left out). `None` below [`MIN_AGREEMENT_ITEMS`]
+    /// items, or when π is undefined in most resamples.
+    pub fn scott_pi_interval(&self, resamples: u32, seed: u64) -> Option<(f64, f64)> {
+        let n = self.total();
+        if n < MIN_AGREEMENT_ITEMS || resamples == 0 {
+            return None;
+        }
+        let cells = [self.both_yes, self.yes_no, self.no_yes, self.both_no];
+        let mut rng = crate::SplitMix64::new(seed);
+        let mut values = Vec::with_capacity(resamples as usize);
+        for _ in 0..resamples {
+            let mut counts = [0u64; 4];
+            for _ in 0..n {
+                let mut draw = rng.below(n);
+                let mut cell = 0;
+                while draw >= cells[cell] {
+                    draw -= cells[cell];
+                    cell += 1;
+                }
+                counts[cell] += 1;
+            }
+            let table = AgreementTable {
+                both_yes: counts[0],
+                yes_no: counts[1],
+                no_yes: counts[2],
+                both_no: counts[3],
+            };
+            if let Some(pi) = table.scott_pi() {
+                values.push(pi);
+            }
+        }
+        if values.len() * 2 < resamples as usize {
+            return None;
+        }
+        values.sort_by(f64::total_cmp);
+        let at =
+            |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
+        Some((at(0.025), at(0.975)))
     }
 }
 

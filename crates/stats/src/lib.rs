@@ -15,11 +15,18 @@
 //!   McNemar test `compare` reports on the cases correct in exactly one of two runs.
 //!   [`clustered_wilson`] is the Wilson interval at the effective sample size of reviews that
 //!   come in clusters (a case reviewed several times), so the case, not the review, is the unit.
+//! - **Exact methods**: [`clopper_pearson_upper`] bounds a rare rate with guaranteed coverage;
+//!   [`newcombe_paired`] is the interval of the change in a rate between two runs on the same
+//!   cases; [`fisher_exact`] tests one case's repeat counts, and [`holm`] and
+//!   [`benjamini_hochberg`] correct many such tests.
+//! - **Prevalence**: [`precision_at_prevalence`] is a verdict's precision at a stated share of
+//!   its class in production, with a delta-method interval.
 //! - **Calibration** of yes-probabilities against labels, on [`Point`]s: [`brier`],
 //!   [`log_loss`], [`auroc`], reliability tables of [`Bin`]s ([`reliability_equal_width`],
 //!   [`reliability_equal_mass`]) and their summaries [`ece`] and [`mce`].
 //! - **Agreement** of two raters on yes/no questions: [`AgreementTable`] and [`cohen_kappa`]
-//!   (observed agreement and Cohen's κ, as the review queue reports for items decided twice).
+//!   (observed agreement, Cohen's κ, and Scott's π with a bootstrap interval for the review
+//!   queue's two exchangeable slots).
 //! - **Bootstrap**: the seeded [`SplitMix64`] generator and [`resample_indices`] for
 //!   out-of-bag resampling, so a recommendation is reproducible.
 //! - **Thresholds**: [`choose`] picks a criterion's `(fail_at_or_below, pass_at_or_above)` that
@@ -64,17 +71,24 @@ mod agreement;
 mod binomial;
 mod bootstrap;
 mod clustered;
+mod exact;
 mod percentile;
+mod prevalence;
 mod scoring;
 #[cfg(test)]
 mod test_points;
 mod thresholds;
 
-pub use agreement::{AgreementTable, cohen_kappa};
+pub use agreement::{AgreementTable, MIN_AGREEMENT_ITEMS, cohen_kappa};
 pub use binomial::{mcnemar_exact, wilson, wilson_lower};
 pub use bootstrap::{SplitMix64, resample_indices};
 pub use clustered::{clustered_wilson, effective_trials, wilson_effective};
+pub use exact::{
+    PairedTable, benjamini_hochberg, beta_regularized, clopper_pearson, clopper_pearson_lower,
+    clopper_pearson_upper, fisher_exact, holm, hybrid_interval, ln_gamma, newcombe_paired,
+};
 pub use percentile::{nearest_rank, nearest_rank_index, p50_p95};
+pub use prevalence::precision_at_prevalence;
 pub use scoring::{
     Bin, LOG_LOSS_EPSILON, Point, auroc, brier, ece, log_loss, mce, reliability_equal_mass,
     reliability_equal_width,

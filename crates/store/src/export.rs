@@ -113,6 +113,117 @@ impl std::fmt::Display for LeftOut {
     }
 }
 
+/// The bootstrap resamples and seed of an agreement interval (fixed: the figure is
+/// reproducible).
+const AGREEMENT_RESAMPLES: u32 = 2000;
+const AGREEMENT_SEED: u64 = 20;
+
+/// Agreement of the two reviewers of items decided twice, on one criterion of one definition
+/// version. The two slots are exchangeable (whoever claims first fills slot 1), so the
+/// chance-corrected figure is Scott's π (Fleiss' κ for two raters), not Cohen's κ.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AgreementFigure {
+    /// The definition version.
+    pub definition_version: String,
+    /// The criterion id.
+    pub criterion: String,
+    /// Items decided twice where both reviewers answered this criterion.
+    pub items: u64,
+    /// The share of those where both gave the same answer; `None` without items.
+    pub observed: Option<f64>,
+    /// Scott's π; `None` when undefined.
+    pub scott_pi: Option<f64>,
+    /// Its 95 % bootstrap interval; `None` below the minimum item count
+    /// ([`jevjudge_stats::MIN_AGREEMENT_ITEMS`]).
+    pub scott_pi_ci: Option<[f64; 2]>,
+    /// Decisions of the items decided twice (two per item, can't-tells included).
+    pub decisions: u64,
+    /// Of those, the decisions that could not tell on this criterion.
+    pub cant_tell: u64,
+    /// cant_tell ÷ those decisions; `None` without decisions.
+    pub cant_tell_rate: Option<f64>,
+}
+
+impl std::fmt::Display for AgreementFigure {
+    /// `agreement sms-v1/spam: 42 items decided twice, observed 0.905, Scott's π 0.801
+    /// [0.620, 0.930], can't tell 3/90 = 0.033`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let figure = |x: Option<f64>| x.map_or_else(|| "n/a".to_owned(), |x| format!("{x:.3}"));
+        let ci = self.scott_pi_ci.map_or_else(
+            || {
+                format!(
+                    " (no interval below {} items)",
+                    jevjudge_stats::MIN_AGREEMENT_ITEMS
+                )
+            },
+            |[low, high]| format!(" [{low:.3}, {high:.3}]"),
+        );
+        write!(
+            f,
+            "agreement {}/{}: {} items decided twice, observed {}, Scott's π {}{ci}, can't tell {}/{} = {}",
+            self.definition_version,
+            self.criterion,
+            self.items,
+            figure(self.observed),
+            figure(self.scott_pi),
+            self.cant_tell,
+            self.decisions,
+            figure(self.cant_tell_rate),
+        )
+    }
+}
+
+/// Agreement tables by (definition version, criterion), with can't-tell counts.
+#[derive(Debug, Default, Clone)]
+struct AgreementTally {
+    tables: BTreeMap<(String, String), (jevjudge_stats::AgreementTable, u64, u64)>,
+}
+
+impl AgreementTally {
+    /// Counts a review's decisions when two copies are decided.
+    fn add(&mut self, version: &str, decisions: &[Option<Findings>]) {
+        let [Some(first), Some(second), ..] = decisions else {
+            return;
+        };
+        let mut ids: Vec<&String> = first.keys().chain(second.keys()).collect();
+        ids.sort();
+        ids.dedup();
+        for id in ids {
+            let entry = self
+                .tables
+                .entry((version.to_owned(), id.clone()))
+                .or_default();
+            let answers = [first, second].map(|d| d.get(id).copied().flatten());
+            entry.2 += 2;
+            entry.1 += answers.iter().filter(|a| a.is_none()).count() as u64;
+            if let [Some(a), Some(b)] = answers {
+                entry.0.add(a, b);
+            }
+        }
+    }
+
+    fn figures(&self) -> Vec<AgreementFigure> {
+        self.tables
+            .iter()
+            .map(
+                |((version, criterion), (table, cant_tell, decisions))| AgreementFigure {
+                    definition_version: version.clone(),
+                    criterion: criterion.clone(),
+                    items: table.total(),
+                    observed: table.observed(),
+                    scott_pi: table.scott_pi(),
+                    scott_pi_ci: table
+                        .scott_pi_interval(AGREEMENT_RESAMPLES, AGREEMENT_SEED)
+                        .map(|(low, high)| [low, high]),
+                    decisions: *decisions,
+                    cant_tell: *cant_tell,
+                    cant_tell_rate: (*decisions > 0).then(|| *cant_tell as f64 / *decisions as f64),
+                },
+            )
+            .collect()
+    }
+}
+
 /// Why a labelled export cannot go on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExportError {
@@ -225,6 +336,7 @@ pub struct LabelledExport {
     pub left_out: LeftOut,
     /// The cases exported so far.
     pub cases: u64,
+    agreement: AgreementTally,
     /// The cases exported so far whose review was queued before its inclusion probability
     /// was recorded (weight 1; a PASS sampled then stands for more reviews than that).
     pub unrecorded_inclusion: u64,
@@ -245,8 +357,16 @@ impl LabelledExport {
         self.records.len()
     }
 
+    /// Agreement of the two reviewers per definition version and criterion, over the reviews
+    /// seen so far that were decided twice (exported or left out).
+    pub fn agreement(&self) -> Vec<AgreementFigure> {
+        self.agreement.figures()
+    }
+
     /// The case `labelled` becomes, or `None` when it is left out (and counted).
     pub fn admit(&mut self, labelled: Labelled) -> Result<Option<LabelledCase>, ExportError> {
+        self.agreement
+            .add(&labelled.definition_version, &labelled.decisions);
         if labelled.expired {
             return Ok(self.leave_out(|l| &mut l.expired));
         }
@@ -301,6 +421,42 @@ impl LabelledExport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Items decided twice count toward agreement whether exported or left out; can't-tell
+    // answers are counted beside it, per definition version and criterion.
+    #[test]
+    fn agreement_is_scotts_pi_per_version_and_criterion_with_cant_tell_beside_it() {
+        let mut tally = AgreementTally::default();
+        let yes = findings(&[("spam", Some(true))]);
+        let no = findings(&[("spam", Some(false))]);
+        let unsure = findings(&[("spam", None)]);
+        // 20 both yes, 5 yes/no, 10 no/yes, 15 both no, and 2 with a can't-tell.
+        for (n, pair) in [
+            (20, [yes.clone(), yes.clone()]),
+            (5, [yes.clone(), no.clone()]),
+            (10, [no.clone(), yes.clone()]),
+            (15, [no.clone(), no.clone()]),
+            (2, [unsure.clone(), yes.clone()]),
+        ] {
+            for _ in 0..n {
+                tally.add("v1", &pair);
+            }
+        }
+        tally.add("v1", std::slice::from_ref(&yes)); // decided once: not counted
+        tally.add("v2", &[yes.clone(), yes]);
+        let figures = tally.figures();
+        assert_eq!(figures.len(), 2);
+        let v1 = &figures[0];
+        assert_eq!((v1.definition_version.as_str(), v1.items), ("v1", 50));
+        // statsmodels fleiss_kappa of this table: 0.3939393939393937.
+        assert!((v1.scott_pi.unwrap() - 0.393_939_393_939_393_7).abs() < 1e-12);
+        assert!(v1.scott_pi_ci.is_some());
+        assert_eq!(v1.cant_tell, 2);
+        assert_eq!(v1.cant_tell_rate, Some(2.0 / 104.0));
+        assert!(v1.to_string().contains("can't tell 2/104 = 0.019"), "{v1}");
+        // One item: π undefined, and no interval below the minimum.
+        assert_eq!((figures[1].items, figures[1].scott_pi_ci), (1, None));
+    }
 
     fn findings(pairs: &[(&str, Option<bool>)]) -> Option<Findings> {
         Some(pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect())

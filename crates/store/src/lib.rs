@@ -36,6 +36,11 @@ mod url;
 
 pub use error::{StoreError, StoreKind};
 pub use queue::{
+    Adjudication, AdjudicationClaim, AdjudicationStats, AdjudicationSummary, DecisionCursor,
+    DecisionFilter, DecisionPage, DecisionRecord, HeldItem, HistoryEntry, ItemKind, ReviewerAnswer,
+    ReviewerUpheld, Upheld, needs_adjudication, upheld_side,
+};
+pub use queue::{
     Agreement, Claim, Claimed, Decided, Decision, DecisionView, Enqueue, Findings, Inclusion,
     InclusionError, Labelled, MAX_NOTE_CHARS, PendingVersion, QueueCursor, QueueEntry, QueueError,
     QueueGauges, QueueItemId, QueueItemIdError, QueueItemView, QueuePage, QueueReason, QueueStats,

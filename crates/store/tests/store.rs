@@ -27,6 +27,7 @@ use serde_json::{Map, Value, json};
 /// The review queue's suite (issue 13).
 #[path = "queue/mod.rs"]
 mod queue;
+mod queue_team;
 
 /// What labelled exports read: inclusion probabilities.
 #[path = "export/mod.rs"]

@@ -250,6 +250,7 @@ async fn an_upgraded_database_is_refused_by_a_jevjudge_that_reads_only_the_old_t
             (2, "review queue".to_owned()),
             (3, "retire jevjudge schema".to_owned()),
             (4, "queue expired".to_owned()),
+            (5, "queue team".to_owned()),
             (6, "queue inclusion".to_owned())
         ]
     );

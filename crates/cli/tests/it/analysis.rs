@@ -281,7 +281,7 @@ fn compare_counts_transitions_regressions_and_gates() {
     let document = json(&output);
     assert_eq!(
         keys(&document).join(" "),
-        "pairs base candidate transitions regressions fixes mcnemar_p"
+        "pairs base candidate transitions regressions fixes mcnemar_p new_incorrect new_false_pass changes"
     );
     assert_eq!(document["pairs"], 150);
     assert_eq!(
@@ -330,6 +330,78 @@ fn compare_counts_transitions_regressions_and_gates() {
         (reverse["regressions"].as_u64(), reverse["fixes"].as_u64()),
         (Some(0), Some(20))
     );
+}
+
+// A candidate that turns 4 abstentions into wrong verdicts (2 → 6 incorrect), one of them a
+// false PASS (0 → 1), breaks no correct case: --max-regressions 0 holds, and the risk gates at 0
+// fail with exit 1, each saying what it read.
+#[test]
+fn compare_risk_gates_fail_a_candidate_that_turns_abstentions_into_wrong_verdicts() {
+    let dir = temp_dir("analysis-compare-risk");
+    let floors = eval_sms(&dir, &example("sms-spam/definition.toml"), "floors", &[]);
+    let mut report: Value = read_json(&floors);
+    let (mut to_fail, mut to_pass) = (3, 1);
+    for row in report["rows"].as_array_mut().unwrap() {
+        if row["verdict"]["status"] != "INCONCLUSIVE" {
+            continue;
+        }
+        let expected_pass = row["expected_pass"].as_bool().unwrap();
+        let wrong = if expected_pass && to_fail > 0 {
+            to_fail -= 1;
+            "FAIL"
+        } else if !expected_pass && to_pass > 0 {
+            to_pass -= 1;
+            "PASS"
+        } else {
+            continue;
+        };
+        row["verdict"]["status"] = Value::from(wrong);
+        row["pass"] = Value::from(wrong == "PASS");
+    }
+    assert_eq!((to_fail, to_pass), (0, 0));
+    let candidate = dir.join("candidate.json");
+    std::fs::write(&candidate, report.to_string()).unwrap();
+
+    let gated = run(jevjudge()
+        .args(["compare", "--max-regressions", "0"])
+        .args(["--max-new-incorrect", "0", "--max-false-pass-increase", "0"])
+        .arg(&floors)
+        .arg(&candidate));
+    assert_eq!(code(&gated), 1, "{}", stderr(&gated));
+    let text = stdout(&gated);
+    for line in [
+        "gate max-regressions 0: held (0 regressions)",
+        "gate max-new-incorrect 0: FAILED (4 cases newly incorrect; incorrect 2 -> 6)",
+        "gate max-false-pass-increase 0: FAILED (1 case newly false PASS; false PASS 0 -> 1)",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    let document = json(&run(jevjudge()
+        .args(["compare", "--json"])
+        .arg(&floors)
+        .arg(&candidate)));
+    assert_eq!(
+        (&document["new_incorrect"], &document["new_false_pass"]),
+        (&Value::from(4), &Value::from(1))
+    );
+    assert_eq!(
+        (
+            &document["base"]["false_pass"],
+            &document["candidate"]["false_pass"]
+        ),
+        (&Value::from(0), &Value::from(1))
+    );
+    let held = run(jevjudge()
+        .args([
+            "compare",
+            "--max-new-incorrect",
+            "4",
+            "--max-false-pass-increase",
+            "1",
+        ])
+        .arg(&floors)
+        .arg(&candidate));
+    assert_eq!(code(&held), 0, "{}", stdout(&held));
 }
 
 #[test]
@@ -476,4 +548,38 @@ fn eval_html_writes_the_page_beside_the_other_outputs() {
     assert!(html.contains("banner synthetic"));
     assert!(html.contains("Backend <code>fake</code>"));
     assert!(html.contains("Has my refund gone through?"));
+}
+
+// `--prevalence P` adds the precisions at P to the report (overall and per scenario); a P
+// outside (0, 1) is invalid input, refused before anything runs.
+#[test]
+fn eval_prevalence_adds_precisions_at_the_production_rate_and_refuses_a_rate_outside_0_1() {
+    let dir = temp_dir("analysis-prevalence");
+    let definition = example("sms-spam/definition-cut-0.5.toml");
+    let report = eval_sms(&dir, &definition, "cut", &["--prevalence", "0.134"]);
+    let json = read_json(&report);
+    let at = &json["overall"]["at_prevalence"];
+    assert_eq!(at["prevalence"], 0.134);
+    assert_eq!(at["cases_expected_pass_share"], 0.5);
+    // 71 of 75 spam PASS, 3 of 75 ham PASS: Bayes at 13.4 % spam.
+    let (tpr, fpr) = (71.0 / 75.0, 3.0 / 75.0);
+    let expected = 0.134 * tpr / (0.134 * tpr + 0.866 * fpr);
+    assert!(
+        (at["pass_precision"].as_f64().unwrap() - expected).abs() < 1e-12,
+        "{at}"
+    );
+    assert!(at["warning"].as_str().unwrap().contains("13.4 %"));
+    assert!(json["scenarios"]["sms-spam"]["at_prevalence"].is_object());
+    exits_2_saying(
+        jevjudge()
+            .arg("eval")
+            .arg("--definition")
+            .arg(&definition)
+            .arg("--cases")
+            .arg(example("sms-spam/cases.jsonl"))
+            .arg("--replay")
+            .arg(example("sms-spam/recordings.jevl"))
+            .args(["--prevalence", "1.5"]),
+        "--prevalence: a prevalence must be strictly between 0 and 1, not 1.5",
+    );
 }

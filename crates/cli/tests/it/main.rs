@@ -18,6 +18,7 @@ mod hardening;
 mod limits;
 mod queue;
 mod queue_export;
+mod queue_team;
 mod repeats;
 mod serve;
 

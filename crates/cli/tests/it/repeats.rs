@@ -496,10 +496,10 @@ async fn noisy_fake_flip_rate_matches_the_noise_given() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-// Issue 14 item 5 through the binary: repeated reports compare by the noise rule, and the
-// output shows each run's flip rate beside the regressions. BASE replays one answer per
-// request (no noise); CANDIDATE replays p, 1 − p, p, so most cases flip, and a case that
-// falls from 3/3 to 2/3 correct is within the candidate's own noise.
+// Repeated reports compare by an exact test per case (Fisher on the repeat counts, Holm across
+// cases), and the output shows each run's flip rate with its interval beside the counts. BASE
+// replays one answer per request (no noise); CANDIDATE replays p, 1 − p, p, so most cases
+// flip, and a case that falls from 3/3 to 2/3 correct is no evidence of a change.
 #[test]
 fn compare_of_repeated_runs_shows_the_noise() {
     let dir = temp_dir("repeats-compare");
@@ -514,12 +514,13 @@ fn compare_of_repeated_runs_shows_the_noise() {
     let out = stdout(&output);
     assert!(
         out.contains(
-            "noise: base 3 repeats, flip rate 0.0000 · candidate 3 repeats, flip rate 0.8333"
+            "noise: base 3 repeats, flip rate 0.0000 [0.0000, 0.0250] · candidate 3 repeats, flip rate 0.8333 [0.7655, 0.8845]"
         ),
         "{out}"
     );
+    assert!(out.contains("regressions (correct rate fell): 0"), "{out}");
     assert!(
-        out.contains("regressions: 0 (correct rate fell by more than the noise; base flip rate 0.0000, candidate flip rate 0.8333)"),
+        out.contains("new false PASS (false PASS rate rose): 0"),
         "{out}"
     );
     let output = run_blocking(
@@ -537,5 +538,7 @@ fn compare_of_repeated_runs_shows_the_noise() {
     ));
     assert_eq!(document["regressions"], 0);
     assert_eq!(document["noise"]["regressions"], serde_json::json!([]));
+    assert_eq!(document["noise"]["test"], "fisher_exact");
+    assert_eq!(document["noise"]["correction"], "holm");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,7 +9,10 @@ use super::format::{millis, n4, opt, ratio3};
 use crate::{
     Outcome, Report, Row, Summary,
     calibration::Metrics,
-    cells::{METHOD, repeat_cells, risk_cells, scopes, summary_cells},
+    cells::{
+        ERROR_BASE_HEADERS, METHOD, error_base_cell, error_bases, repeat_cells, risk_cells, scopes,
+        summary_cells,
+    },
 };
 
 /// A colour legend: one swatch per `(label, colour)`.
@@ -265,6 +268,25 @@ pub(super) fn risk_tables(report: &Report) -> Markup {
                     }
                 }
             }
+            table.risk {
+                thead { tr {
+                    th { "scope" }
+                    @for header in ERROR_BASE_HEADERS { th.num { (header) } }
+                } }
+                tbody {
+                    @for (scope, s, overall) in scopes(report) {
+                        tr class=[overall.then_some("overall")] {
+                            td { (scope) }
+                            @for cell in error_bases(&s.risk) {
+                                td.num { (risk_cell(&error_base_cell(cell, 4, true))) }
+                            }
+                        }
+                    }
+                }
+            }
+            @for line in crate::cells::prevalence_lines(&report.overall) {
+                p.note { (line) }
+            }
             p.note {
                 "Coverage = PASS or FAIL verdicts ÷ reviews; decided accuracy = correct ÷ decided. A false PASS is a case expected to fail that got PASS (an unsupported draft published), a false FAIL the reverse. "
                 (METHOD)
@@ -276,7 +298,7 @@ pub(super) fn risk_tables(report: &Report) -> Markup {
                 table {
                     thead { tr {
                         th { "scope" } th.num { "repeats" } th.num { "flipped cases" }
-                        th.num { "flip rate" } th.num { "accuracy by repeat" }
+                        th.num { "flip rate [95% CI]" } th.num { "accuracy by repeat" }
                         th { "probability SD (mean per case)" }
                     } }
                     tbody {

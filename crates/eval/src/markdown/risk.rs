@@ -5,7 +5,9 @@ use std::fmt::Write;
 
 use crate::{
     Report, Summary,
-    cells::{METHOD, repeat_cells, risk_cells, scopes},
+    cells::{
+        ERROR_BASE_HEADERS, METHOD, error_base_cell, error_bases, repeat_cells, risk_cells, scopes,
+    },
 };
 
 /// The Markdown tables: risk and coverage, then (with repeats) the repeat figures.
@@ -19,11 +21,22 @@ pub fn markdown(report: &Report) -> String {
         "|---|---:|---:|---:|---:|---:|",
         |s| risk_cells(s).to_vec(),
     );
+    table(
+        &mut out,
+        report,
+        &format!("| scope | {} |", ERROR_BASE_HEADERS.join(" | ")),
+        "|---|---:|---:|---:|---:|",
+        |s| {
+            error_bases(&s.risk)
+                .map(|cell| error_base_cell(cell, 4, true))
+                .to_vec()
+        },
+    );
     if report.overall.repeated.repeats > 1 {
         table(
             &mut out,
             report,
-            "| scope | repeats | flipped cases | flip rate | accuracy by repeat | probability SD (mean per case) |",
+            "| scope | repeats | flipped cases | flip rate [95% CI] | accuracy by repeat | probability SD (mean per case) |",
             "|---|---:|---:|---:|---:|---|",
             |s| {
                 repeat_cells(s, " · ")
@@ -32,6 +45,10 @@ pub fn markdown(report: &Report) -> String {
                     .collect()
             },
         );
+    }
+    for line in crate::cells::prevalence_lines(&report.overall) {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", super::escape(&line));
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "_{METHOD}_");

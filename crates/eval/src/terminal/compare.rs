@@ -58,15 +58,51 @@ fn delta_line(
     };
     let _ = writeln!(
         out,
-        "{scope:<width$}  {:>9} {:>9} {:>8}  {:>9} {:>9} {:>9} {:>7}",
+        "{scope:<width$}  {:>9} {:>9} {:>8}  {:>9} {:>9} {:>9} {:>7} {:>10} {:>10}",
         accuracy(base),
         accuracy(candidate),
         delta,
         pair(|s| s.correct),
         pair(|s| s.incorrect),
         pair(|s| s.abstained),
-        pair(|s| s.errors)
+        pair(|s| s.errors),
+        pair(|s| s.risk.false_pass),
+        pair(|s| s.risk.false_fail)
     );
+}
+
+/// The change lines: accuracy, coverage and decided accuracy, candidate − base, each with its
+/// paired 95 % interval.
+fn change_lines(comparison: &Comparison) -> String {
+    let mut out = String::new();
+    let changes = &comparison.changes;
+    let _ = writeln!(
+        out,
+        "\nchange (candidate - base) [95% paired interval, docs/explanation/statistics.md]:"
+    );
+    for (name, change) in [
+        ("accuracy", &changes.accuracy),
+        ("coverage", &changes.coverage),
+        ("decided accuracy", &changes.decided_accuracy),
+    ] {
+        let figure = |x: Option<f64>| x.map_or_else(|| "n/a".to_owned(), |x| format!("{x:.4}"));
+        let line = match (change.difference, change.ci) {
+            (Some(d), Some([low, high])) => format!(
+                "{d:+.4} [{low:+.4}, {high:+.4}] ({} -> {}; {}{})",
+                figure(change.base),
+                figure(change.candidate),
+                change.method,
+                if change.excludes_zero() {
+                    "; excludes 0"
+                } else {
+                    ""
+                }
+            ),
+            _ => "n/a".to_owned(),
+        };
+        let _ = writeln!(out, "  {name:<17} {line}");
+    }
+    out
 }
 
 /// The summary `jevjudge compare` prints: each side, the accuracy table overall and per
@@ -78,6 +114,20 @@ pub fn compare(
     base: &Path,
     candidate: &Path,
     max_regressions: Option<u64>,
+) -> String {
+    let gates = crate::gates::CompareGates {
+        max_regressions,
+        ..Default::default()
+    };
+    compare_with_gates(comparison, base, candidate, &gates.evaluate(comparison))
+}
+
+/// [`compare`] with any [`crate::gates::CompareGates`], already evaluated.
+pub fn compare_with_gates(
+    comparison: &Comparison,
+    base: &Path,
+    candidate: &Path,
+    gates: &[crate::gates::Gate],
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "jevjudge compare: {} paired cases", comparison.pairs);
@@ -95,8 +145,17 @@ pub fn compare(
     let width = scope_width(scenarios.iter().map(|(name, ..)| name.as_str()));
     let _ = writeln!(
         out,
-        "\n{:<width$}  {:>9} {:>9} {:>8}  {:>9} {:>9} {:>9} {:>7}",
-        "scope", "base acc", "cand acc", "delta", "correct", "incorrect", "abstained", "errors"
+        "\n{:<width$}  {:>9} {:>9} {:>8}  {:>9} {:>9} {:>9} {:>7} {:>10} {:>10}",
+        "scope",
+        "base acc",
+        "cand acc",
+        "delta",
+        "correct",
+        "incorrect",
+        "abstained",
+        "errors",
+        "false PASS",
+        "false FAIL"
     );
     delta_line(
         &mut out,
@@ -108,6 +167,15 @@ pub fn compare(
     for (name, base, candidate) in &scenarios {
         let name: String = name.chars().take(width).collect();
         delta_line(&mut out, &name, width, *base, *candidate);
+    }
+    out.push_str(&change_lines(comparison));
+    for (side, figures) in [
+        ("base", &comparison.base),
+        ("candidate", &comparison.candidate),
+    ] {
+        for line in crate::cells::prevalence_lines(&figures.summary) {
+            let _ = writeln!(out, "{side}: {line}");
+        }
     }
     let _ = writeln!(out, "\nflips: {}", comparison.flips.len());
     for (transition, count) in &comparison.transitions {
@@ -172,14 +240,30 @@ pub fn compare(
             ": consistent with chance at the 5 % level"
         }
     );
-    if let Some(max) = max_regressions {
-        let held = comparison.regressions <= max;
-        let _ = writeln!(
-            out,
-            "gate max-regressions {max}: {} ({})",
-            if held { "held" } else { "FAILED" },
-            count(comparison.regressions, "regression")
-        );
+    if comparison.noise.is_none() {
+        for (what, ids, base_was) in [
+            (
+                "new incorrect",
+                &comparison.new_incorrect_ids,
+                "correct, abstained or errored",
+            ),
+            (
+                "new false PASS",
+                &comparison.new_false_pass_ids,
+                "not false PASS",
+            ),
+        ] {
+            let colon = if ids.is_empty() { "" } else { ": " };
+            let _ = writeln!(
+                out,
+                "{what}: {} ({base_was} in base){colon}{}",
+                ids.len(),
+                ids.join(" ")
+            );
+        }
+    }
+    for gate in gates {
+        let _ = writeln!(out, "gate {}", gate.line);
     }
     out
 }
@@ -187,46 +271,46 @@ pub fn compare(
 /// The regressions and fixes of repeated runs, beside each run's flip rate (issue 14).
 fn noise_lines(noise: &NoiseRule) -> String {
     let mut out = String::new();
+    let ci =
+        |ci: Option<[f64; 2]>| ci.map_or_else(String::new, |[l, h]| format!(" [{l:.4}, {h:.4}]"));
     let _ = writeln!(
         out,
-        "noise: base {}, flip rate {:.4} · candidate {}, flip rate {:.4} · within-case variance {:.4}",
+        "noise: base {}, flip rate {:.4}{} · candidate {}, flip rate {:.4}{}",
         crate::plural::count(noise.base_repeats, "repeat"),
         noise.base_flip_rate,
+        ci(noise.base_flip_rate_ci),
         crate::plural::count(noise.candidate_repeats, "repeat"),
         noise.candidate_flip_rate,
-        noise.within_case_variance
+        ci(noise.candidate_flip_rate_ci),
+    );
+    let _ = writeln!(
+        out,
+        "per case: Fisher's exact test on the repeat counts, Holm-corrected across the paired cases (family-wise error {})",
+        noise.alpha
     );
     let changes = |list: &[RateChange]| -> String {
         list.iter()
             .map(|c| {
                 format!(
-                    "{} ({:.2}->{:.2}, noise bound {:.2})",
-                    c.id, c.base_rate, c.candidate_rate, c.threshold
+                    "{} ({:.2}->{:.2}, adjusted p {:.3})",
+                    c.id, c.base_rate, c.candidate_rate, c.adjusted_p
                 )
             })
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let _ = writeln!(
-        out,
-        "regressions: {} (correct rate fell by more than the noise; base flip rate {:.4}, candidate flip rate {:.4}){}{}",
-        noise.regressions.len(),
-        noise.base_flip_rate,
-        noise.candidate_flip_rate,
-        if noise.regressions.is_empty() {
-            ""
-        } else {
-            ": "
-        },
-        changes(&noise.regressions)
-    );
-    let _ = writeln!(
-        out,
-        "fixes: {} (correct rate rose by more than the noise){}{}",
-        noise.fixes.len(),
-        if noise.fixes.is_empty() { "" } else { ": " },
-        changes(&noise.fixes)
-    );
+    for (what, list) in [
+        ("regressions (correct rate fell)", &noise.regressions),
+        ("fixes (correct rate rose)", &noise.fixes),
+        ("new incorrect (incorrect rate rose)", &noise.new_incorrect),
+        (
+            "new false PASS (false PASS rate rose)",
+            &noise.new_false_pass,
+        ),
+    ] {
+        let colon = if list.is_empty() { "" } else { ": " };
+        let _ = writeln!(out, "{what}: {}{colon}{}", list.len(), changes(list));
+    }
     out
 }
 

@@ -17,7 +17,7 @@ mod summary;
 mod tests;
 
 pub use calibrate::{calibration, criterion_block};
-pub use compare::compare;
+pub use compare::{compare, compare_with_gates};
 pub use ending::{Ending, ending, stop_line};
 pub use hints::{HintContext, error_hint};
 pub use reviews::reviews;

@@ -9,7 +9,10 @@ use std::{
 use super::scope_width;
 use crate::{
     Report, Summary,
-    cells::{false_verdicts, interval, rate, repeat_cells, scopes, summary_cells},
+    cells::{
+        ERROR_BASE_HEADERS, error_base_cell, error_bases, false_verdicts, interval,
+        prevalence_lines, rate, repeat_cells, scopes, summary_cells,
+    },
     gates::Gate,
 };
 
@@ -62,6 +65,9 @@ pub fn summary(
         let _ = writeln!(out, "errors: {}", report.overall.errors_text());
     }
     out.push_str(&risk_table(report, width));
+    for line in prevalence_lines(&report.overall) {
+        let _ = writeln!(out, "{line}");
+    }
     if let Some(wall) = report.wall_millis.filter(|w| *w > 0.0) {
         // The wall time is this session's: count only the reviews it ran (a resumed run's
         // earlier rows took no time here).
@@ -149,18 +155,33 @@ pub fn risk_table(report: &Report, width: usize) -> String {
             rate(risk.decided_accuracy, risk.decided_accuracy_ci, 3),
         );
     }
+    let [h1, h2, h3, h4] = ERROR_BASE_HEADERS;
+    let _ = writeln!(
+        out,
+        "{:<width$}  {h1:<28}  {h2:<28}  {h3:<28}  {h4:<28}",
+        "scope"
+    );
+    for (scope, s, _) in scopes(report) {
+        let scope: String = scope.chars().take(width).collect();
+        let [a, b, c, d] = error_bases(&s.risk).map(|cell| error_base_cell(cell, 3, false));
+        let _ = writeln!(out, "{scope:<width$}  {a:<28}  {b:<28}  {c:<28}  {d:<28}");
+    }
+    let _ = writeln!(
+        out,
+        "(intervals 95 %; upper = one-sided 95 % Clopper–Pearson bound; methods: docs/explanation/statistics.md)"
+    );
     if report.overall.repeated.repeats > 1 {
         let _ = writeln!(
             out,
-            "{:<width$}  {:>7} {:>7} {:>9}  {:<24}  probability SD (mean per case)",
-            "scope", "repeats", "flipped", "flip rate", "accuracy by repeat"
+            "{:<width$}  {:>7} {:>7} {:>24}  {:<24}  probability SD (mean per case)",
+            "scope", "repeats", "flipped", "flip rate [95% CI]", "accuracy by repeat"
         );
         for (scope, s, _) in scopes(report) {
             let scope: String = scope.chars().take(width).collect();
             let [repeats, flipped, flip_rate, by_repeat, sd] = repeat_cells(s, " ");
             let _ = writeln!(
                 out,
-                "{scope:<width$}  {repeats:>7} {flipped:>7} {flip_rate:>9}  {by_repeat:<24}  {sd}"
+                "{scope:<width$}  {repeats:>7} {flipped:>7} {flip_rate:>24}  {by_repeat:<24}  {sd}"
             );
         }
     }

@@ -49,6 +49,30 @@ async fn the_eval_summary_of_the_sms_spam_replay() {
     insta::assert_snapshot!("eval_summary", text);
 }
 
+// The SMS set is 50 % spam, the collection it came from 13.4 %: with that stated, every output
+// gives the precisions at 13.4 % and warns that the cases' own mix is far from it.
+#[tokio::test]
+async fn a_stated_prevalence_adds_precisions_at_it_and_a_warning_to_every_output() {
+    let mut report = replay("definition-cut-0.5.toml", 1).await;
+    report.set_prevalence(0.134);
+    let at = report.overall.risk.at_prevalence.clone().unwrap();
+    assert_eq!(at.cases_expected_pass_share, Some(0.5));
+    assert!(at.warning.is_some());
+    let text = summary(&report, &[], None, None);
+    let line = text
+        .lines()
+        .find(|line| line.starts_with("at prevalence 0.134"))
+        .unwrap();
+    insta::assert_snapshot!("prevalence_line", line);
+    assert!(text.contains("warning: the cases are 50.0 % expected to pass, production 13.4 %"));
+    assert!(to_markdown(&report, &[]).contains("at prevalence 0.134"));
+    let html = to_html(&report, &HtmlOptions::default());
+    assert!(html.contains("at prevalence 0.134"));
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["overall"]["at_prevalence"]["prevalence"], 0.134);
+    assert!(json["scenarios"]["sms-spam"]["at_prevalence"]["pass_precision"].is_number());
+}
+
 #[tokio::test]
 async fn the_eval_summary_of_a_repeated_replay_shows_the_repeat_table() {
     let report = replay("definition-cut-0.5.toml", 2).await;

@@ -218,10 +218,14 @@ async fn repeated_reports_render_for_ci() {
     let report = jevjudge_eval::Report::new("spam-v1", jevjudge_judge::BackendKind::Replay, run);
     let md = markdown::to_markdown(&report, &[]);
     assert!(
-        md.contains("| scope | repeats | flipped cases | flip rate |"),
+        md.contains("| scope | repeats | flipped cases | flip rate [95% CI] |"),
         "{md}"
     );
-    assert!(md.contains("| **overall** | 3 | 2 | 0.5000 |"), "{md}");
+    // 2 of 4 cases flipped: Wilson [0.1500, 0.8500].
+    assert!(
+        md.contains("| **overall** | 3 | 2 | 0.5000 [0.1500, 0.8500] |"),
+        "{md}"
+    );
     let xml = junit::to_junit(&report);
     assert_eq!(xml.matches("<testcase").count(), 4, "{xml}");
     assert!(

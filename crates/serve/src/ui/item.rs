@@ -141,20 +141,12 @@ fn item_form(
             instructions,
         })
         .collect();
-    // RFC 3339 UTC from the store: the time of day is what a reviewer needs.
-    let lease = view
-        .entry
-        .lease_expires
-        .as_deref()
-        .map_or_else(String::new, |at| match at.get(11..19) {
-            Some(time) => format!("{time} UTC"),
-            None => at.to_owned(),
-        });
+    // RFC 3339 UTC from the store: the page's script shows it in the reviewer's local time.
+    let lease = view.entry.lease_expires.clone().unwrap_or_default();
     let page_view = ItemView {
         who: ui.who(session, csrf),
         item: view.entry.item.to_string(),
         version: view.subject.review.definition_version.clone(),
-        reference: view.subject.review.reference.clone(),
         state: view.subject.state.as_ref(),
         criteria,
         note: field(form, "note").unwrap_or("").to_owned(),

@@ -3,6 +3,32 @@
 // (holds / does not hold / can't tell) and move on, n goes to the note, Esc leaves it,
 // Ctrl+Enter (or Enter outside the note) saves. Queue and result pages: c claims the next item.
 "use strict";
+// A page shown again by Back (from the back/forward cache) is read again: the queue page must
+// list the item just claimed, not what it held before.
+(function () {
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) { window.location.reload(); }
+  });
+  var navigation = window.performance && performance.getEntriesByType
+    ? performance.getEntriesByType("navigation")[0] : null;
+  if (navigation && navigation.type === "back_forward" && navigation.transferSize === 0) {
+    window.location.reload();
+  }
+})();
+// Every <time class="local" datetime="…Z"> shows its time in the reader's own time zone.
+(function () {
+  var times = document.querySelectorAll("time.local[datetime]");
+  for (var i = 0; i < times.length; i += 1) {
+    var at = new Date(times[i].getAttribute("datetime"));
+    if (!isNaN(at.getTime())) {
+      times[i].textContent = at.toLocaleString(undefined, {
+        year: "numeric", month: "short", day: "numeric",
+        hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short"
+      });
+      times[i].title = times[i].getAttribute("datetime");
+    }
+  }
+})();
 (function () {
   var criteria = Array.prototype.slice.call(document.querySelectorAll("fieldset.criterion"));
   var form = document.getElementById("decision");

@@ -19,6 +19,7 @@
 // request, so boxing it would only add an allocation.
 #![allow(clippy::result_large_err)]
 
+mod adjudication;
 mod item;
 mod pages;
 
@@ -42,15 +43,17 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{any, get, post},
 };
-use jevjudge_store::{Claim, MAX_PAGE, QueueCursor, Store};
+use jevjudge_store::{Claim, ItemKind, MAX_PAGE, QueueCursor, QueueItemId, Store};
 use maud::Markup;
 use serde::Deserialize;
 
 use crate::client_address::client_address;
-use crate::session::{self, PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey};
+use crate::session::{
+    self, PRE_COOKIE, PRE_TTL, SESSION_COOKIE, SESSION_TTL, Session, SessionKey, SessionKeys,
+};
 use crate::{PublicUrl, ServeState};
 use item::{decide, item_page, release};
-use pages::{QueueRow, QueueView, Who};
+use pages::{HeldRow, HistoryRow, QueueRow, QueueView, Who};
 
 /// The Content-Security-Policy of every `/ui` response: nothing but this site's own
 /// stylesheet, script and forms; no inline script or style, no frames, no base URL.
@@ -59,6 +62,18 @@ pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; 
 
 /// Items on one queue page.
 const PAGE_ITEMS: u32 = 50;
+
+/// The reviewer's own latest decisions on the queue page.
+const HISTORY_ITEMS: u32 = 20;
+
+/// The page of an item: its review page, or a lead's adjudication page.
+fn item_href(item: QueueItemId, adjudication: bool) -> String {
+    if adjudication {
+        format!("/ui/adjudications/{item}")
+    } else {
+        format!("/ui/items/{item}")
+    }
+}
 
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("keys.js");
@@ -78,6 +93,19 @@ pub(crate) fn router(state: ServeState) -> Router<ServeState> {
         .route("/ui/items/{item}", get(item_page))
         .route("/ui/items/{item}/decision", post(decide))
         .route("/ui/items/{item}/release", post(release))
+        .route("/ui/adjudications/claim", post(adjudication::claim))
+        .route(
+            "/ui/adjudications/{item}",
+            get(adjudication::adjudication_page),
+        )
+        .route(
+            "/ui/adjudications/{item}/decision",
+            post(adjudication::decide),
+        )
+        .route(
+            "/ui/adjudications/{item}/release",
+            post(adjudication::release),
+        )
         .route("/ui/static/style.css", get(style))
         .route("/ui/static/keys.js", get(script))
         .route("/ui/static/icon.svg", get(icon))
@@ -145,7 +173,12 @@ fn same_origin(headers: &HeaderMap, public_origin: Option<&str>) -> bool {
 /// What every page handler needs: the service, the session key, the signed-in reviewer.
 struct Ui {
     state: ServeState,
+    /// The keys of the reviewer list now.
+    keys: std::sync::Arc<SessionKeys>,
+    /// The signed-in reviewer's key (their forms' CSRF tokens), else the sign-in form's.
     key: SessionKey,
+    /// The sign-in form's key.
+    pre: SessionKey,
     store: Store,
     session: Option<Session>,
     secure: bool,
@@ -155,7 +188,7 @@ impl FromRequestParts<ServeState> for Ui {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &ServeState) -> Result<Ui, Response> {
-        let (Some(key), Some(store)) = (session_key(state), state.store().cloned()) else {
+        let (Some(keys), Some(store)) = (state.session_keys(), state.store().cloned()) else {
             return Err(refused(
                 StatusCode::NOT_FOUND,
                 "The review queue is not enabled on this service (it needs --store, \
@@ -163,12 +196,22 @@ impl FromRequestParts<ServeState> for Ui {
             ));
         };
         let now = SystemTime::now();
-        let session = cookie_header(&parts.headers)
+        let verified = cookie_header(&parts.headers)
             .and_then(|header| session::cookie(header, SESSION_COOKIE))
-            .and_then(|value| key.verify(&value, now));
+            .and_then(|value| {
+                keys.verify(&value, now)
+                    .map(|(session, key)| (session, key.clone()))
+            });
+        let pre = keys.pre().clone();
+        let (session, key) = match verified {
+            Some((session, key)) => (Some(session), key),
+            None => (None, pre.clone()),
+        };
         Ok(Ui {
             state: state.clone(),
+            keys,
             key,
+            pre,
             store,
             session,
             secure: secure_cookies(state, parts),
@@ -203,12 +246,6 @@ impl Ui {
             csrf,
         }
     }
-}
-
-/// The session key: derived once from the reviewer token set when the service was built, so
-/// every replica started with the same set signs and checks sessions alike.
-fn session_key(state: &ServeState) -> Option<SessionKey> {
-    state.session_key().cloned()
 }
 
 fn cookie_header(headers: &HeaderMap) -> Option<&str> {
@@ -356,8 +393,8 @@ async fn sign_in_page(ui: Ui) -> Response {
 /// The sign-in form with a new pre-session cookie (its CSRF nonce).
 fn fresh_sign_in(ui: &Ui, status: StatusCode, error: Option<&str>) -> Response {
     let now = SystemTime::now();
-    let pre = ui.key.pre_session(now);
-    let csrf = ui.key.pre_csrf(&pre, now).unwrap_or_default();
+    let pre = ui.pre.pre_session(now);
+    let csrf = ui.pre.pre_csrf(&pre, now).unwrap_or_default();
     let mut response = page(status, pages::sign_in(&csrf, error));
     if let Ok(cookie) =
         HeaderValue::from_str(&session::set_cookie(PRE_COOKIE, &pre, PRE_TTL, ui.secure))
@@ -381,7 +418,7 @@ async fn sign_in(
         .and_then(|header| session::cookie(header, PRE_COOKIE))
         .unwrap_or_default();
     if !ui
-        .key
+        .pre
         .check_pre_csrf(&pre, field(&form, "csrf").unwrap_or(""), now)
     {
         return fresh_sign_in(
@@ -411,13 +448,20 @@ async fn sign_in(
             Some("That token is not a reviewer's."),
         );
     };
-    let session = ui.key.sign_in(&reviewer.name, now);
+    let Some(key) = ui.keys.for_name(&reviewer.name) else {
+        return fresh_sign_in(
+            &ui,
+            StatusCode::UNAUTHORIZED,
+            Some("That token is not a reviewer's."),
+        );
+    };
+    let session = key.sign_in(&reviewer.name, now);
     tracing::info!(target: "jevjudge_serve::ui", reviewer = %reviewer.name, "review page: signed in");
     let mut response = see_other("/ui/");
     let cookies = [
         session::set_cookie(
             SESSION_COOKIE,
-            &ui.key.encode(&session),
+            &key.encode(&session),
             SESSION_TTL,
             ui.secure,
         ),
@@ -519,11 +563,61 @@ async fn queue_page(ui: Ui, Query(query): Query<QueueQuery>) -> Response {
     });
     let message = match query.message.as_deref() {
         Some("empty") => Some("Nothing is pending: the queue is empty."),
+        Some("no-adjudication") => Some("No adjudication is waiting for you."),
         Some("released") => Some("Released: the item is back in the queue."),
         _ => None,
     };
+    let held = match ui.store.held_at(&session.name, SystemTime::now()).await {
+        Ok(held) => held,
+        Err(error) => return store_failed(error),
+    };
+    let held = held
+        .into_iter()
+        .map(|held| {
+            let adjudication = held.kind == ItemKind::Adjudication;
+            HeldRow {
+                href: item_href(held.item, adjudication),
+                item: held.item.to_string(),
+                adjudication,
+                version: held.definition_version,
+                lease_expires: held.lease_expires,
+            }
+        })
+        .collect();
+    let history = match ui
+        .store
+        .reviewer_history(&session.name, HISTORY_ITEMS)
+        .await
+    {
+        Ok(history) => history,
+        Err(error) => return store_failed(error),
+    };
+    let history = history
+        .into_iter()
+        .map(|entry| {
+            let adjudication = entry.kind == ItemKind::Adjudication;
+            HistoryRow {
+                href: item_href(entry.item, adjudication),
+                item: entry.item.to_string(),
+                adjudication,
+                version: entry.definition_version,
+                decided_at: entry.decided_at,
+            }
+        })
+        .collect();
+    let adjudications_pending = if ui.state.is_lead(&session.name) {
+        match ui.store.adjudication_stats().await {
+            Ok(stats) => Some(stats.pending),
+            Err(error) => return store_failed(error),
+        }
+    } else {
+        None
+    };
     let view = QueueView {
         who: ui.who(session, &csrf),
+        held,
+        history,
+        adjudications_pending,
         pending_by_version: stats.pending_by_version.into_iter().collect(),
         claimed: stats.claimed,
         decided: stats.decided,
@@ -544,15 +638,20 @@ async fn claim(ui: Ui, Form(form): Form<Vec<(String, String)>>) -> Response {
     if let Some(Err(message)) = version.map(|v| jevjudge_store::check_no_controls("version", v)) {
         return refused(StatusCode::UNPROCESSABLE_ENTITY, &control_message(&message));
     }
+    // A held item comes back first; "Claim another" (`new`) asks for a new one.
+    let new = field(&form, "new").is_some_and(|value| !value.is_empty());
     match ui
         .store
-        .claim_capped(
+        .claim_or_resume_at(
             &session.name,
             version,
             ui.state.lease(),
             ui.state.max_leases_per_reviewer(),
+            new,
+            SystemTime::now(),
         )
         .await
+        .map(|(claim, _resumed)| claim)
     {
         Ok(Claim::Leased(claimed)) => see_other(&format!("/ui/items/{}", claimed.item)),
         Ok(Claim::Empty) => see_other("/ui/?message=empty"),

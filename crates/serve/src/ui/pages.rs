@@ -20,9 +20,35 @@ pub(crate) struct QueueRow {
     pub(crate) claimed_by: Option<String>,
 }
 
+/// An item the reviewer holds, as the queue page links it.
+pub(crate) struct HeldRow {
+    /// The page of the item (`/ui/items/…` or `/ui/adjudications/…`).
+    pub(crate) href: String,
+    pub(crate) item: String,
+    pub(crate) adjudication: bool,
+    pub(crate) version: String,
+    /// When the lease ends, RFC 3339 UTC (the page's script shows it in local time).
+    pub(crate) lease_expires: String,
+}
+
+/// One of the reviewer's own decisions on the queue page.
+pub(crate) struct HistoryRow {
+    pub(crate) href: String,
+    pub(crate) item: String,
+    pub(crate) adjudication: bool,
+    pub(crate) version: String,
+    pub(crate) decided_at: String,
+}
+
 /// The queue page.
 pub(crate) struct QueueView<'a> {
     pub(crate) who: Who<'a>,
+    /// The items the reviewer holds.
+    pub(crate) held: Vec<HeldRow>,
+    /// The reviewer's latest decisions, newest first.
+    pub(crate) history: Vec<HistoryRow>,
+    /// For a lead: how many adjudications wait.
+    pub(crate) adjudications_pending: Option<u64>,
     pub(crate) pending_by_version: Vec<(String, u64)>,
     pub(crate) claimed: u64,
     pub(crate) decided: u64,
@@ -100,7 +126,6 @@ pub(crate) struct ItemView<'a> {
     pub(crate) who: Who<'a>,
     pub(crate) item: String,
     pub(crate) version: String,
-    pub(crate) reference: Option<String>,
     pub(crate) state: Option<&'a Value>,
     pub(crate) criteria: Vec<CriterionView>,
     pub(crate) note: String,
@@ -210,6 +235,30 @@ pub(crate) fn queue(view: &QueueView<'_>) -> Markup {
                 div.card { div.figure { (count_text(view.claimed, false)) } div.label { "claimed" } }
                 div.card { div.figure { (count_text(view.decided, view.decided >= COUNT_CAP)) } div.label { "decided" } }
             }
+            @if !view.held.is_empty() {
+                h2 { "Your items" }
+                p.note { "Held by you until the time shown; claiming hands these back first." }
+                table.held {
+                    thead { tr { th { "Item" } th { "Kind" } th { "Version" } th { "Yours until" } } }
+                    tbody {
+                        @for row in &view.held {
+                            tr {
+                                td { a.held href=(row.href) { code { (short(&row.item)) } } }
+                                td { @if row.adjudication { "adjudication" } @else { "review" } }
+                                td { code { (row.version) } }
+                                td { (local_time(&row.lease_expires)) }
+                            }
+                        }
+                    }
+                }
+            }
+            @if let Some(pending) = view.adjudications_pending {
+                form.card.claim method="post" action="/ui/adjudications/claim" {
+                    input type="hidden" name="csrf" value=(view.who.csrf);
+                    span { strong { (pending) } " adjudications pending" }
+                    button type="submit" { "Claim adjudication" }
+                }
+            }
             form.card.claim #claim method="post" action="/ui/claim" {
                 input type="hidden" name="csrf" value=(view.who.csrf);
                 label for="version" { "Definition version" }
@@ -222,6 +271,9 @@ pub(crate) fn queue(view: &QueueView<'_>) -> Markup {
                     }
                 }
                 button type="submit" { "Claim next" }
+                @if !view.held.is_empty() {
+                    button.secondary type="submit" name="new" value="1" { "Claim another" }
+                }
                 span.hint { "shortcut: " kbd { "c" } }
             }
             h2 { "Pending by version" }
@@ -264,8 +316,34 @@ pub(crate) fn queue(view: &QueueView<'_>) -> Markup {
                 }
             }
             @if let Some(next) = &view.next { p { a.next href={ "/ui/?" (next) } { "Next page →" } } }
+            @if !view.history.is_empty() {
+                h2 { "Your latest decisions" }
+                table.history {
+                    thead { tr { th { "Item" } th { "Kind" } th { "Version" } th { "Decided" } } }
+                    tbody {
+                        @for row in &view.history {
+                            tr {
+                                td { a href=(row.href) { code { (short(&row.item)) } } }
+                                td { @if row.adjudication { "adjudication" } @else { "review" } }
+                                td { code { (row.version) } }
+                                td { (local_time(&row.decided_at)) }
+                            }
+                        }
+                    }
+                }
+            }
         },
     )
+}
+
+/// An RFC 3339 UTC time as `<time>`: its time of day in UTC, which the page's script replaces
+/// with the reader's local date and time.
+pub(crate) fn local_time(rfc3339: &str) -> Markup {
+    let shown = match rfc3339.get(11..19) {
+        Some(time) => format!("{} {time} UTC", rfc3339.get(..10).unwrap_or_default()),
+        None => rfc3339.to_owned(),
+    };
+    html! { time.local datetime=(rfc3339) { (shown) } }
 }
 
 /// A page about one queue item, for the signed-in reviewer (with the keyboard script): an
@@ -294,8 +372,7 @@ pub(crate) fn item(view: &ItemView<'_>) -> Markup {
         html! {
             p.meta {
                 "Definition " code { (view.version) }
-                @if let Some(reference) = &view.reference { " · reference " code { (reference) } }
-                " · yours until " (view.lease_expires)
+                " · yours until " (local_time(&view.lease_expires))
             }
             p.note { "Blind review: Jev's verdict and probabilities are shown once your decision is saved." }
             @if let Some(error) = &view.error { p.error role="alert" { (error) } }
@@ -371,6 +448,122 @@ pub(crate) fn result(view: &ResultView<'_>) -> Markup {
     )
 }
 
+/// One reviewer's answers, in the page's criterion order, and their note.
+pub(crate) struct AnswerColumn {
+    pub(crate) name: String,
+    pub(crate) findings: Vec<Option<bool>>,
+    pub(crate) note: Option<String>,
+}
+
+/// A lead's adjudication page: both reviewers' answers and notes, never Jev's; the form
+/// while undecided, the lead's decision once decided.
+pub(crate) struct AdjudicationView<'a> {
+    pub(crate) who: Who<'a>,
+    pub(crate) item: String,
+    pub(crate) version: String,
+    pub(crate) disagreement: bool,
+    pub(crate) state: Option<&'a Value>,
+    pub(crate) criteria: Vec<CriterionView>,
+    pub(crate) answers: Vec<AnswerColumn>,
+    pub(crate) lease_expires: Option<String>,
+    pub(crate) note: String,
+    pub(crate) error: Option<String>,
+    /// The lead's decision and whose it upheld, once decided.
+    pub(crate) decided: Option<(AnswerColumn, String)>,
+}
+
+fn finding_text(finding: Option<bool>) -> &'static str {
+    match finding {
+        Some(true) => "holds",
+        Some(false) => "does not hold",
+        None => "can't tell",
+    }
+}
+
+/// The adjudication page.
+pub(crate) fn adjudication(view: &AdjudicationView<'_>) -> Markup {
+    let action = format!("/ui/adjudications/{}/decision", view.item);
+    let release = format!("/ui/adjudications/{}/release", view.item);
+    let mut columns: Vec<&AnswerColumn> = view.answers.iter().collect();
+    if let Some((lead, _)) = &view.decided {
+        columns.push(lead);
+    }
+    item_page(
+        "Adjudication",
+        "Adjudication ",
+        &view.who,
+        &view.item,
+        html! {
+            p.meta {
+                "Definition " code { (view.version) }
+                " · " @if view.disagreement { "the reviewers disagree" } @else { "a reviewer could not tell" }
+                @if let Some(lease) = &view.lease_expires { " · yours until " (local_time(lease)) }
+            }
+            p.note { "Both reviewers' answers and notes. Jev's verdict is not shown: your decision is the label." }
+            @if let Some(error) = &view.error { p.error role="alert" { (error) } }
+            section.state {
+                h2 { "State" }
+                (state(view.state))
+            }
+            h2 { "Answers" }
+            table.both {
+                thead { tr { th { "Criterion" } @for column in &columns { th { (column.name) } } } }
+                tbody {
+                    @for (index, criterion) in view.criteria.iter().enumerate() {
+                        tr {
+                            td { code { (criterion.id) } div.question { (criterion.instructions) } }
+                            @for column in &columns {
+                                td { (finding_text(column.findings.get(index).copied().flatten())) }
+                            }
+                        }
+                    }
+                    tr.notes {
+                        td { "Note" }
+                        @for column in &columns {
+                            td { @match &column.note { Some(note) => span.text { (note) }, None => span.muted { "—" } } }
+                        }
+                    }
+                }
+            }
+            @if let Some((_, upheld)) = &view.decided {
+                p.message role="status" { "Decided: the label is your decision (upheld: " (upheld) ")." }
+                p { a href="/ui/" { "Back to the queue" } }
+            } @else {
+                form #decision method="post" action=(action) {
+                    input type="hidden" name="csrf" value=(view.who.csrf);
+                    h2 { "Your decision" }
+                    @for (index, criterion) in view.criteria.iter().enumerate() {
+                        fieldset.criterion tabindex="0" data-index=(index) {
+                            legend { code { (criterion.id) } }
+                            p.question { (criterion.instructions) }
+                            div.answers {
+                                @for answer in [Answer::Holds, Answer::DoesNotHold, Answer::CantTell] {
+                                    label {
+                                        input type="radio" name={ "c." (criterion.id) } value=(answer.value())
+                                            required checked[criterion.answer == Some(answer)];
+                                        " " (answer.label()) " " kbd { (answer.key()) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    label for="note" { "Note (optional)" }
+                    textarea #note name="note" rows="3" maxlength="4000" { (view.note) }
+                    div.actions {
+                        button type="submit" { "Save decision" }
+                        span.hint { kbd { "Ctrl" } "+" kbd { "Enter" } }
+                    }
+                }
+                form.inline.release method="post" action=(release) {
+                    input type="hidden" name="csrf" value=(view.who.csrf);
+                    button.secondary type="submit" { "Release (give it back)" }
+                }
+                (shortcuts())
+            }
+        },
+    )
+}
+
 /// A page for a refusal or a missing item.
 pub(crate) fn message(who: Option<&Who<'_>>, title: &str, text: &str) -> Markup {
     layout(
@@ -404,7 +597,7 @@ fn shortcuts() -> Markup {
 fn state(state: Option<&Value>) -> Markup {
     html! {
         @match state {
-            None => p.note { "The state was not kept (or has been erased): decide from the reference, or release the item." },
+            None => p.note { "The state was not kept (or has been erased): release the item." },
             Some(Value::Object(fields)) => {
                 dl.fields {
                     @for (name, value) in fields {

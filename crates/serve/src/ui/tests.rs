@@ -28,7 +28,6 @@ fn item_view(state: &serde_json::Value) -> ItemView<'_> {
         who: who(),
         item: "0190a0b0-0000-7000-8000-000000000001".to_owned(),
         version: "refund-answer-v1".to_owned(),
-        reference: Some("ticket <7>".to_owned()),
         state: Some(state),
         criteria: vec![
             CriterionView {
@@ -76,7 +75,6 @@ fn state_text_is_escaped_never_markup() {
     assert!(html.contains(r#"<pre class="json">"#));
     assert!(html.contains(r#"<ul class="texts"><li class="text">&lt;b&gt;one&lt;/b&gt;</li><li class="text">two</li></ul>"#), "{html}");
     assert!(html.contains("&lt;/textarea&gt;&lt;script&gt;alert(1)"));
-    assert!(html.contains("ticket &lt;7&gt;"));
     // The only script is the site's own file.
     assert_eq!(html.matches("<script").count(), 1, "{html}");
     assert!(html.contains(r#"<script src="/ui/static/keys.js" defer></script>"#));
@@ -126,6 +124,9 @@ fn counts_that_reached_the_cap_are_shown_as_at_least() {
     let cap = pages::COUNT_CAP;
     let view = QueueView {
         who: who(),
+        held: Vec::new(),
+        history: Vec::new(),
+        adjudications_pending: None,
         pending_by_version: vec![("big".to_owned(), cap - 5), ("small".to_owned(), 5)],
         claimed: 2,
         decided: cap,
@@ -158,6 +159,9 @@ fn counts_that_reached_the_cap_are_shown_as_at_least() {
 fn the_queue_page_lists_versions_and_rows_with_a_claim_form() {
     let view = QueueView {
         who: who(),
+        held: Vec::new(),
+        history: Vec::new(),
+        adjudications_pending: None,
         pending_by_version: vec![("refund-answer-v1".to_owned(), 3), ("v<2>".to_owned(), 1)],
         claimed: 1,
         decided: 7,
@@ -184,6 +188,98 @@ fn the_queue_page_lists_versions_and_rows_with_a_claim_form() {
     assert!(html.contains("<td>second</td>"));
     assert!(html.contains("<code>00000001</code>"), "{html}");
     assert!(html.contains(r#"href="/ui/?cursor=abc&amp;version=v%3C2%3E""#));
+    every_form_has_the_token(&html, "c5rf");
+}
+
+#[test]
+fn held_items_are_links_with_the_lease_end_as_a_local_time_and_a_lead_can_claim_adjudications() {
+    let view = QueueView {
+        who: who(),
+        held: vec![pages::HeldRow {
+            href: "/ui/items/0190a0b0-0000-7000-8000-000000000001".to_owned(),
+            item: "0190a0b0-0000-7000-8000-000000000001".to_owned(),
+            adjudication: false,
+            version: "refund-answer-v1".to_owned(),
+            lease_expires: "2026-12-02T17:36:06.381Z".to_owned(),
+        }],
+        history: vec![pages::HistoryRow {
+            href: "/ui/adjudications/0190a0b0-0000-7000-8000-000000000002".to_owned(),
+            item: "0190a0b0-0000-7000-8000-000000000002".to_owned(),
+            adjudication: true,
+            version: "refund-answer-v1".to_owned(),
+            decided_at: "2026-12-02T17:30:00.000Z".to_owned(),
+        }],
+        adjudications_pending: Some(3),
+        pending_by_version: Vec::new(),
+        claimed: 1,
+        decided: 0,
+        version: None,
+        rows: Vec::new(),
+        next: None,
+        message: None,
+    };
+    let html = pages::queue(&view).into_string();
+    contains(
+        &html,
+        r#"<a class="held" href="/ui/items/0190a0b0-0000-7000-8000-000000000001"><code>00000001</code></a>"#,
+    );
+    contains(
+        &html,
+        r#"<time class="local" datetime="2026-12-02T17:36:06.381Z">2026-12-02 17:36:06 UTC</time>"#,
+    );
+    contains(
+        &html,
+        r#"href="/ui/adjudications/0190a0b0-0000-7000-8000-000000000002""#,
+    );
+    contains(&html, "3</strong> adjudications pending");
+    contains(&html, r#"name="new" value="1""#);
+    every_form_has_the_token(&html, "c5rf");
+}
+
+#[test]
+fn the_adjudication_page_shows_both_answers_and_notes_and_nothing_of_jevs() {
+    let state = json!({"draft": "Refund done."});
+    let column = |name: &str, findings: Vec<Option<bool>>, note: &str| pages::AnswerColumn {
+        name: name.to_owned(),
+        findings,
+        note: Some(note.to_owned()),
+    };
+    let view = pages::AdjudicationView {
+        who: who(),
+        item: "0190a0b0-0000-7000-8000-000000000003".to_owned(),
+        version: "refund-answer-v1".to_owned(),
+        disagreement: true,
+        state: Some(&state),
+        criteria: vec![CriterionView {
+            id: "supported".to_owned(),
+            instructions: "Is it supported?".to_owned(),
+            answer: None,
+        }],
+        answers: vec![
+            column("ana", vec![Some(true)], "looks <fine>"),
+            column("bob", vec![None], "cannot tell"),
+        ],
+        lease_expires: Some("2026-12-02T17:36:06.381Z".to_owned()),
+        note: String::new(),
+        error: None,
+        decided: None,
+    };
+    let html = pages::adjudication(&view).into_string();
+    for shown in [
+        "<th>ana</th>",
+        "<th>bob</th>",
+        "<td>holds</td>",
+        "<td>can't tell</td>",
+        "looks &lt;fine&gt;",
+        "cannot tell",
+        "the reviewers disagree",
+        r#"action="/ui/adjudications/0190a0b0-0000-7000-8000-000000000003/decision""#,
+    ] {
+        contains(&html, shown);
+    }
+    for hidden in ["P(holds)", "probability", "INCONCLUSIVE", "PASS", "FAIL"] {
+        assert!(!html.contains(hidden), "{hidden} in {html}");
+    }
     every_form_has_the_token(&html, "c5rf");
 }
 

@@ -91,6 +91,10 @@ impl Store {
                     .or_default()
                     .push(findings.as_deref().map(findings_of).transpose()?);
             }
+            // An adjudicated review's label is the lead's.
+            for (review_id, lead) in self.adjudicated_between(&first, &last).await? {
+                decisions.insert(review_id, vec![Some(lead)]);
+            }
             for row in &reviews {
                 let id: String = row.try_get("id")?;
                 let questions = json_of(row.try_get("questions")?, "questions")?;

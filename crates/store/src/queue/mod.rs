@@ -38,12 +38,18 @@ mod inclusion;
 mod labelled;
 mod ops;
 mod sql;
+mod team;
 #[cfg(test)]
 mod tests;
 
 pub use gauges::{PendingVersion, QueueGauges};
 pub use inclusion::{Inclusion, InclusionError};
 pub use sql::statements;
+pub use team::{
+    Adjudication, AdjudicationClaim, AdjudicationStats, AdjudicationSummary, DecisionCursor,
+    DecisionFilter, DecisionPage, DecisionRecord, HeldItem, HistoryEntry, ItemKind, ReviewerAnswer,
+    ReviewerUpheld, Upheld, needs_adjudication, upheld_side,
+};
 
 /// The longest note a decision may carry, in characters.
 pub const MAX_NOTE_CHARS: usize = 4000;

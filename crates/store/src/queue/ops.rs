@@ -260,7 +260,10 @@ impl Store {
     }
 
     /// A review with its kept state, its definition's questions and expected flags.
-    async fn review_with_definition(&self, review_id: &str) -> Result<Subject, StoreError> {
+    pub(super) async fn review_with_definition(
+        &self,
+        review_id: &str,
+    ) -> Result<Subject, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {} FROM reviews WHERE id = $1",
             review_with_definition_columns()
@@ -340,6 +343,13 @@ impl Store {
         .bind(&decision.note)
         .bind(now)
         .execute(&mut *transaction)
+        .await?;
+        super::team::queue_adjudication_if_needed(
+            &mut transaction,
+            self.kind,
+            &facts.review.review_id.to_string(),
+            now,
+        )
         .await?;
         transaction.commit().await?;
         Ok(Decided {
@@ -609,7 +619,7 @@ fn check_texts(reviewer: &str, version: Option<&str>) -> Result<(), StoreError> 
 /// The first key of the advisory locks that serialise one reviewer's capped claims on
 /// PostgreSQL (the second is a hash of the name); two-key locks never meet sqlx's migration
 /// lock, which takes one 64-bit key.
-const CLAIM_LOCK_CLASS: i32 = 0x6a65_7601;
+pub(super) const CLAIM_LOCK_CLASS: i32 = 0x6a65_7601;
 
 /// The items `reviewer` holds under a live lease at `now`, soonest lease end first.
 async fn held_items(
