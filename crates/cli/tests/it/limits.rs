@@ -105,10 +105,10 @@ async fn a_wrong_key_stops_the_run_and_resume_finishes_it_once_fixed() {
     assert!(stopped[0].contains("HTTP 401"), "{}", stopped[0]);
     assert!(stopped[0].contains("--resume"), "{}", stopped[0]);
     assert!(!stderr(&output).contains("a-wrong-key"));
-    // The adaptive limit starts at half of 8: at most 4 requests leave before the first 401
-    // comes back, and nothing is sent after it.
+    // The adaptive limit starts at the ceiling, 8: at most 8 requests leave before the first
+    // 401 comes back, and nothing is sent after it.
     let sent = batch.server.request_count();
-    assert!((1..=4).contains(&sent), "{sent} requests");
+    assert!((1..=8).contains(&sent), "{sent} requests");
     assert_eq!(json["complete"], false);
     assert_eq!(json["stopped"]["cause"], "key_refused");
     assert_eq!(json["stopped"]["status"], 401);

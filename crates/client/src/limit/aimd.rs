@@ -1,6 +1,6 @@
 //! The AIMD controller: how many reviews may be in flight against one backend.
 //!
-//! - **Start high.** The limit starts at [`AimdConfig::initial`], half the ceiling by default.
+//! - **Start high.** The limit starts at [`AimdConfig::initial`], the ceiling by default.
 //! - **Growth only when used.** The limit grows only in a window in which it was *reached*: the
 //!   caller reports each time every slot under the limit is taken ([`Aimd::on_limit_reached`]).
 //!   A window is as many successes as the limit was when it started (about one round trip when
@@ -38,13 +38,12 @@ pub struct AimdConfig {
 }
 
 impl AimdConfig {
-    /// The defaults for a ceiling: start at half of it (rounded up), cut to 70 %, windows of at
-    /// least 250 ms.
+    /// The defaults for a ceiling: start at it, cut to 70 %, windows of at least 250 ms.
     pub fn new(ceiling: usize) -> AimdConfig {
         let ceiling = ceiling.max(1);
         AimdConfig {
             ceiling,
-            initial: ceiling.div_ceil(2),
+            initial: ceiling,
             backoff: 0.7,
             min_window: Duration::from_millis(250),
         }
@@ -230,11 +229,11 @@ mod tests {
     }
 
     #[test]
-    fn the_default_start_is_half_the_ceiling_rounded_up() {
+    fn the_default_start_is_the_ceiling() {
         let start = |ceiling| Aimd::new(AimdConfig::new(ceiling), Instant::now()).limit();
-        assert_eq!(start(32), 16);
-        assert_eq!(start(5), 3);
-        assert_eq!(start(1), 1);
+        assert_eq!(start(32), 32);
+        assert_eq!(start(5), 5);
+        assert_eq!(start(0), 1);
     }
 
     #[tokio::test(start_paused = true)]
@@ -254,7 +253,13 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_saturated_limit_doubles_per_round_trip() {
-        let mut aimd = Aimd::new(AimdConfig::new(64), Instant::now());
+        let mut aimd = Aimd::new(
+            AimdConfig {
+                initial: 32,
+                ..AimdConfig::new(64)
+            },
+            Instant::now(),
+        );
         assert_eq!(aimd.limit(), 32);
         // All 32 slots are taken; their 32 answers come back: one round trip.
         aimd.on_limit_reached();
@@ -266,8 +271,14 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_lightly_loaded_limit_never_grows() {
-        // In slow start: 16 slots, never all taken.
-        let mut aimd = Aimd::new(AimdConfig::new(32), Instant::now());
+        // In slow start: 16 slots of 32, never all taken.
+        let mut aimd = Aimd::new(
+            AimdConfig {
+                initial: 16,
+                ..AimdConfig::new(32)
+            },
+            Instant::now(),
+        );
         successes_unsaturated(&mut aimd, 10_000).await;
         assert_eq!(aimd.limit(), 16);
         // After a cut: clean windows, but the limit is never reached.

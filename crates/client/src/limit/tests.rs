@@ -24,33 +24,50 @@ fn review(limiter: &Arc<Limiter>, round_trip: Duration) -> tokio::task::JoinHand
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_adaptive_limiter_starts_at_half_its_ceiling_and_doubles_when_saturated() {
+async fn an_adaptive_limiter_starts_at_its_ceiling() {
     let limiter = Limiter::new(LimitConfig::new(8));
-    assert_eq!(limiter.limit(), 4);
-    let held: Vec<Permit> = (0..4)
+    assert_eq!(limiter.limit(), 8);
+    let held: Vec<Permit> = (0..8)
         .map(|_| limiter.acquire(10).now_or_never().unwrap().unwrap())
         .collect();
     assert!(
         limiter.acquire(10).now_or_never().is_none(),
-        "a fifth review waits"
-    );
-    for _ in 0..4 {
-        ok(&limiter);
-    }
-    assert_eq!(
-        limiter.limit(),
-        8,
-        "every slot was taken: one round trip doubles it"
+        "a ninth review waits"
     );
     drop(held);
     assert_eq!(limiter.snapshot().in_flight, 0);
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_saturated_limiter_doubles_its_limit_per_round_trip() {
+    let limiter = Limiter::new(LimitConfig {
+        aimd: Some(AimdConfig {
+            initial: 4,
+            ..AimdConfig::new(32)
+        }),
+        ..LimitConfig::new(32)
+    });
+    // 40 reviews of 100 ms queue up: 4, then 8, then 16 in flight.
+    let reviews: Vec<_> = (0..40)
+        .map(|_| review(&limiter, Duration::from_millis(100)))
+        .collect();
+    for expected in [4, 8, 16] {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(limiter.snapshot().in_flight, expected);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for review in reviews {
+        review.await.unwrap();
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_lightly_loaded_run_never_drifts_up_to_the_ceiling() {
     let limiter = Limiter::new(LimitConfig::new(32));
-    // 3 reviews in flight at a time, 100 ms each, for 1,000 reviews: the limit of 16 is never
-    // reached.
+    // A 429 cuts the limit to 22.
+    limiter.record_attempt(AttemptOutcome::Status(429), 1, Instant::now(), None);
+    assert_eq!(limiter.limit(), 22);
+    // 3 reviews in flight at a time, 100 ms each, for 1,000 reviews: 22 is never reached.
     for _ in 0..1000 / 3 {
         let wave: Vec<_> = (0..3)
             .map(|_| review(&limiter, Duration::from_millis(100)))
@@ -59,25 +76,25 @@ async fn a_lightly_loaded_run_never_drifts_up_to_the_ceiling() {
             task.await.unwrap();
         }
     }
-    assert_eq!(limiter.limit(), 16);
+    assert_eq!(limiter.limit(), 22);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_burst_after_idling_sends_no_more_than_the_limit() {
     let limiter = Limiter::new(LimitConfig::new(32));
-    // A 429 cuts the limit to 11; then a long quiet spell of single reviews.
+    // A 429 cuts the limit to 22; then a long quiet spell of single reviews.
     limiter.record_attempt(AttemptOutcome::Status(429), 1, Instant::now(), None);
-    assert_eq!(limiter.limit(), 11);
+    assert_eq!(limiter.limit(), 22);
     for _ in 0..500 {
         review(&limiter, Duration::from_millis(100)).await.unwrap();
     }
     tokio::time::advance(Duration::from_secs(60)).await;
-    // A burst of 32 reviews: 11 go, the rest wait for slots.
+    // A burst of 32 reviews: 22 go, the rest wait for slots.
     let burst: Vec<_> = (0..32)
         .map(|_| review(&limiter, Duration::from_millis(100)))
         .collect();
     tokio::time::sleep(Duration::from_millis(1)).await;
-    assert_eq!(limiter.snapshot().in_flight, 11);
+    assert_eq!(limiter.snapshot().in_flight, 22);
     for task in burst {
         task.await.unwrap();
     }
@@ -139,7 +156,13 @@ async fn a_release_wakes_at_most_one_waiter() {
 
 #[tokio::test(start_paused = true)]
 async fn a_cut_limit_takes_freed_slots_back() {
-    let limiter = Limiter::new(LimitConfig::new(20));
+    let limiter = Limiter::new(LimitConfig {
+        aimd: Some(AimdConfig {
+            initial: 10,
+            ..AimdConfig::new(20)
+        }),
+        ..LimitConfig::new(20)
+    });
     let held: Vec<Permit> = (0..10)
         .map(|_| limiter.acquire(0).now_or_never().unwrap().unwrap())
         .collect();
