@@ -7,10 +7,6 @@ use tokio::time::Instant;
 
 use super::*;
 
-fn ok(limiter: &Limiter) {
-    limiter.record_attempt(AttemptOutcome::Status(200), 1, Instant::now(), None);
-}
-
 /// A review admitted now that takes `round_trip` and succeeds.
 fn review(limiter: &Arc<Limiter>, round_trip: Duration) -> tokio::task::JoinHandle<()> {
     let limiter = Arc::clone(limiter);
