@@ -440,7 +440,11 @@ impl Limiter {
                     return Err(stop);
                 }
                 match state.cap {
-                    Some(cap) if state.spent + state.reserved + estimate > cap => {
+                    Some(cap)
+                        if (state.spent.saturating_add(state.reserved))
+                            .saturating_add(estimate)
+                            > cap =>
+                    {
                         if state.in_flight == 0 {
                             let stop = Stop::InputTokenCap {
                                 cap,
