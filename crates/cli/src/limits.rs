@@ -8,8 +8,8 @@ use jevjudge_client::limit::{self, CostCapError, LimitConfig, Limiter, Rate, Sna
 #[derive(Debug, Clone, clap::Args)]
 pub struct LimitArgs {
     /// Keep exactly --concurrency reviews in flight. By default the concurrency adapts: it
-    /// starts at 1, grows while answers are clean and is cut on 429/529 (never above
-    /// --concurrency).
+    /// starts at --concurrency, is cut on 429/529 and grows back only while it is used (never
+    /// above --concurrency).
     #[arg(long)]
     pub fixed_concurrency: bool,
 

@@ -8,7 +8,10 @@
 //! - [`Limiter::acquire`] admits one review: a free slot under the current limit, the
 //!   server's last `Retry-After` passed, the `--rate` and `--token-rate` pacers passed, and the
 //!   input-token cap not at risk. A review's budget starts after it returns: waiting here is
-//!   not review time.
+//!   not review time. The slots are a shrinkable semaphore (tokio's fair semaphore plus a debt
+//!   of slots to take back): a freed slot wakes one waiter, first come first served; a grown
+//!   limit adds slots; a cut limit takes free slots back at once and busy ones as they are
+//!   freed.
 //! - The client reports every attempt ([`Limiter::record_attempt`]): a 429/529 cuts the limit
 //!   ([`Aimd`]), a `Retry-After` becomes a floor for every next attempt, a 401/403 stops all
 //!   admission, and the counts feed [`AttemptCounts`]. Retries wait for the floor and pacers
@@ -28,7 +31,10 @@ use std::{
 };
 
 use serde::{Deserialize, Serialize};
-use tokio::{sync::Notify, time::Instant};
+use tokio::{
+    sync::{Notify, OwnedSemaphorePermit, Semaphore},
+    time::Instant,
+};
 
 pub use aimd::{Aimd, AimdConfig};
 pub use pacer::{Rate, TokioClock, parse_token_rate};
@@ -262,7 +268,12 @@ impl Snapshot {
 struct State {
     aimd: Option<Aimd>,
     ceiling: usize,
+    /// Admitted reviews whose permits are not dropped yet.
     in_flight: usize,
+    /// The limit the semaphore was last sized to.
+    sized_to: usize,
+    /// Slots to take back from the semaphore as they are freed (a cut below the busy slots).
+    debt: usize,
     /// No attempt goes out before this (the last Retry-After).
     not_before: Option<Instant>,
     stop: Option<Stop>,
@@ -278,11 +289,30 @@ impl State {
     fn limit(&self) -> usize {
         self.aimd.as_ref().map_or(self.ceiling, Aimd::limit)
     }
+
+    /// Brings the semaphore to the limit: adds slots when it grew (paying the debt first), takes
+    /// free ones back when it shrank and owes the rest.
+    fn resize(&mut self, slots: &Semaphore) {
+        let limit = self.limit();
+        if limit > self.sized_to {
+            let grown = limit - self.sized_to;
+            let paid = grown.min(self.debt);
+            self.debt -= paid;
+            slots.add_permits(grown - paid);
+        } else if limit < self.sized_to {
+            let cut = self.sized_to - limit;
+            self.debt += cut - slots.forget_permits(cut);
+        }
+        self.sized_to = limit;
+    }
 }
 
 /// Adaptive concurrency, pacing and stops for one backend; see the module docs.
 pub struct Limiter {
     state: Mutex<State>,
+    /// One permit per slot under the limit.
+    slots: Arc<Semaphore>,
+    /// Wakes reviews waiting for the input-token cap (they hold a slot already).
     changed: Notify,
     requests: Option<Pacer>,
     tokens: Option<Pacer>,
@@ -292,8 +322,29 @@ pub struct Limiter {
 /// One admitted review. Dropping it frees the slot.
 #[must_use = "the review's slot is freed when the permit is dropped"]
 pub struct Permit {
-    limiter: Arc<Limiter>,
+    slot: Slot,
     estimate: u64,
+}
+
+/// A slot of the semaphore; dropping it returns the slot, or pays the debt of a cut.
+struct Slot {
+    limiter: Arc<Limiter>,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let Some(permit) = self.permit.take() else {
+            return;
+        };
+        let mut state = self.limiter.lock();
+        if state.debt > 0 {
+            // The limit was cut below the busy slots: this one is taken back.
+            state.debt -= 1;
+            permit.forget();
+        }
+        // Otherwise dropping the permit hands the slot to the first waiter, and only to it.
+    }
 }
 
 impl Limiter {
@@ -311,11 +362,14 @@ impl Limiter {
                 now,
             )
         });
+        let limit = aimd.as_ref().map_or(ceiling, Aimd::limit);
         Arc::new(Limiter {
             state: Mutex::new(State {
                 aimd,
                 ceiling,
                 in_flight: 0,
+                sized_to: limit,
+                debt: 0,
                 not_before: None,
                 stop: None,
                 cap: config.max_input_tokens,
@@ -323,11 +377,27 @@ impl Limiter {
                 reserved: 0,
                 attempts: AttemptCounts::default(),
             }),
+            slots: Arc::new(Semaphore::new(limit)),
             changed: Notify::new(),
             requests: config.rate.map(Pacer::requests),
             tokens: config.token_rate.map(Pacer::tokens),
             created: now,
         })
+    }
+
+    /// Tells the controller that every slot under the limit is taken.
+    fn limit_reached(&self) {
+        if let Some(aimd) = &mut self.lock().aimd {
+            aimd.on_limit_reached();
+        }
+    }
+
+    /// Stops admission: every waiter returns `stop` at once.
+    fn stop_with(&self, mut state: MutexGuard<'_, State>, stop: Stop) {
+        state.stop = Some(stop);
+        drop(state);
+        self.slots.close();
+        self.changed.notify_waiters();
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -339,6 +409,27 @@ impl Limiter {
     /// waits for a slot, the server's floor and the pacers, and checks the cap. Returns the
     /// [`Stop`] instead when admission has stopped (now or while waiting).
     pub async fn acquire(self: &Arc<Self>, estimate: u64) -> Result<Permit, Stop> {
+        if let Some(stop) = self.lock().stop {
+            return Err(stop);
+        }
+        let permit = match Arc::clone(&self.slots).try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                self.limit_reached();
+                match Arc::clone(&self.slots).acquire_owned().await {
+                    Ok(permit) => permit,
+                    // Closed: admission stopped (the stop is set before the semaphore closes).
+                    Err(_) => return Err(self.lock().stop.expect("closed with a stop")),
+                }
+            }
+        };
+        if self.slots.available_permits() == 0 {
+            self.limit_reached();
+        }
+        let mut slot = Some(Slot {
+            limiter: Arc::clone(self),
+            permit: Some(permit),
+        });
         let permit = loop {
             let changed = self.changed.notified();
             tokio::pin!(changed);
@@ -348,35 +439,32 @@ impl Limiter {
                 if let Some(stop) = state.stop {
                     return Err(stop);
                 }
-                if let Some(cap) = state.cap {
-                    let committed = state.spent + state.reserved;
-                    if committed.saturating_add(estimate) > cap {
+                match state.cap {
+                    Some(cap)
+                        if (state.spent.saturating_add(state.reserved))
+                            .saturating_add(estimate)
+                            > cap =>
+                    {
                         if state.in_flight == 0 {
                             let stop = Stop::InputTokenCap {
                                 cap,
                                 spent: state.spent,
                                 next_estimate: estimate,
                             };
-                            state.stop = Some(stop);
-                            drop(state);
-                            self.changed.notify_waiters();
+                            self.stop_with(state, stop);
                             return Err(stop);
                         }
                         // Reviews in flight may spend less than estimated: decide after them.
-                    } else if state.in_flight < state.limit() {
+                    }
+                    cap => {
+                        let estimate = if cap.is_some() { estimate } else { 0 };
                         state.in_flight += 1;
                         state.reserved += estimate;
                         break Permit {
-                            limiter: Arc::clone(self),
+                            slot: slot.take().expect("taken once"),
                             estimate,
                         };
                     }
-                } else if state.in_flight < state.limit() {
-                    state.in_flight += 1;
-                    break Permit {
-                        limiter: Arc::clone(self),
-                        estimate: 0,
-                    };
                 }
             }
             changed.await;
@@ -430,7 +518,7 @@ impl Limiter {
     ) {
         let now = Instant::now();
         let mut state = self.lock();
-        let mut wake = false;
+        let mut stop = None;
         let counts = &mut state.attempts;
         counts.total += 1;
         if attempt > 1 {
@@ -442,9 +530,7 @@ impl Limiter {
                 match status {
                     200..=299 => {
                         if let Some(aimd) = &mut state.aimd {
-                            let before = aimd.limit();
                             aimd.on_success(now);
-                            wake = aimd.limit() > before;
                         }
                     }
                     429 | 529 => {
@@ -453,8 +539,7 @@ impl Limiter {
                         }
                     }
                     401 | 403 if state.stop.is_none() => {
-                        state.stop = Some(Stop::KeyRefused { status });
-                        wake = true;
+                        stop = Some(Stop::KeyRefused { status });
                     }
                     _ => {}
                 }
@@ -469,9 +554,9 @@ impl Limiter {
                 state.not_before = Some(at);
             }
         }
-        drop(state);
-        if wake {
-            self.changed.notify_waiters();
+        state.resize(&self.slots);
+        if let Some(stop) = stop {
+            self.stop_with(state, stop);
         }
     }
 
@@ -509,12 +594,17 @@ impl Limiter {
 
 impl Drop for Permit {
     fn drop(&mut self) {
-        {
-            let mut state = self.limiter.lock();
-            state.in_flight = state.in_flight.saturating_sub(1);
-            state.reserved = state.reserved.saturating_sub(self.estimate);
+        let limiter = &self.slot.limiter;
+        let mut state = limiter.lock();
+        state.in_flight = state.in_flight.saturating_sub(1);
+        state.reserved = state.reserved.saturating_sub(self.estimate);
+        let cap_waiters = state.cap.is_some();
+        drop(state);
+        if cap_waiters {
+            // Reviews waiting for the input-token cap decide again on what this one spent.
+            limiter.changed.notify_waiters();
         }
-        self.limiter.changed.notify_waiters();
+        // The slot itself is freed when `self.slot` drops, after this.
     }
 }
 

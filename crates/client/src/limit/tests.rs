@@ -7,23 +7,173 @@ use tokio::time::Instant;
 
 use super::*;
 
-fn ok(limiter: &Limiter) {
-    limiter.record_attempt(AttemptOutcome::Status(200), 1, Instant::now(), None);
+/// A review admitted now that takes `round_trip` and succeeds.
+fn review(limiter: &Arc<Limiter>, round_trip: Duration) -> tokio::task::JoinHandle<()> {
+    let limiter = Arc::clone(limiter);
+    tokio::spawn(async move {
+        let permit = limiter.acquire(0).await.unwrap();
+        let sent = Instant::now();
+        tokio::time::sleep(round_trip).await;
+        limiter.record_attempt(AttemptOutcome::Status(200), 1, sent, None);
+        drop(permit);
+    })
 }
 
 #[tokio::test(start_paused = true)]
-async fn slow_start_admits_one_review_then_more_as_successes_come_back() {
+async fn an_adaptive_limiter_starts_at_its_ceiling() {
     let limiter = Limiter::new(LimitConfig::new(8));
-    let first = limiter.acquire(10).await.unwrap();
+    assert_eq!(limiter.limit(), 8);
+    let held: Vec<Permit> = (0..8)
+        .map(|_| limiter.acquire(10).now_or_never().unwrap().unwrap())
+        .collect();
     assert!(
         limiter.acquire(10).now_or_never().is_none(),
-        "a second review waits"
+        "a ninth review waits"
     );
-    ok(&limiter);
-    assert_eq!(limiter.limit(), 2);
-    let second = limiter.acquire(10).now_or_never().unwrap().unwrap();
-    drop((first, second));
+    drop(held);
     assert_eq!(limiter.snapshot().in_flight, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_saturated_limiter_doubles_its_limit_per_round_trip() {
+    let limiter = Limiter::new(LimitConfig {
+        aimd: Some(AimdConfig {
+            initial: 4,
+            ..AimdConfig::new(32)
+        }),
+        ..LimitConfig::new(32)
+    });
+    // 40 reviews of 100 ms queue up: 4, then 8, then 16 in flight.
+    let reviews: Vec<_> = (0..40)
+        .map(|_| review(&limiter, Duration::from_millis(100)))
+        .collect();
+    for expected in [4, 8, 16] {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(limiter.snapshot().in_flight, expected);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for review in reviews {
+        review.await.unwrap();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lightly_loaded_run_never_drifts_up_to_the_ceiling() {
+    let limiter = Limiter::new(LimitConfig::new(32));
+    // A 429 cuts the limit to 22.
+    limiter.record_attempt(AttemptOutcome::Status(429), 1, Instant::now(), None);
+    assert_eq!(limiter.limit(), 22);
+    // 3 reviews in flight at a time, 100 ms each, for 1,000 reviews: 22 is never reached.
+    for _ in 0..1000 / 3 {
+        let wave: Vec<_> = (0..3)
+            .map(|_| review(&limiter, Duration::from_millis(100)))
+            .collect();
+        for task in wave {
+            task.await.unwrap();
+        }
+    }
+    assert_eq!(limiter.limit(), 22);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_burst_after_idling_sends_no_more_than_the_limit() {
+    let limiter = Limiter::new(LimitConfig::new(32));
+    // A 429 cuts the limit to 22; then a long quiet spell of single reviews.
+    limiter.record_attempt(AttemptOutcome::Status(429), 1, Instant::now(), None);
+    assert_eq!(limiter.limit(), 22);
+    for _ in 0..500 {
+        review(&limiter, Duration::from_millis(100)).await.unwrap();
+    }
+    tokio::time::advance(Duration::from_secs(60)).await;
+    // A burst of 32 reviews: 22 go, the rest wait for slots.
+    let burst: Vec<_> = (0..32)
+        .map(|_| review(&limiter, Duration::from_millis(100)))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(limiter.snapshot().in_flight, 22);
+    for task in burst {
+        task.await.unwrap();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_release_wakes_at_most_one_waiter() {
+    use std::{
+        future::Future,
+        pin::Pin,
+        sync::atomic::{AtomicUsize, Ordering},
+        task::{Context, Poll},
+    };
+
+    /// Counts the polls of the future it wraps.
+    struct Counted<F> {
+        polls: Arc<AtomicUsize>,
+        inner: Pin<Box<F>>,
+    }
+    impl<F: Future> Future for Counted<F> {
+        type Output = F::Output;
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+            self.polls.fetch_add(1, Ordering::SeqCst);
+            self.inner.as_mut().poll(cx)
+        }
+    }
+
+    let limiter = Limiter::new(LimitConfig::fixed(1));
+    let held = limiter.acquire(0).await.unwrap();
+    let polls = Arc::new(AtomicUsize::new(0));
+    let waiters: Vec<_> = (0..10)
+        .map(|_| {
+            let limiter = Arc::clone(&limiter);
+            tokio::spawn(Counted {
+                polls: Arc::clone(&polls),
+                inner: Box::pin(async move {
+                    let permit = limiter.acquire(0).await.unwrap();
+                    // Hold the slot until the test ends.
+                    std::future::pending::<()>().await;
+                    drop(permit);
+                }),
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(polls.load(Ordering::SeqCst), 10, "each waiter polled once");
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(
+        polls.load(Ordering::SeqCst),
+        11,
+        "only the waiter that takes the freed slot runs again"
+    );
+    assert_eq!(limiter.snapshot().in_flight, 1);
+    for waiter in waiters {
+        waiter.abort();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cut_limit_takes_freed_slots_back() {
+    let limiter = Limiter::new(LimitConfig {
+        aimd: Some(AimdConfig {
+            initial: 10,
+            ..AimdConfig::new(20)
+        }),
+        ..LimitConfig::new(20)
+    });
+    let held: Vec<Permit> = (0..10)
+        .map(|_| limiter.acquire(0).now_or_never().unwrap().unwrap())
+        .collect();
+    limiter.record_attempt(AttemptOutcome::Status(429), 1, Instant::now(), None);
+    assert_eq!(limiter.limit(), 7);
+    let mut held = held.into_iter();
+    // 10 in flight over a limit of 7: the first 3 slots freed are not handed out again.
+    for _ in 0..3 {
+        drop(held.next());
+        assert!(limiter.acquire(0).now_or_never().is_none());
+    }
+    drop(held.next());
+    let permit = limiter.acquire(0).now_or_never().unwrap().unwrap();
+    assert_eq!(limiter.snapshot().in_flight, 7);
+    drop((permit, held));
 }
 
 #[tokio::test(start_paused = true)]
@@ -55,10 +205,13 @@ async fn with_adaptation_off_the_limit_is_the_ceiling_and_429s_change_nothing() 
 
 #[tokio::test(start_paused = true)]
 async fn a_429_cuts_the_shared_limit_once_per_burst() {
-    let limiter = Limiter::new(LimitConfig::new(32));
-    for _ in 0..19 {
-        ok(&limiter);
-    }
+    let limiter = Limiter::new(LimitConfig {
+        aimd: Some(AimdConfig {
+            initial: 20,
+            ..AimdConfig::new(32)
+        }),
+        ..LimitConfig::new(32)
+    });
     assert_eq!(limiter.limit(), 20);
     let sent = Instant::now();
     tokio::time::advance(Duration::from_millis(30)).await;
