@@ -16,13 +16,16 @@
 #    its case by the state it shows (a claim is blind: no review id, no reference) and answers
 #    from that case's label (`expected_findings`): the people of the loop, played by the
 #    corpus's labels. (Two cases share one text, with one label.) Jev's verdict is read from
-#    the decision's answer, which reveals it once saved.
+#    the decision's answer, which reveals it once saved. With SECOND_REVIEW a share of the
+#    items gets a second copy, which a second scripted reviewer (another person to the queue)
+#    claims and answers the same way.
 # 4. `jevjudge reviews export --labelled` writes the decided items as cases + recordings.
 # 5. `jevjudge eval --replay` and `jevjudge calibrate --write-definition` on the exported set.
 # 6. The new definition goes into serve's definitions directory; `kill -HUP` reloads it; GET
 #    /v1/definitions shows the new version, and a review under it answers.
 #
-# Settings (environment): QUEUE_STATUSES (INCONCLUSIVE,FAIL), SAMPLE_PASS (0.5), JEVJUDGE (a built
+# Settings (environment): QUEUE_STATUSES (INCONCLUSIVE,FAIL), SAMPLE_PASS (0.5), SECOND_REVIEW
+# (0: the share of queued reviews that get a second reviewer), JEVJUDGE (a built
 # binary; default: the debug build of this tree, built first), KEEP (1 keeps the work directory
 # and prints it).
 #
@@ -34,7 +37,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
-settings QUEUE_STATUSES=INCONCLUSIVE,FAIL SAMPLE_PASS=0.5 KEEP=0 RUST_LOG=warn
+settings QUEUE_STATUSES=INCONCLUSIVE,FAIL SAMPLE_PASS=0.5 SECOND_REVIEW=0 KEEP=0 RUST_LOG=warn
 export RUST_LOG
 if [[ -z "${JEVJUDGE:-}" ]]; then
     build_jevjudge debug
@@ -51,11 +54,13 @@ STORE="sqlite:$WORK/reviews.db"
 export JEVJUDGE_LOOP_REVIEWERS="loop-reviewer:tok-loop-$(od -An -N8 -tx8 /dev/urandom | tr -d ' '),second:tok-second-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
 REVIEWER_TOKEN=${JEVJUDGE_LOOP_REVIEWERS#loop-reviewer:}
 REVIEWER_TOKEN=${REVIEWER_TOKEN%%,*}
+SECOND_TOKEN=${JEVJUDGE_LOOP_REVIEWERS##*,second:}
 
 echo "== 1. serve: sms-spam recording (replay, jev-1.13.0), store $STORE, queue $QUEUE_STATUSES + PASS sampled at $SAMPLE_PASS"
 spawn_listening "$WORK/serve.out" "$JEVJUDGE" serve --definitions "$WORK/definitions" \
     --addr 127.0.0.1:0 --replay examples/sms-spam/recordings.jevl --model jev-1.13.0 \
     --store "$STORE" --store-state --queue-statuses "$QUEUE_STATUSES" --sample-pass "$SAMPLE_PASS" \
+    --second-review "$SECOND_REVIEW" \
     --reviewer-tokens-env JEVJUDGE_LOOP_REVIEWERS
 SERVE_PID=$LISTEN_PID
 URL=$LISTEN_URL
@@ -63,12 +68,13 @@ echo "serve at $URL (pid $SERVE_PID)"
 
 echo "== 2. post the 150 states with their case ids as references"
 echo "== 3. the scripted reviewer claims every queued item and answers from the case labels"
-python3 - "$URL" "$REVIEWER_TOKEN" examples/sms-spam/cases.jsonl "$QUEUE_STATUSES" "$WORK/decided.txt" <<'PY'
+python3 - "$URL" "$REVIEWER_TOKEN" examples/sms-spam/cases.jsonl "$QUEUE_STATUSES" "$WORK/decided.txt" "$SECOND_TOKEN" <<'PY'
 import collections, functools, json, sys
 sys.path.insert(0, "scripts")
 import http_json
 
 url, token, cases_path = sys.argv[1], sys.argv[2], sys.argv[3]
+second_token = sys.argv[6]
 queued_statuses = sys.argv[4].upper().split(",")
 call = functools.partial(http_json.call, url)  # (method, path, body=None, token=None)
 
@@ -88,40 +94,50 @@ print(f"posted: {sum(statuses.values())}  " +
       "  ".join(f"{s}: {statuses[s]}" for s in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR")))
 status, stats = call("GET", "/v1/queue/stats", token=token)
 queued = sum(stats["pending_by_version"].values())
-print(f"queued: {queued} (pending by version: {stats['pending_by_version']})")
+print(f"queued items: {queued} (pending by version: {stats['pending_by_version']}; a second "
+      f"review is a second item of the same review)")
 by_status = sum(statuses[s] for s in queued_statuses)
-print(f"queued by status ({','.join(queued_statuses)}): {by_status}; PASS sampled: {queued - by_status}")
 if queued == 0:
     sys.exit("nothing was queued")
-if queued < by_status or queued > by_status + statuses["PASS"]:
+if queued < by_status or queued > 2 * (by_status + statuses["PASS"]):
     sys.exit(f"queued {queued} does not fit the policy")
 
-decided, agree_with_jev, jev_status = 0, collections.Counter(), collections.Counter()
-while True:
-    status, item = call("POST", "/v1/queue/claim", {}, token=token)
-    if status == 204:
-        break
-    if status != 200:
-        sys.exit(f"claim: {status} {item}")
-    if any(hidden in json.dumps(item) for hidden in ("yes_probability", "review_id", "reason")):
-        sys.exit("the claim is not blind")
-    case = by_state[state_key(item["state"])]
-    findings = {c["id"]: case["expected_findings"].get(c["id"]) for c in item["criteria"]}
-    status, answer = call("POST", f"/v1/queue/{item['item']}/decision",
-                          {"findings": findings, "note": f"label of {case['id']}"}, token=token)
-    if status != 200:
-        sys.exit(f"decision: {status} {answer}")
-    jev_status[answer["status_by_jev"]] += 1
-    decided += 1
-    agree_with_jev["spam" if findings["spam"] else "ham"] += 1
+def review_all(token):
+    """Claims and decides items until none is left for this reviewer: (items, reviews seen)."""
+    decided, seen = 0, set()
+    while True:
+        status, item = call("POST", "/v1/queue/claim", {}, token=token)
+        if status == 204:
+            return decided, seen
+        if status != 200:
+            sys.exit(f"claim: {status} {item}")
+        if any(hidden in json.dumps(item) for hidden in ("yes_probability", "review_id", "reason")):
+            sys.exit("the claim is not blind")
+        case = by_state[state_key(item["state"])]
+        findings = {c["id"]: case["expected_findings"].get(c["id"]) for c in item["criteria"]}
+        status, answer = call("POST", f"/v1/queue/{item['item']}/decision",
+                              {"findings": findings, "note": f"label of {case['id']}"}, token=token)
+        if status != 200:
+            sys.exit(f"decision: {status} {answer}")
+        jev_status[answer["status_by_jev"]] += 1
+        labelled["spam" if findings["spam"] else "ham"] += 1
+        decided += 1
+        seen.add(state_key(item["state"]))
+
+labelled, jev_status = collections.Counter(), collections.Counter()
+first, reviews = review_all(token)
+second, second_reviews = review_all(second_token)
 status, stats = call("GET", "/v1/queue/stats", token=token)
-print(f"decided: {decided} (labelled spam {agree_with_jev['spam']}, ham {agree_with_jev['ham']}; "
-      f"Jev's verdicts {dict(jev_status)}); "
-      f"stats: pending {sum(stats['pending_by_version'].values())}, claimed {stats['claimed']}, "
-      f"decided {stats['decided']}")
-if decided != queued or stats["decided"] != queued or sum(stats["pending_by_version"].values()) != 0:
+print(f"decided: {first} items by the first reviewer, {second} second reviews by another "
+      f"(labelled spam {labelled['spam']}, ham {labelled['ham']}; Jev's verdicts "
+      f"{dict(jev_status)}); stats: pending {sum(stats['pending_by_version'].values())}, "
+      f"claimed {stats['claimed']}, decided {stats['decided']}")
+if (first + second != queued or stats["decided"] != queued
+        or sum(stats["pending_by_version"].values()) != 0 or not second_reviews <= reviews):
     sys.exit("not every queued item was decided")
-open(sys.argv[5], "w").write(f"{decided}\n")
+print(f"queued reviews: {first} ({','.join(queued_statuses)}: {by_status}; PASS sampled: "
+      f"{first - by_status})")
+open(sys.argv[5], "w").write(f"{first}\n")
 PY
 
 echo "== 4. export the labelled set"
