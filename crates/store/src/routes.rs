@@ -15,8 +15,11 @@ use crate::{
 /// A route as written: its name, live version, shadow versions and shadow share.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewRoute {
+    /// The name callers review under.
     pub name: String,
+    /// The definition version reviews under the route are judged with.
     pub live: String,
+    /// Definition versions kept for shadow reviews.
     pub shadows: Vec<String>,
     /// The share of live reviews also judged by the shadows, in [0, 1].
     pub shadow_sample: f64,
@@ -25,9 +28,13 @@ pub struct NewRoute {
 /// A route as held by the store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
+    /// The name callers review under.
     pub name: String,
+    /// The definition version reviews under the route are judged with.
     pub live: String,
+    /// Definition versions kept for shadow reviews.
     pub shadows: Vec<String>,
+    /// The share of live reviews also judged by the shadows, in [0, 1].
     pub shadow_sample: f64,
     /// RFC 3339 UTC with milliseconds.
     pub created_at: String,
