@@ -111,7 +111,7 @@ impl BackendArgs {
     }
 
     /// Builds the backend like [`BackendArgs::resolve_with_hook`]; the live client also reports
-    /// every attempt to `limiter` and paces its retries through it (issue 11).
+    /// every attempt to `limiter` and paces its retries through it.
     pub fn resolve_limited(
         &self,
         on_attempt: Option<AttemptHook>,

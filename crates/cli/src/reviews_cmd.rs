@@ -1,5 +1,5 @@
-//! `jevjudge reviews list|export`: read the decision log back (issue #12); `export
-//! --labelled` turns the review queue's decisions into cases (issue #13).
+//! `jevjudge reviews list|export`: read the decision log back; `export
+//! --labelled` turns the review queue's decisions into cases.
 
 use std::{
     collections::{BTreeMap, HashMap},

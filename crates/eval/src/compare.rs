@@ -350,7 +350,7 @@ pub fn compare(
     } else {
         (Vec::new(), Vec::new())
     };
-    // Repeated runs: a case regresses only beyond the noise the runs show (issue 14).
+    // Repeated runs: a case regresses only beyond the noise the runs show.
     let noise = crate::compare_noise::noise_rule(&base_rows, &candidate_rows);
     let (mut new_incorrect, mut new_false_pass) = (
         new_incorrect_ids.len() as u64,

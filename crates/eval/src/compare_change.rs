@@ -1,5 +1,5 @@
 //! The change in accuracy, coverage and decided accuracy between two runs on the same cases,
-//! each with a 95 % interval that accounts for the pairing (issue 24 item 5).
+//! each with a 95 % interval that accounts for the pairing.
 //!
 //! - **Single runs**, accuracy and coverage: Newcombe's hybrid score interval for a paired
 //!   difference ([`jevjudge_stats::newcombe_paired`], method 10 of Newcombe 1998): each run's

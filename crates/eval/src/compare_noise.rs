@@ -1,5 +1,5 @@
 //! `compare` with repeated runs: a case changed only when an exact test on its repeat counts
-//! says so after correcting for the number of cases tested (issue 24 item 5).
+//! says so after correcting for the number of cases tested.
 //!
 //! For each paired case and each kind of event — a correct review, an incorrect review (a
 //! wrong PASS or FAIL), a false PASS — the case's counts in BASE and CANDIDATE form a 2×2

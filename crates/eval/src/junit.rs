@@ -15,7 +15,7 @@ pub fn to_junit(report: &Report) -> String {
     for (scenario, _) in &report.scenarios {
         let mut suite = TestSuite::new(scenario.as_str());
         for row in report.rows.iter().filter(|row| &row.scenario == scenario) {
-            // With repeats a case is one test, counted by its worst repeat (issue 14).
+            // With repeats a case is one test, counted by its worst repeat.
             let verdict = row.case_verdict();
             let status = match row.case_outcome() {
                 Outcome::Correct => TestCaseStatus::success(),

@@ -24,7 +24,7 @@ pub struct Report {
     /// Wall time of the run (of this session, for a resumed run), in ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_millis: Option<f64>,
-    /// Why the run stopped before every case ran: a refused key, or a spending cap (issue 11).
+    /// Why the run stopped before every case ran: a refused key, or a spending cap.
     /// The cases not run have no rows; `--resume` runs them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<jevjudge_client::limit::Stop>,

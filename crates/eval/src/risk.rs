@@ -1,4 +1,4 @@
-//! Risk and coverage, and an interval on every rate (issue 14).
+//! Risk and coverage, and an interval on every rate.
 //!
 //! An abstaining judge is read by two numbers accuracy hides: how often it decides
 //! (**coverage** = PASS or FAIL verdicts ÷ reviews) and how often a decision is wrong
@@ -420,7 +420,7 @@ mod tests {
         assert!(low == 0.0 && (high - 0.0487).abs() < 1e-4);
     }
 
-    // A report written before issue 14 has none of these fields; each reads as its default,
+    // A report written by an older jevjudge has none of these fields; each reads as its default,
     // and those present keep their values.
     #[test]
     fn absent_risk_fields_read_as_their_defaults() {

@@ -144,7 +144,7 @@ impl Runner {
         self
     }
 
-    /// Admits every case through `limiter` (issue 11): a case's review starts only once the
+    /// Admits every case through `limiter`: a case's review starts only once the
     /// limiter admits it, so time waiting for a slot or the pacers is not review time. When the
     /// limiter stops (a refused key, a spending cap) no further case starts; those cases get no
     /// row and the run comes back incomplete with [`Run::stopped`]. `estimate` gives a case's

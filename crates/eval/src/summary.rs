@@ -57,10 +57,10 @@ pub struct Summary {
     /// for offline backends).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempts: Option<jevjudge_client::limit::AttemptCounts>,
-    /// Intervals, coverage, decided accuracy, false PASS and false FAIL (issue 14).
+    /// Intervals, coverage, decided accuracy, false PASS and false FAIL.
     #[serde(flatten)]
     pub risk: crate::Risk,
-    /// Reviews per case and, with repeats, the noise figures (issue 14).
+    /// Reviews per case and, with repeats, the noise figures.
     #[serde(flatten)]
     pub repeated: crate::Repeated,
 }
@@ -123,7 +123,7 @@ impl SummaryBuilder {
     pub fn add(&mut self, row: &Row) {
         self.risk.add(row);
         self.repeated.add(row);
-        // Every review counts: with repeats, cases × repeats (issue 14).
+        // Every review counts: with repeats, cases × repeats.
         for verdict in row.verdicts() {
             self.add_review(verdict, row.expected_pass);
         }

@@ -40,7 +40,7 @@ impl<B: Backend> Judge<B> {
         })
     }
 
-    /// Admits every review through `limiter` first (issue 11): the review waits for a slot,
+    /// Admits every review through `limiter` first: the review waits for a slot,
     /// the server's `Retry-After` and the pacers, and its budget starts only then. Once the
     /// limiter has stopped (a refused key), reviews answer at once with ERROR/BACKEND and the
     /// status that stopped it, sending nothing; a stopped cap answers `backend_error`. Give the
@@ -102,7 +102,7 @@ impl<B: Backend> Judge<B> {
                 }
             }
         };
-        // The budget starts when the request may go out (after the limiter, issue 11).
+        // The budget starts when the request may go out (after the limiter).
         let start = Instant::now();
         let deadline = start + budget;
         let outcome =

@@ -128,7 +128,7 @@ struct Inner {
     limiter: Arc<LimiterFigures>,
 }
 
-/// The adaptive limiter's gauges and counters (issue 11), read from its snapshot at every
+/// The adaptive limiter's gauges and counters, read from its snapshot at every
 /// scrape, after every other family. Nothing is shown until a limiter is watched
 /// ([`Metrics::watch_limiter`]): a service without one has no such figures.
 #[derive(Debug, Default)]

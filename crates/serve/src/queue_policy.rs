@@ -1,4 +1,4 @@
-//! Which reviews go to people (issue 13): the review queue's policy.
+//! Which reviews go to people: the review queue's policy.
 //!
 //! A review is queued when its status is one of `--queue-statuses` (INCONCLUSIVE, FAIL), or,
 //! for a PASS, when it falls in the seeded `--sample-pass` share (so PASS precision is

@@ -1,4 +1,4 @@
-//! Reviewers of the review queue and their bearer tokens (`--reviewer-tokens-env VAR`, issue 13).
+//! Reviewers of the review queue and their bearer tokens (`--reviewer-tokens-env VAR`).
 //!
 //! The variable holds comma-separated `name:token` pairs, or `name:token:lead` for a lead (who
 //! also adjudicates disagreements and reads the decisions; a token may not hold `:`). The name is what the store, the stats

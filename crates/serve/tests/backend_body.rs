@@ -1,4 +1,4 @@
-//! A backend whose chunked body never ends (issue 9 item 11): the client stops reading at its
+//! A backend whose chunked body never ends: the client stops reading at its
 //! body cap, so the review ends in a typed ERROR verdict and memory stays bounded by the cap,
 //! not by the budget or the backend.
 

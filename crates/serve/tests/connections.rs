@@ -1,4 +1,4 @@
-//! Connection hardening over real sockets (issue 9 item 11): half-sent request heads and idle
+//! Connection hardening over real sockets: half-sent request heads and idle
 //! connections are closed by their timeouts, the connection cap makes room by closing the
 //! oldest idle connection (or answers 503 when every one is busy), and a shutdown does not
 //! wait for connections with no request in flight.

@@ -1,4 +1,4 @@
-//! The review queue over real HTTP (issue 13): reviews in the queued band are written with
+//! The review queue over real HTTP: reviews in the queued band are written with
 //! their queue items, reviewers claim (blind), decide and release with their own tokens, the
 //! errors are JSON with reason codes; on SQLite and a real PostgreSQL (`JEVJUDGE_TEST_PG_URL`).
 //! Also: a reload during in-flight reviews drops none of them.

@@ -87,7 +87,7 @@ async fn every_answered_review_has_its_row_and_reads_back(url: StoreUrl) {
     assert_eq!(review["definition_version"], "refund-answer-v1");
     assert_eq!(review["findings"], verdict["findings"]);
     assert_eq!(review["model"], verdict["model"]);
-    // Served against jevjudge's fake server, which marks its answers (issue 9 item 10).
+    // Served against jevjudge's fake server, which marks its answers.
     assert_eq!(review["backend"], "fake");
     assert_eq!(review["state_kept"], false);
     assert!(

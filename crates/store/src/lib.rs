@@ -15,7 +15,7 @@
 //!   [`Store::export_records`] rebuilds replayable `.jevl` records; [`Store::ping`] is the
 //!   health check.
 //!
-//! - The review queue (issue 13): [`Store::insert_queued`] logs a review and queues it in one
+//! - The review queue: [`Store::insert_queued`] logs a review and queues it in one
 //!   transaction; [`Store::claim`] leases the oldest pending item (atomic across replicas),
 //!   [`Store::claim_capped`] only while the reviewer holds fewer than a cap of live leases;
 //!   [`Store::decide`] and [`Store::release`] check the lease; [`Store::queue_stats`] (with

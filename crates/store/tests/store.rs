@@ -24,7 +24,7 @@ use jevjudge_wire::{
 };
 use serde_json::{Map, Value, json};
 
-/// The review queue's suite (issue 13).
+/// The review queue's suite.
 #[path = "queue/mod.rs"]
 mod queue;
 mod queue_team;

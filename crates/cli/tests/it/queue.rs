@@ -1,4 +1,4 @@
-//! The real binary with a review queue (issue 13): the queue flags are refused without a store
+//! The real binary with a review queue: the queue flags are refused without a store
 //! that keeps state, naming the missing flag; `kill -HUP` reloads the definitions, and a bad new
 //! set is refused with a log line while the old one keeps serving.
 

@@ -1,4 +1,4 @@
-//! Labels become data (issue 13): reviews of the real sms-spam recording are queued in an
+//! Labels become data: reviews of the real sms-spam recording are queued in an
 //! SQLite store, decided by two scripted reviewers from the corpus labels, exported with
 //! `reviews export --labelled`, and the export runs through `eval --replay` and `calibrate`.
 

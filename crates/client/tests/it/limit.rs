@@ -1,4 +1,4 @@
-//! A client with a shared limiter (issue 11): every attempt is reported, the server's wait is
+//! A client with a shared limiter: every attempt is reported, the server's wait is
 //! a floor for other calls, and a refused key stops admissions.
 
 use std::time::Duration;

@@ -164,7 +164,7 @@ fn cards(s: &Summary) -> Markup {
     }
 }
 
-/// Why a run stopped early (a refused key, a spending cap) and its HTTP attempts (issue 11).
+/// Why a run stopped early (a refused key, a spending cap) and its HTTP attempts.
 fn run_notes(report: &Report) -> Markup {
     html! {
         @if let Some(stop) = &report.stopped {

@@ -1,4 +1,4 @@
-//! Markdown tables of intervals, risk and coverage, and repeats (issue 14). The HTML tables
+//! Markdown tables of intervals, risk and coverage, and repeats. The HTML tables
 //! are templated in [`crate::html`]; both take their cells from [`crate::cells`].
 
 use std::fmt::Write;

@@ -268,7 +268,7 @@ pub fn compare_with_gates(
     out
 }
 
-/// The regressions and fixes of repeated runs, beside each run's flip rate (issue 14).
+/// The regressions and fixes of repeated runs, beside each run's flip rate.
 fn noise_lines(noise: &NoiseRule) -> String {
     let mut out = String::new();
     let ci =

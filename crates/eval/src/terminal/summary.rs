@@ -1,5 +1,5 @@
 //! The summary `jevjudge eval` prints (and `jevjudge report` without `--html`): the main
-//! table, the risk table of issue 14 and, for a repeated run, the repeat figures.
+//! table, the risk table and, for a repeated run, the repeat figures.
 
 use std::{
     fmt::{Display, Write as _},

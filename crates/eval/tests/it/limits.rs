@@ -1,4 +1,4 @@
-//! The runner with a shared limiter (issue 11): waiting is not review time, a refused key
+//! The runner with a shared limiter: waiting is not review time, a refused key
 //! leaves the rest not run, and no case starts that could pass the input-token cap.
 
 use std::{sync::Arc, time::Duration};

@@ -1,4 +1,4 @@
-//! The reviewers' web pages at `/ui/` (issue 13 item 3): sign in with a reviewer token, the
+//! The reviewers' web pages at `/ui/`: sign in with a reviewer token, the
 //! queue by definition version and age, claim an item, decide it blind, see Jev's findings
 //! after saving. Server-rendered with maud (every value escaped), one stylesheet and one
 //! small script for the keyboard shortcuts, both embedded and served from `/ui/static/`.

@@ -1,4 +1,4 @@
-//! The review queue (issue 13): reviews whose verdicts people should settle, leased to one
+//! The review queue: reviews whose verdicts people should settle, leased to one
 //! reviewer at a time, their decisions kept, agreement measured and labels exported.
 //!
 //! One code path over SQLite and PostgreSQL, like the rest of the store. A claim is ONE

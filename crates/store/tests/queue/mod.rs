@@ -1,4 +1,4 @@
-//! The review queue (issue 13) on SQLite and on a real PostgreSQL: claims, leases, decisions,
+//! The review queue on SQLite and on a real PostgreSQL: claims, leases, decisions,
 //! the second-review slot rule, agreement, pages, and many claimers at once.
 
 use std::{

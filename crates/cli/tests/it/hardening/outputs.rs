@@ -169,7 +169,7 @@ async fn most_reviews_refused_by_the_key_names_the_key_variable() {
     command
         .args(["--base-url", &server.url(), "--api-key-env", "MY_JEV_KEY"])
         .env("MY_JEV_KEY", "a-wrong-key");
-    // A refused key stops the run (issue 11): exit 6, the rest not run.
+    // A refused key stops the run: exit 6, the rest not run.
     let message = stderr(&exits(&mut command, 6).await);
     contains(&message, "$MY_JEV_KEY");
     assert!(!message.contains("a-wrong-key"), "{message}");
