@@ -238,3 +238,51 @@ pub(crate) fn describe(document: &mut Value, secured: &Value, unauthorized: &Val
         }
     }});
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_routes_file_reads_with_the_optional_fields_defaulted() {
+        let text = "[[route]]\nname = \"a\"\nlive = \"v1\"\n\
+                    [[route]]\nname = \"b\"\nlive = \"v2\"\nshadows = [\"v3\"]\n\
+                    shadow_sample = 0.25\n";
+        let routes = parse_routes(text).unwrap();
+        assert_eq!(
+            routes,
+            [
+                NewRoute {
+                    name: "a".to_owned(),
+                    live: "v1".to_owned(),
+                    shadows: vec![],
+                    shadow_sample: 1.0,
+                },
+                NewRoute {
+                    name: "b".to_owned(),
+                    live: "v2".to_owned(),
+                    shadows: vec!["v3".to_owned()],
+                    shadow_sample: 0.25,
+                },
+            ]
+        );
+        assert_eq!(parse_routes("").unwrap(), []);
+    }
+
+    #[test]
+    fn a_routes_file_with_a_name_twice_a_bad_name_a_sample_over_one_or_an_unknown_field_is_refused()
+    {
+        let twice =
+            "[[route]]\nname = \"r\"\nlive = \"v1\"\n[[route]]\nname = \"r\"\nlive = \"v2\"\n";
+        assert_eq!(parse_routes(twice).unwrap_err(), "route r is given twice");
+        let over = "[[route]]\nname = \"r\"\nlive = \"v1\"\nshadow_sample = 1.5\n";
+        assert_eq!(
+            parse_routes(over).unwrap_err(),
+            "route r: shadow_sample 1.5 is outside 0 to 1"
+        );
+        let slash = "[[route]]\nname = \"a/b\"\nlive = \"v1\"\n";
+        assert!(parse_routes(slash).unwrap_err().contains("without '/'"));
+        let unknown = "[[route]]\nname = \"r\"\nlive = \"v1\"\ncolour = 1\n";
+        assert!(parse_routes(unknown).unwrap_err().contains("colour"));
+    }
+}

@@ -218,15 +218,3 @@ async fn a_route_named_like_a_version_or_with_an_unloaded_live_version_is_refuse
     );
     assert_eq!(store.routes().await.unwrap(), [], "nothing was seeded");
 }
-
-#[test]
-fn a_routes_file_with_a_name_twice_or_a_sample_over_one_is_refused() {
-    let twice = "[[route]]\nname = \"r\"\nlive = \"v1\"\n[[route]]\nname = \"r\"\nlive = \"v2\"\n";
-    assert_eq!(parse_routes(twice).unwrap_err(), "route r is given twice");
-    let over = "[[route]]\nname = \"r\"\nlive = \"v1\"\nshadow_sample = 1.5\n";
-    assert_eq!(
-        parse_routes(over).unwrap_err(),
-        "route r: shadow_sample 1.5 is outside 0 to 1"
-    );
-    assert!(parse_routes("[[route]]\nname = \"r\"\nlive = \"v1\"\ncolour = 1\n").is_err());
-}
