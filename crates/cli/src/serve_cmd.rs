@@ -116,6 +116,14 @@ pub struct Args {
     #[command(flatten)]
     pub store: crate::store_cmd::ServeStoreArgs,
 
+    /// Seed the store's routes from this file (`[[route]]` tables: name, live, optional
+    /// shadows and shadow_sample). Only routes the store does not hold are created, so a
+    /// restart never undoes a change. POST /v1/reviews/ROUTE reviews with the route's live
+    /// version. A route named like a definition version, or whose live version is not loaded,
+    /// is refused (exit 2).
+    #[arg(long, value_name = "FILE", requires = "store")]
+    pub routes: Option<std::path::PathBuf>,
+
     #[command(flatten)]
     pub review_queue: crate::queue_cmd::QueueArgs,
 }
@@ -165,6 +173,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(policy) = queue_policy {
         builder = builder.review_queue(policy);
     }
+    if let Some(path) = &args.routes {
+        builder = builder.routes(routes_file(path)?);
+    }
     let service = builder.build().await.map_err(|e| build_error(&args, e))?;
     // The drain may take twice --max-budget plus a grace (the service's default).
     let options = RunOptions::new().os_signals(signals);
@@ -194,10 +205,26 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
+/// The routes of a `--routes` file; an unreadable or invalid file is exit 2 naming it.
+fn routes_file(path: &std::path::Path) -> anyhow::Result<Vec<jevjudge_store::NewRoute>> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Input(format!("--routes {shown}: {e}")))?;
+    Ok(jevjudge_serve::parse_routes(&text)
+        .map_err(|e| Failure::Input(format!("--routes {shown}: {e}")))?)
+}
+
 /// A refusal of the service's builder, in terms of the flags (exit 2).
 fn build_error(args: &Args, error: BuildError) -> anyhow::Error {
     if let Some(message) = crate::queue_cmd::build_error(&error) {
         return Failure::Input(message).into();
+    }
+    if let (
+        BuildError::RouteNamesVersion { .. } | BuildError::RouteLiveNotLoaded { .. },
+        Some(path),
+    ) = (&error, &args.routes)
+    {
+        return Failure::Input(format!("--routes {}: {error}", path.display())).into();
     }
     Failure::Input(match (&error, &args.store.store) {
         (BuildError::Store(e), Some(url)) => return crate::store_cmd::store_error(url, e),

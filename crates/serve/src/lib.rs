@@ -149,6 +149,7 @@ mod review;
 mod reviewers;
 mod reviews_api;
 mod router;
+mod routes;
 mod run;
 mod server;
 mod service;
@@ -181,6 +182,7 @@ pub use reviewers::{
     MAX_REVIEWER_NAME_CHARS, Reviewer, ReviewerTokens, ReviewerTokensError, valid_reviewer_name,
 };
 pub use router::{ROUTES, app};
+pub use routes::{ROUTE_CACHE, parse_routes};
 pub use run::{DRAIN_GRACE, Listening, OsSignals, RunError, RunOptions, StopCause, Stopped};
 pub use server::serve;
 pub use service::{BuildError, DecisionLogConfig, Service, ServiceBuilder};

@@ -207,8 +207,31 @@ fn result_json(
     serde_json::to_vec(&value)
 }
 
-/// `POST /v1/reviews/{version}` (the token was checked by the route layer): unknown version
-/// 404, declared length over the limit 413, no admission 503, then the body (413, 408, 400,
+/// The definition a route's live version names (the route read through its short cache).
+/// No such route, or a live version not loaded here: 404 `unknown_version`; the store
+/// unreadable: 503 `store_unavailable`.
+async fn live_definition(
+    state: &ServeState,
+    name: &str,
+) -> Result<jevjudge_judge::Definition, ServeError> {
+    let table = state.route_table().ok_or(ServeError::UnknownVersion)?;
+    let route = table.route(name).await.map_err(|error| {
+        tracing::warn!(%error, "the route could not be read");
+        ServeError::StoreUnavailable {
+            retry_after_secs: state.config().retry_after_secs(),
+        }
+    })?;
+    let live = route.ok_or(ServeError::UnknownVersion)?.live;
+    state
+        .definitions()
+        .get(&live)
+        .cloned()
+        .ok_or(ServeError::UnknownVersion)
+}
+
+/// `POST /v1/reviews/{version}` (`{version}` is a definition version or a route's name, which
+/// reviews with the route's live version; the token was checked by the route layer): unknown
+/// version or route 404, declared length over the limit 413, no admission 503, then the body (413, 408, 400,
 /// 422), a backend slot within the budget (else 503), and the review in what is left of the
 /// budget: 200 with the Result. The budget counts from the request's arrival (its head).
 ///
@@ -227,8 +250,9 @@ pub(crate) async fn review(
     let Ok(Path(version)) = path else {
         return Err(ServeError::UnknownVersion);
     };
-    let Some(definition) = state.definitions().get(&version).cloned() else {
-        return Err(ServeError::UnknownVersion);
+    let definition = match state.definitions().get(&version).cloned() {
+        Some(definition) => definition,
+        None => live_definition(&state, &version).await?,
     };
     let config = state.config();
     let limit = config.max_body_bytes;

@@ -15,7 +15,7 @@ use crate::{
     auth::{require_reviewer, require_token},
     queue_api,
     request_middleware::request_context,
-    review, reviews_api,
+    review, reviews_api, routes,
 };
 
 /// Every route of the JSON API as (method, path template), as the OpenAPI document lists them
@@ -23,7 +23,7 @@ use crate::{
 ///
 /// `GET /v1/reviews/{version}` reads a review by id: the segment is a review id there (one
 /// template per path, as the router and OpenAPI require).
-pub const ROUTES: [(&str, &str); 14] = [
+pub const ROUTES: [(&str, &str); 16] = [
     ("POST", "/v1/reviews/{version}"),
     ("GET", "/v1/definitions"),
     ("GET", "/healthz"),
@@ -38,6 +38,8 @@ pub const ROUTES: [(&str, &str); 14] = [
     ("GET", "/v1/queue/stats"),
     ("GET", "/v1/queue/mine"),
     ("GET", "/v1/queue/decisions"),
+    ("GET", "/v1/routes"),
+    ("GET", "/v1/routes/{route}"),
 ];
 
 /// The service's router.
@@ -53,6 +55,8 @@ pub fn app(state: ServeState) -> Router {
         )
         .route("/v1/reviews", get(reviews_api::list_reviews))
         .route("/v1/definitions", get(definitions))
+        .route("/v1/routes", get(routes::list_routes))
+        .route("/v1/routes/{route}", get(routes::get_route))
         .route("/metrics", get(metrics))
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));

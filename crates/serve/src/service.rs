@@ -6,7 +6,7 @@ use std::{fmt, net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
 use jevjudge_client::limit::Limiter;
 use jevjudge_judge::Backend;
-use jevjudge_store::{Store, StoreError, StoreUrl};
+use jevjudge_store::{NewRoute, Store, StoreError, StoreUrl};
 
 use crate::{
     Config, ConfigError, Definitions, Metrics, QueuePolicy, QueuePolicyError, ServeState,
@@ -40,6 +40,7 @@ impl Service {
             definitions_dir: None,
             decision_log: None,
             review_queue: None,
+            routes: Vec::new(),
         }
     }
 
@@ -196,6 +197,7 @@ pub struct ServiceBuilder {
     definitions_dir: Option<PathBuf>,
     decision_log: Option<DecisionLogConfig>,
     review_queue: Option<QueuePolicy>,
+    routes: Vec<NewRoute>,
 }
 
 impl fmt::Debug for ServiceBuilder {
@@ -207,6 +209,7 @@ impl fmt::Debug for ServiceBuilder {
             .field("definitions_dir", &self.definitions_dir)
             .field("decision_log", &self.decision_log)
             .field("review_queue", &self.review_queue)
+            .field("routes", &self.routes.len())
             .finish_non_exhaustive()
     }
 }
@@ -253,6 +256,15 @@ impl ServiceBuilder {
         self
     }
 
+    /// Seed the store with these routes: [`ServiceBuilder::build`] creates each the store does
+    /// not hold yet and leaves the others as they are (a restart never undoes a change made
+    /// since). Needs a decision log; a route named like a loaded definition version, or whose
+    /// live version is not loaded, is refused.
+    pub fn routes(mut self, routes: Vec<NewRoute>) -> ServiceBuilder {
+        self.routes = routes;
+        self
+    }
+
     /// Checks every combination, opens the store (migrating it) and keeps the definitions'
     /// questions in it, and assembles the service. Nothing listens yet.
     pub async fn build(self) -> Result<Service, BuildError> {
@@ -277,6 +289,22 @@ impl ServiceBuilder {
             policy.validate().map_err(BuildError::QueuePolicy)?;
             if policy.reviewers.is_empty() {
                 return Err(BuildError::NoReviewers);
+            }
+        }
+        if !self.routes.is_empty() && log_config.is_none() {
+            return Err(BuildError::RoutesWithoutStore);
+        }
+        for route in &self.routes {
+            if self.definitions.get(&route.name).is_some() {
+                return Err(BuildError::RouteNamesVersion {
+                    route: route.name.clone(),
+                });
+            }
+            if self.definitions.get(&route.live).is_none() {
+                return Err(BuildError::RouteLiveNotLoaded {
+                    route: route.name.clone(),
+                    live: route.live.clone(),
+                });
             }
         }
         let retain_state = log_config.as_ref().and_then(|log| log.retain_state);
@@ -310,6 +338,16 @@ impl ServiceBuilder {
                 Some(Arc::new(opened))
             }
         };
+        if let Some(log) = &decision_log {
+            for route in &self.routes {
+                let created = log
+                    .store()
+                    .create_route_if_absent(route)
+                    .await
+                    .map_err(BuildError::Store)?;
+                tracing::info!(route = %route.name, live = %route.live, created, "route seeded");
+            }
+        }
         if let Some(policy) = &self.review_queue {
             let statuses: Vec<&str> = policy.statuses.iter().map(|s| s.as_str()).collect();
             let names: Vec<&str> = policy.reviewers.names().collect();
@@ -374,6 +412,23 @@ pub enum BuildError {
     /// A zero retention.
     #[error("the state retention must be positive")]
     ZeroRetention,
+    /// Routes without a decision log: routes live in the store.
+    #[error("routes need a decision log: routes live in the store")]
+    RoutesWithoutStore,
+    /// A route named like a loaded definition version: the name would be ambiguous.
+    #[error("route {route}: the name is a definition version; a route needs a name of its own")]
+    RouteNamesVersion {
+        /// The route.
+        route: String,
+    },
+    /// A route whose live version is not loaded.
+    #[error("route {route}: its live version {live} is not loaded")]
+    RouteLiveNotLoaded {
+        /// The route.
+        route: String,
+        /// Its live version.
+        live: String,
+    },
     /// The store could not be opened, migrated, or take the definitions.
     #[error(transparent)]
     Store(StoreError),

@@ -39,6 +39,8 @@ struct Inner {
     /// The OpenAPI document, written on first request (see [`ServeState::openapi_json`]).
     openapi: OnceLock<String>,
     decision_log: Option<Arc<DecisionLog>>,
+    /// The routes, read from the decision log's store (none without one).
+    routes: Option<crate::routes::RouteTable>,
     review_queue: Option<Arc<QueuePolicy>>,
     limiter: Option<Arc<Limiter>>,
     /// The reviewers now (a reload swaps the list whole), when reviews are queued.
@@ -96,6 +98,9 @@ impl ServeState {
                 config,
                 metrics,
                 openapi: OnceLock::new(),
+                routes: decision_log
+                    .as_ref()
+                    .map(|log| crate::routes::RouteTable::new(log.store().clone())),
                 decision_log,
                 reviewers: RwLock::new(
                     review_queue
@@ -232,6 +237,11 @@ impl ServeState {
             self.metrics().set_store_figures(scrape);
         }
         self.render_metrics()
+    }
+
+    /// The routes (read through a short cache), when the service keeps a decision log.
+    pub(crate) fn route_table(&self) -> Option<&crate::routes::RouteTable> {
+        self.inner.routes.as_ref()
     }
 
     /// The decision log, when the service keeps one.

@@ -22,6 +22,9 @@
 //!   Cohen's kappa), [`Store::queue_page`], [`Store::queue_item`] and
 //!   [`Store::export_labelled`] read it back.
 //!
+//! - Routes: [`Store::create_route_if_absent`], [`Store::route`], [`Store::routes`] and
+//!   [`Store::set_route_live`] ([`Route`]).
+//!
 //! One code path serves both databases: sqlx's `Any` driver with runtime queries, `$N`
 //! placeholders, and only `TEXT` and `BIGINT` columns. No secret is ever stored; state text
 //! only in [`NewReview::kept`], which the caller fills only when asked to.
@@ -30,6 +33,7 @@ mod error;
 pub mod export;
 mod queue;
 mod review;
+mod routes;
 mod schema;
 mod store;
 mod url;
@@ -50,6 +54,7 @@ pub use review::{
     Cursor, CursorError, Filter, KeptState, MAX_REFERENCE_CHARS, NewReview, Page, Review, ReviewId,
     ReviewIdError, STATUSES, check_no_controls, check_reference, parse_time,
 };
+pub use routes::{NewRoute, Route};
 pub use schema::SCHEMA_VERSION;
 pub use store::{Erased, MAX_PAGE, Migrated, Store};
 pub use url::{StoreUrl, StoreUrlError};

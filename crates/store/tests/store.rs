@@ -37,6 +37,10 @@ mod export;
 #[path = "hardening/mod.rs"]
 mod hardening;
 
+/// Routes: created once, read back, listed.
+#[path = "routes/mod.rs"]
+mod routes;
+
 fn sqlite_url() -> StoreUrl {
     StoreUrl::Sqlite(sqlite_file("jevjudge_store"))
 }

@@ -20,6 +20,7 @@ mod queue;
 mod queue_export;
 mod queue_team;
 mod repeats;
+mod routes;
 mod serve;
 mod weights;
 

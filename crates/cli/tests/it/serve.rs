@@ -127,7 +127,7 @@ async fn bad_definitions_stop_start_up_with_exit_2_naming_the_file() {
 }
 
 /// Sends SIGTERM to `child`, which must exit 0 within `seconds`.
-async fn stop_cleanly(child: &mut tokio::process::Child, seconds: u64) {
+pub(crate) async fn stop_cleanly(child: &mut tokio::process::Child, seconds: u64) {
     sigterm(child.id().unwrap());
     let exit = tokio::time::timeout(Duration::from_secs(seconds), child.wait())
         .await
