@@ -150,6 +150,7 @@ mod reviewers;
 mod reviews_api;
 mod router;
 mod routes;
+mod routes_api;
 mod run;
 mod server;
 mod service;

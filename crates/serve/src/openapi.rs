@@ -277,6 +277,6 @@ pub fn openapi(config: &Config) -> Value {
     });
     crate::reviews_api::describe(&mut document, &secured, &unauthorized);
     crate::queue_openapi::describe(&mut document);
-    crate::routes::describe(&mut document, &secured, &unauthorized);
+    crate::routes_api::describe(&mut document, &secured, &unauthorized);
     document
 }

@@ -15,7 +15,7 @@ use crate::{
     auth::{require_reviewer, require_token},
     queue_api,
     request_middleware::request_context,
-    review, reviews_api, routes,
+    review, reviews_api, routes_api,
 };
 
 /// Every route of the JSON API as (method, path template), as the OpenAPI document lists them
@@ -55,8 +55,8 @@ pub fn app(state: ServeState) -> Router {
         )
         .route("/v1/reviews", get(reviews_api::list_reviews))
         .route("/v1/definitions", get(definitions))
-        .route("/v1/routes", get(routes::list_routes))
-        .route("/v1/routes/{route}", get(routes::get_route))
+        .route("/v1/routes", get(routes_api::list_routes))
+        .route("/v1/routes/{route}", get(routes_api::get_route))
         .route("/metrics", get(metrics))
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
