@@ -2,7 +2,7 @@
 //! and notes, the adjudication, and the final label with who gave it, in keyset pages; and a
 //! reviewer's own history.
 
-use super::team::{answer_of, id_of};
+use super::team::{answer_of, id_of, kind_of};
 use super::*;
 
 /// Which decisions [`Store::queue_decisions`] lists.
@@ -327,14 +327,9 @@ impl Store {
         .await?;
         rows.iter()
             .map(|row| {
-                let kind: String = row.try_get("kind")?;
                 Ok(HistoryEntry {
                     item: id_of(row, "id")?,
-                    kind: if kind == "adjudication" {
-                        ItemKind::Adjudication
-                    } else {
-                        ItemKind::Review
-                    },
+                    kind: kind_of(row)?,
                     definition_version: row.try_get("definition_version")?,
                     decided_at: rfc3339_millis(row.try_get("decided_at")?),
                 })

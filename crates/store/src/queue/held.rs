@@ -1,7 +1,7 @@
 //! The items a reviewer holds: listed with their lease ends, and handed back by a claim before
 //! a new one.
 
-use super::team::{ItemKind, check_texts_team, id_of};
+use super::team::{ItemKind, check_texts_team, id_of, kind_of};
 use super::*;
 
 /// An item a reviewer holds under a live lease.
@@ -40,14 +40,9 @@ impl Store {
         .await?;
         rows.iter()
             .map(|row| {
-                let kind: String = row.try_get("kind")?;
                 Ok(HeldItem {
                     item: id_of(row, "id")?,
-                    kind: if kind == "adjudication" {
-                        ItemKind::Adjudication
-                    } else {
-                        ItemKind::Review
-                    },
+                    kind: kind_of(row)?,
                     definition_version: row.try_get("definition_version")?,
                     lease_expires: rfc3339_millis(row.try_get("lease_expires")?),
                 })

@@ -230,6 +230,16 @@ pub(super) fn id_of(row: &AnyRow, column: &str) -> Result<QueueItemId, StoreErro
     id.parse().map_err(|_| corrupt(column))
 }
 
+/// The row's `kind` column: `adjudication`, else a queued review's copy.
+pub(super) fn kind_of(row: &AnyRow) -> Result<ItemKind, StoreError> {
+    let kind: String = row.try_get("kind")?;
+    Ok(if kind == "adjudication" {
+        ItemKind::Adjudication
+    } else {
+        ItemKind::Review
+    })
+}
+
 pub(super) fn answer_of(row: &AnyRow, name_column: &str) -> Result<ReviewerAnswer, StoreError> {
     Ok(ReviewerAnswer {
         name: row.try_get(name_column)?,
