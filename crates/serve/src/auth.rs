@@ -101,30 +101,14 @@ fn failed(state: &ServeState, request: &Request) {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
     use super::*;
-
-    /// Log lines written while the guard lives, on this thread.
-    #[derive(Clone, Default)]
-    struct Captured(std::sync::Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
 
     #[tokio::test]
     async fn tokens_past_100_failed_checks_a_minute_one_warn_line_without_the_token() {
         use axum::{body::Body, http::Request};
         use tower::ServiceExt as _;
 
-        let captured = Captured::default();
+        let captured = jevjudge_test_support::LogCapture::default();
         let writer = captured.clone();
         let subscriber = tracing_subscriber::fmt()
             .with_writer(move || writer.clone())
@@ -166,7 +150,7 @@ mod tests {
             .unwrap();
         let reply = crate::app(state.clone()).oneshot(request).await.unwrap();
         assert_eq!(reply.status(), 200, "a right token is never refused");
-        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let text = captured.text();
         let lines: Vec<&str> = text
             .lines()
             .filter(|line| line.contains("failed token checks"))

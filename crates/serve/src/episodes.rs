@@ -102,25 +102,15 @@ impl Episodes {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
 
     /// The log lines written while the returned guard lives, on this thread.
-    fn capture() -> (Arc<Mutex<Vec<u8>>>, tracing::subscriber::DefaultGuard) {
-        #[derive(Clone)]
-        struct Writer(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Writer {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let writer = Writer(lines.clone());
+    fn capture() -> (
+        jevjudge_test_support::LogCapture,
+        tracing::subscriber::DefaultGuard,
+    ) {
+        let lines = jevjudge_test_support::LogCapture::default();
+        let writer = lines.clone();
         let subscriber = tracing_subscriber::fmt()
             .with_writer(move || writer.clone())
             .with_max_level(tracing::Level::INFO)
@@ -129,8 +119,8 @@ mod tests {
         (lines, tracing::subscriber::set_default(subscriber))
     }
 
-    fn text(lines: &Arc<Mutex<Vec<u8>>>) -> String {
-        String::from_utf8(lines.lock().unwrap().clone()).unwrap()
+    fn text(lines: &jevjudge_test_support::LogCapture) -> String {
+        lines.text()
     }
 
     fn levels(text: &str) -> Vec<&'static str> {

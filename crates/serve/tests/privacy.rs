@@ -8,14 +8,10 @@
 #[allow(dead_code, reason = "the helpers are shared with the main test binary")]
 mod util;
 
-use std::{
-    io::Write,
-    sync::{Arc, Mutex},
-};
-
 use jevjudge_fake::{Fault, FaultPlan};
 use jevjudge_judge::SystemOneBackend;
 use jevjudge_serve::{AuthTokens, Config, Metrics};
+use jevjudge_test_support::LogCapture;
 use serde_json::json;
 use tracing_subscriber::{fmt, layer::SubscriberExt as _};
 
@@ -31,32 +27,9 @@ const WRONG_TOKEN: &str = "WRONG-TOKEN-3f4g";
 const KEY: &str = "apikey_SECRET-KEY-9b8c";
 const QUESTION: &str = "without inventing completed refunds";
 
-/// A writer appending to a shared buffer.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .map_err(|_| std::io::Error::other("poisoned"))?
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn no_state_text_token_or_key_in_logs_or_metrics() {
-    let (text_logs, json_logs) = (Capture::default(), Capture::default());
+    let (text_logs, json_logs) = (LogCapture::default(), LogCapture::default());
     let subscriber = tracing_subscriber::registry()
         .with(fmt::layer().with_ansi(false).with_writer({
             let capture = text_logs.clone();

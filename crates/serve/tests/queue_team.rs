@@ -412,25 +412,11 @@ async fn with_a_queue_and_no_caller_token_the_decision_log_is_closed() {
     }
 }
 
-/// Log lines written while a guard lives, on this thread.
-#[derive(Clone, Default)]
-struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn the_start_up_log_says_why_the_decision_log_is_closed_without_a_caller_token() {
     use tracing_subscriber::util::SubscriberInitExt as _;
     for (config, said) in [(Config::default(), true), (callers(&[CALLER]), false)] {
-        let captured = Captured::default();
+        let captured = jevjudge_test_support::LogCapture::default();
         let writer = captured.clone();
         let _guard = tracing_subscriber::fmt()
             .with_writer(move || writer.clone())
@@ -440,7 +426,7 @@ async fn the_start_up_log_says_why_the_decision_log_is_closed_without_a_caller_t
             .set_default();
         let (_service, _store, _fake) =
             queued_service_with(&sqlite_url(), 0.5, team_policy(0.0), config).await;
-        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let text = captured.text();
         assert_eq!(
             text.contains("GET /v1/reviews")
                 && text.contains("need a caller token (--auth-token-env)"),

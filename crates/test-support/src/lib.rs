@@ -177,6 +177,32 @@ impl AsRef<OsStr> for TempDir {
     }
 }
 
+/// A writer that keeps what is written, for capturing log lines in a test: give a clone to the
+/// subscriber (`.with_writer(move || capture.clone())`), read them back with
+/// [`LogCapture::text`].
+#[derive(Debug, Clone, Default)]
+pub struct LogCapture(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl LogCapture {
+    /// Everything written so far, as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+}
+
+impl std::io::Write for LogCapture {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// One POST of a JSON `body` to `addr` (`host:port`): (status, body).
 /// Panics when no answer arrives within 20 s.
 pub async fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
