@@ -9,6 +9,7 @@ use std::{path::Path, path::PathBuf, time::Duration};
 use jevjudge_client::limit::Limiter;
 use jevjudge_eval::{
     CasesErrorKind, MAX_CASES, Report, Row, RunObserver, Runner,
+    calibration::{CriterionSpec, criteria_at_prevalence},
     gates::{self, Gate, Gates},
     html::case_texts,
     output::ReportFiles,
@@ -366,6 +367,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let mut report = reviewer.report(outcome, &plan.definition);
     if let Some(prevalence) = plan.prevalence {
         report.set_prevalence(prevalence);
+        if plan.definition.criteria().len() > 1 {
+            let specs = CriterionSpec::from_definition(&plan.definition);
+            report.overall.risk.at_prevalence_by_criterion =
+                criteria_at_prevalence(&report, &specs, prevalence);
+        }
     }
 
     let gates = plan.gates.evaluate(&report);

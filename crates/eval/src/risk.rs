@@ -108,6 +108,14 @@ pub struct Risk {
     /// PASS and FAIL precisions at a stated production base rate, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at_prevalence: Option<crate::prevalence::AtPrevalence>,
+    /// For a definition with several criteria (overall only): each criterion's current
+    /// thresholds' precisions at that base rate, from its labelled rows.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::ordered_map"
+    )]
+    pub at_prevalence_by_criterion: Vec<(String, crate::prevalence::AtPrevalence)>,
 }
 
 /// One case's counts over its reviews.
@@ -264,6 +272,7 @@ impl RiskBuilder {
             false_fail_per_fail_verdict_ci: interval(|c| c.false_fail, |c| c.fail_verdicts),
             false_fail_per_fail_verdict_upper: upper(|c| c.false_fail, |c| c.fail_verdicts),
             at_prevalence: None,
+            at_prevalence_by_criterion: Vec::new(),
         }
     }
 }
@@ -329,6 +338,7 @@ impl RiskBuilder {
             false_fail_per_fail_verdict_ci: interval(|c| c.false_fail, |c| c.fail_verdicts),
             false_fail_per_fail_verdict_upper: upper(|c| c.false_fail, |c| c.fail_verdicts),
             at_prevalence: None,
+            at_prevalence_by_criterion: Vec::new(),
         }
     }
 }

@@ -41,6 +41,38 @@ pub struct WeightedDecisions {
     pub effective_n: f64,
 }
 
+/// Per criterion of `specs` with known thresholds and labelled rows in `report`: the current
+/// thresholds' PASS and FAIL precisions at `prevalence` (the share of production cases whose
+/// expectation holds), weighted like [`Calibration::set_prevalence`] when the cases carry
+/// unequal weights. What `eval --prevalence` adds per criterion for a definition with several.
+pub fn criteria_at_prevalence(
+    report: &Report,
+    specs: &[CriterionSpec],
+    prevalence: f64,
+) -> Vec<(String, crate::prevalence::AtPrevalence)> {
+    extract(report, specs)
+        .into_iter()
+        .filter_map(|points| {
+            let thresholds = points.spec.thresholds?;
+            let expectation = points.expectation_points();
+            if expectation.is_empty() {
+                return None;
+            }
+            let at = if points.unequal_weights() {
+                weighted_at_prevalence(prevalence, &expectation, &points.weights(), thresholds)
+            } else {
+                let positives = expectation.iter().filter(|point| point.label).count() as u64;
+                crate::prevalence::tally_at_prevalence(
+                    prevalence,
+                    &tally(&expectation, thresholds),
+                    positives,
+                )
+            };
+            Some((points.spec.id.clone(), at))
+        })
+        .collect()
+}
+
 /// The PASS and FAIL precisions of `thresholds` at `prevalence` on weighted points: each
 /// class's verdict counts are its weighted sums scaled to the class's Kish effective n, so the
 /// rates are Horvitz–Thompson and the interval is as wide as the weights make it.
@@ -423,8 +455,9 @@ impl Calibration {
     pub fn set_prevalence(&mut self, prevalence: f64) {
         let weighted = !self.settings.unweighted;
         for criterion in &mut self.criteria {
-            let positives = criterion.metrics.positives;
             let points = criterion.points.expectation_points();
+            // The points whose expectation holds (for `expected = false`, the condition fails).
+            let positives = points.iter().filter(|point| point.label).count() as u64;
             let weights = (weighted && criterion.points.unequal_weights())
                 .then(|| criterion.points.weights());
             let at = |tally: &Tally, thresholds: jevjudge_stats::Thresholds| match &weights {

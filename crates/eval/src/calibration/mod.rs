@@ -51,7 +51,7 @@ mod version;
 
 pub use advice::{
     Calibration, CriterionCalibration, PairsAtPrevalence, Recommendation, Refusal,
-    WeightedDecisions, calibrate, weighted_decisions,
+    WeightedDecisions, calibrate, criteria_at_prevalence, weighted_decisions,
 };
 pub use document::{
     CalibrationDocument, CriterionDocument, GuaranteeDocument, RecommendationDocument,

@@ -526,3 +526,37 @@ fn unequal_weights_are_used_unless_calibrate_is_told_to_ignore_them() {
             .is_none()
     );
 }
+
+// Precisions at a prevalence per criterion count, for an `expected = false` criterion, the
+// rows whose expectation holds (the condition fails) as its positives.
+#[test]
+fn each_criterion_at_a_prevalence_counts_the_rows_whose_expectation_holds() {
+    let labelled = |id: &str, x: (f64, bool), y: (f64, bool)| {
+        let mut row = row(id, true, &[("x", x.0, true), ("y", y.0, false)]);
+        row.expected_findings = Some(vec![("x".into(), x.1), ("y".into(), y.1)]);
+        row
+    };
+    let report = report(vec![
+        labelled("r1", (0.9, true), (0.1, false)),
+        labelled("r2", (0.1, false), (0.9, true)),
+        labelled("r3", (0.95, false), (0.2, false)),
+        labelled("r4", (0.05, true), (0.85, true)),
+    ]);
+    let thresholds = Thresholds::new(0.3, 0.7);
+    let specs = [("x", true), ("y", false)].map(|(id, expected)| CriterionSpec {
+        id: id.to_owned(),
+        expected,
+        thresholds,
+    });
+    let at = criteria_at_prevalence(&report, &specs, 0.2);
+    assert_eq!(at.len(), 2);
+    // x: PASS on 1 of the 2 rows that should hold and on 1 of the 2 that should not:
+    // 0.2·0.5 / (0.2·0.5 + 0.8·0.5) = 0.2.
+    assert_eq!(at[0].0, "x");
+    assert!((at[0].1.pass_precision.unwrap() - 0.2).abs() < 1e-12);
+    // y (a yes is not expected): PASS on both rows where it does not hold, on neither where it
+    // does: every PASS is right at any prevalence.
+    assert_eq!(at[1].0, "y");
+    assert_eq!(at[1].1.pass_precision, Some(1.0));
+    assert_eq!(at[1].1.fail_precision, Some(1.0));
+}

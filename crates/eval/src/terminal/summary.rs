@@ -71,6 +71,14 @@ pub fn summary(
     for line in prevalence_lines(&report.overall) {
         let _ = writeln!(out, "{line}");
     }
+    for (criterion, at) in &report.overall.risk.at_prevalence_by_criterion {
+        let _ = writeln!(
+            out,
+            "  criterion `{criterion}` (current thresholds): PASS precision {} · FAIL precision {}",
+            rate(at.pass_precision, at.pass_precision_ci, 4),
+            rate(at.fail_precision, at.fail_precision_ci, 4)
+        );
+    }
     if let Some(wall) = report.wall_millis.filter(|w| *w > 0.0) {
         // The wall time is this session's: count only the reviews it ran (a resumed run's
         // earlier rows took no time here).
