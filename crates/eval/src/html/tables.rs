@@ -68,16 +68,14 @@ pub(super) fn error_table(s: &Summary) -> Markup {
     }
 }
 
-/// One criterion's calibration metrics and finding statuses (PASS, FAIL, INCONCLUSIVE).
+/// One criterion's calibration metrics and finding statuses (PASS, FAIL, INCONCLUSIVE), in two
+/// tables of six and five columns so that each fits an 800 px page.
 pub(super) fn metrics_table(m: &Metrics, statuses: [u64; 3]) -> Markup {
     html! {
         table {
             thead { tr {
                 th.num { "labelled" } th.num { "holds" } th.num { "base rate" } th.num { "Brier" }
-                th.num { "log loss" } th.num { "AUROC" } th.num { "ECE (equal-width)" }
-                th.num { "ECE if perfectly calibrated" }
-                th.num { "ECE (" (m.ece_equal_mass_bins) " equal-mass bins)" } th.num { "MCE" }
-                th.num { "findings PASS / FAIL / INC." }
+                th.num { "log loss" } th.num { "AUROC" }
             } }
             tbody { tr {
                 td.num { (m.n) }
@@ -86,6 +84,16 @@ pub(super) fn metrics_table(m: &Metrics, statuses: [u64; 3]) -> Markup {
                 td.num { (opt(m.brier)) (span_interval(m.brier_ci)) }
                 td.num { (opt(m.log_loss)) }
                 td.num { (opt(m.auroc)) (span_interval(m.auroc_ci)) }
+            } }
+        }
+        table {
+            thead { tr {
+                th.num { "ECE (equal-width)" }
+                th.num { "ECE if perfectly calibrated" }
+                th.num { "ECE (" (m.ece_equal_mass_bins) " equal-mass bins)" } th.num { "MCE" }
+                th.num { "findings PASS / FAIL / INC." }
+            } }
+            tbody { tr {
                 td.num { (opt(m.ece_equal_width)) (span_interval(m.ece_ci)) }
                 td.num { (opt(m.ece_expected)) }
                 td.num { (opt(m.ece_equal_mass)) }
@@ -96,9 +104,14 @@ pub(super) fn metrics_table(m: &Metrics, statuses: [u64; 3]) -> Markup {
     }
 }
 
-/// ` [low, high]` of a 95 % interval, or nothing.
-fn span_interval(interval: Option<[f64; 2]>) -> String {
-    interval.map_or_else(String::new, |[low, high]| format!(" [{low:.4}, {high:.4}]"))
+/// A 95 % interval `[low, high]` on a line of its own under the figure, or nothing, so that the
+/// metrics table fits an 800 px page.
+fn span_interval(interval: Option<[f64; 2]>) -> Markup {
+    html! {
+        @if let Some([low, high]) = interval {
+            br; span.ci { "[" (format!("{low:.4}, {high:.4}")) "]" }
+        }
+    }
 }
 
 /// The order of the rows to look at: incorrect first, then errors, then abstentions.
@@ -247,7 +260,14 @@ fn risk_cell(cell: &str) -> Markup {
     html! {
         @if let Some(head) = head { (head) br; }
         (value)
-        @if let Some(interval) = interval { br; span.ci { "[" (interval) } }
+        @if let Some(interval) = interval {
+            @match interval.split_once("] upper ") {
+                Some((interval, upper)) => {
+                    br; span.ci { "[" (interval) "]" } br; span.ci { "upper " (upper) }
+                }
+                None => { br; span.ci { "[" (interval) } }
+            }
+        }
     }
 }
 
