@@ -13,8 +13,6 @@
 //! | 7 | a spending cap stopped the run |
 //! | 8 | failed after sending: the reviews ran (or the store was read) but a report, the rows, an export or standard output could not be written |
 
-use std::process::ExitCode;
-
 /// PASS, or a run that completed with every gate holding.
 pub const SUCCESS: u8 = 0;
 /// FAIL (judge), or a gate that did not hold (eval, compare).
@@ -34,11 +32,6 @@ pub const CAP_REACHED: u8 = 7;
 /// Failed after sending: the reviews ran (or the store was read for an export), but their
 /// results could not all be written (a report, the rows file, an export, standard output).
 pub const FAILED_AFTER_SENDING: u8 = 8;
-
-/// Turns one of the constants above into the process exit code.
-pub fn code(value: u8) -> ExitCode {
-    ExitCode::from(value)
-}
 
 /// Why a command failed. Commands return `anyhow::Result`; the first `Failure` in an error's
 /// chain decides the exit status, and an error that carries none is invalid input (exit 2):

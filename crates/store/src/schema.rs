@@ -16,7 +16,7 @@ use sqlx::{
 use crate::{StoreError, StoreKind};
 
 /// The schema version this binary writes and reads: the newest migration.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// The last version the hand-written migrator recorded in `jevjudge_schema`.
 pub(crate) const LEGACY_VERSIONS: i64 = 2;

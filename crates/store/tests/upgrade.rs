@@ -252,7 +252,8 @@ async fn an_upgraded_database_is_refused_by_a_jevjudge_that_reads_only_the_old_t
             (4, "queue expired".to_owned()),
             (5, "queue team".to_owned()),
             (6, "queue inclusion".to_owned()),
-            (7, "routes".to_owned())
+            (7, "routes".to_owned()),
+            (8, "route changes and shadows".to_owned())
         ]
     );
     pool.close().await;
