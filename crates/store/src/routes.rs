@@ -45,30 +45,19 @@ pub struct Route {
 const COLUMNS: &str = "name, live, shadows, shadow_sample, created_at, updated_at";
 
 impl Store {
-    /// Creates `route` unless the store holds a route of that name; `true` when it created
-    /// it. A route already held is left exactly as it is.
+    /// Creates `route` unless the store holds a route of that name, with a `create` row in
+    /// the audit table by `routes-file`; `true` when it created it. A route already held is
+    /// left exactly as it is.
     pub async fn create_route_if_absent(&self, route: &NewRoute) -> Result<bool, StoreError> {
-        if !(0.0..=1.0).contains(&route.shadow_sample) {
-            return Err(StoreError::Invalid(format!(
-                "route {}: shadow_sample {} is outside 0 to 1",
-                route.name, route.shadow_sample
-            )));
+        let actor = crate::Actor {
+            name: "routes-file".to_owned(),
+            reason: None,
+        };
+        match self.create_route_by(route, &actor).await {
+            Ok(created) => Ok(created),
+            Err(crate::RouteError::Store(error)) => Err(error),
+            Err(other) => Err(StoreError::Invalid(other.to_string())),
         }
-        let now = unix_millis(SystemTime::now());
-        let shadows = serde_json::to_string(&route.shadows).map_err(|_| corrupt("shadows"))?;
-        let done = sqlx::query(
-            "INSERT INTO routes (name, live, shadows, shadow_sample, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING",
-        )
-        .bind(&route.name)
-        .bind(&route.live)
-        .bind(shadows)
-        .bind(route.shadow_sample.to_string())
-        .bind(now)
-        .bind(now)
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() == 1)
     }
 
     /// The route named `name`.
@@ -88,8 +77,8 @@ impl Store {
         rows.iter().map(route_of).collect()
     }
 
-    /// Points the route `name` at `live`; `true` when the route exists. (The audited promote
-    /// builds on this.)
+    /// Points the route `name` at `live`, unaudited; `true` when the route exists
+    /// ([`Store::promote_route`] is the audited change).
     pub async fn set_route_live(&self, name: &str, live: &str) -> Result<bool, StoreError> {
         let done = sqlx::query("UPDATE routes SET live = $1, updated_at = $2 WHERE name = $3")
             .bind(live)
@@ -101,7 +90,7 @@ impl Store {
     }
 }
 
-fn route_of(row: &AnyRow) -> Result<Route, StoreError> {
+pub(crate) fn route_of(row: &AnyRow) -> Result<Route, StoreError> {
     let shadows: String = row.try_get("shadows")?;
     let sample: String = row.try_get("shadow_sample")?;
     Ok(Route {

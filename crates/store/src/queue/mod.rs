@@ -39,6 +39,7 @@ mod held;
 mod inclusion;
 mod labelled;
 mod ops;
+mod route_labels;
 mod sql;
 mod team;
 #[cfg(test)]
