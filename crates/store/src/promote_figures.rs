@@ -33,6 +33,17 @@ pub struct PromoteFigures {
     pub live_false_pass: u64,
 }
 
+impl std::fmt::Display for PromoteFigures {
+    /// `150 shadowed reviews; on 40 labelled: 1 false PASS (live 3)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} shadowed reviews; on {} labelled: {} false PASS (live {})",
+            self.shadowed_reviews, self.labelled_reviews, self.false_pass, self.live_false_pass
+        )
+    }
+}
+
 /// Why the gate refuses a promote; the message names the figure.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PromoteRefusal {

@@ -153,6 +153,28 @@ pub struct RouteChange {
     pub forced: bool,
 }
 
+impl std::fmt::Display for RouteChange {
+    /// `3  2026-12-07T01:02:03.000Z  promote  v1 → v2  by admin  forced  "calibrated"`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}  {}  {}  ", self.seq, self.changed_at, self.action)?;
+        match &self.from_live {
+            Some(from) if *from != self.to_live => write!(f, "{from} → {}", self.to_live)?,
+            _ => write!(f, "{}", self.to_live)?,
+        }
+        if !self.shadows.is_empty() {
+            write!(f, "  shadows {}", self.shadows.join(", "))?;
+        }
+        write!(f, "  by {}", self.actor)?;
+        if self.forced {
+            write!(f, "  forced")?;
+        }
+        if let Some(reason) = &self.reason {
+            write!(f, "  {reason:?}")?;
+        }
+        Ok(())
+    }
+}
+
 /// A route's row as read for a change: what the change compares and sets.
 struct Held {
     route: Route,
@@ -589,6 +611,26 @@ mod tests {
             "route r: shadow_sample 1.5 is outside 0 to 1"
         );
         assert!(check_shadows("r", "v1", &["v2".to_owned()], 0.5).is_ok());
+    }
+
+    #[test]
+    fn a_change_reads_as_one_line_with_its_move_actor_and_reason() {
+        let change = RouteChange {
+            route: "refund".to_owned(),
+            seq: 3,
+            changed_at: "2026-12-07T01:02:03.000Z".to_owned(),
+            action: "promote".to_owned(),
+            actor: "admin".to_owned(),
+            from_live: Some("v1".to_owned()),
+            to_live: "v2".to_owned(),
+            shadows: vec!["v1".to_owned()],
+            reason: Some("calibrated".to_owned()),
+            forced: true,
+        };
+        assert_eq!(
+            change.to_string(),
+            "3  2026-12-07T01:02:03.000Z  promote  v1 → v2  shadows v1  by admin  forced  \"calibrated\""
+        );
     }
 
     #[test]

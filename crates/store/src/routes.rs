@@ -25,8 +25,8 @@ pub struct NewRoute {
     pub shadow_sample: f64,
 }
 
-/// A route as held by the store.
-#[derive(Debug, Clone, PartialEq)]
+/// A route as held by the store (serialized as the API shows it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Route {
     /// The name callers review under.
     pub name: String,
@@ -87,6 +87,23 @@ impl Store {
             .execute(&self.pool)
             .await?;
         Ok(done.rows_affected() == 1)
+    }
+}
+
+impl std::fmt::Display for Route {
+    /// `refund: live v2, shadows v1, v3 (share 1)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: live {}", self.name, self.live)?;
+        if self.shadows.is_empty() {
+            write!(f, ", no shadows")
+        } else {
+            write!(
+                f,
+                ", shadows {} (share {})",
+                self.shadows.join(", "),
+                self.shadow_sample
+            )
+        }
     }
 }
 
