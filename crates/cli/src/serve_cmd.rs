@@ -407,4 +407,25 @@ mod tests {
             "{error}"
         );
     }
+
+    #[test]
+    fn a_missing_admin_token_variable_is_named_and_the_promote_minimum_is_read() {
+        let args = Args::parse_flags(&[
+            "--definitions",
+            "d",
+            "--admin-token-env",
+            "JEVJUDGE_TEST_SURELY_UNSET_ADMIN_VAR",
+        ])
+        .expect("valid flags");
+        let error = config(&args).expect_err("the variable is not set");
+        let text = error.to_string();
+        assert!(text.contains("--admin-token-env"), "{text}");
+        assert!(
+            text.contains("JEVJUDGE_TEST_SURELY_UNSET_ADMIN_VAR is not set"),
+            "{text}"
+        );
+        let args = Args::parse_flags(&["--definitions", "d", "--min-shadow-reviews", "20"])
+            .expect("valid flags");
+        assert_eq!(config(&args).expect("a config").min_shadow_reviews, 20);
+    }
 }
