@@ -37,6 +37,7 @@ mod promote_figures;
 mod queue;
 mod review;
 mod route_changes;
+mod route_labels;
 mod routes;
 mod schema;
 mod store;

@@ -191,6 +191,21 @@ struct Change<'a> {
 }
 
 impl Store {
+    /// Creates `route` unless the store holds a route of that name, with a `create` row in
+    /// the audit table by `routes-file`; `true` when it created it. A route already held is
+    /// left exactly as it is.
+    pub async fn create_route_if_absent(&self, route: &NewRoute) -> Result<bool, StoreError> {
+        let actor = Actor {
+            name: "routes-file".to_owned(),
+            reason: None,
+        };
+        match self.create_route_by(route, &actor).await {
+            Ok(created) => Ok(created),
+            Err(RouteError::Store(error)) => Err(error),
+            Err(other) => Err(StoreError::Invalid(other.to_string())),
+        }
+    }
+
     /// Creates the route or changes its shadows and share, with a `create` or `shadows` row in
     /// the audit table. The live version of an existing route is never changed here.
     pub async fn put_route(&self, put: &PutRoute, actor: &Actor) -> Result<PutOutcome, RouteError> {

@@ -45,21 +45,6 @@ pub struct Route {
 const COLUMNS: &str = "name, live, shadows, shadow_sample, created_at, updated_at";
 
 impl Store {
-    /// Creates `route` unless the store holds a route of that name, with a `create` row in
-    /// the audit table by `routes-file`; `true` when it created it. A route already held is
-    /// left exactly as it is.
-    pub async fn create_route_if_absent(&self, route: &NewRoute) -> Result<bool, StoreError> {
-        let actor = crate::Actor {
-            name: "routes-file".to_owned(),
-            reason: None,
-        };
-        match self.create_route_by(route, &actor).await {
-            Ok(created) => Ok(created),
-            Err(crate::RouteError::Store(error)) => Err(error),
-            Err(other) => Err(StoreError::Invalid(other.to_string())),
-        }
-    }
-
     /// The route named `name`.
     pub async fn route(&self, name: &str) -> Result<Option<Route>, StoreError> {
         let row = sqlx::query(&format!("SELECT {COLUMNS} FROM routes WHERE name = $1"))

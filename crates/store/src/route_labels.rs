@@ -4,10 +4,15 @@
 //! [`crate::export::expected_pass`] with the review's definition's expected flags). Reviews
 //! still undecided, disagreed on, with a can't-tell, or without expected flags have no label.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use super::*;
-use crate::export::{Label, expected_pass, label_of};
+use sqlx::Row as _;
+
+use crate::{
+    Findings, Store, StoreError,
+    export::{Label, expected_pass, label_of},
+    queue::{expected_of, findings_of},
+};
 
 impl Store {
     /// The live reviews of `route` that people labelled, each with whether it should have
