@@ -1,15 +1,13 @@
 //! `jevjudge routes promote|rollback|history`: change a route in the store, or list its
 //! changes, with the same audited store changes and promote gate as the service's API.
 
-use std::io::Write as _;
-
 use jevjudge_store::{
-    Actor, DEFAULT_MIN_SHADOW_REVIEWS, PromoteGate, PromoteRequest, RouteError, Store, StoreUrl,
+    Actor, DEFAULT_MIN_SHADOW_REVIEWS, PromoteGate, PromoteRequest, RouteError, StoreUrl,
 };
 
 use crate::{
     exit::{self, Failure},
-    store_cmd::parse_store_url,
+    store_cmd::StoreArg,
 };
 
 /// Options of `jevjudge routes`.
@@ -44,10 +42,8 @@ enum RoutesCommand {
 
 #[derive(Debug, clap::Args)]
 struct Target {
-    /// The store: `sqlite:PATH` or `postgresql://…` (or the JEVJUDGE_STORE variable).
-    #[arg(long, value_name = "URL", env = "JEVJUDGE_STORE", hide_env_values = true,
-          value_parser = parse_store_url)]
-    store: StoreUrl,
+    #[command(flatten)]
+    store: StoreArg,
     /// The route's name.
     #[arg(long, value_name = "NAME")]
     route: String,
@@ -107,10 +103,18 @@ fn actor(reason: Option<String>) -> Actor {
     Actor { name, reason }
 }
 
-async fn open(url: &StoreUrl) -> anyhow::Result<Store> {
-    Store::open_existing(url)
-        .await
-        .map_err(|e| crate::store_cmd::store_error(url, &e))
+/// Prints `json` on one line, or `text`.
+fn print(
+    json: bool,
+    value: &serde_json::Value,
+    text: &dyn std::fmt::Display,
+) -> anyhow::Result<u8> {
+    crate::output::print_stdout(&if json {
+        format!("{value}\n")
+    } else {
+        format!("{text}\n")
+    });
+    Ok(exit::SUCCESS)
 }
 
 /// A route change that failed: the gate's refusal is exit 1, the rest invalid input.
@@ -127,7 +131,7 @@ fn refused(store_url: &StoreUrl, error: RouteError) -> anyhow::Result<u8> {
 
 async fn promote(args: PromoteArgs) -> anyhow::Result<u8> {
     let target = &args.target;
-    let store = open(&target.store).await?;
+    let store = crate::store_cmd::open(&target.store.store).await?;
     let loaded = store.knows_version(&args.version).await?;
     let request = PromoteRequest {
         route: target.route.clone(),
@@ -142,65 +146,39 @@ async fn promote(args: PromoteArgs) -> anyhow::Result<u8> {
         .await
     {
         Ok(promoted) => promoted,
-        Err(error) => return refused(&target.store, error),
+        Err(error) => return refused(&target.store.store, error),
     };
     store.close().await;
-    let refusal = promoted.forced.as_ref().map(ToString::to_string);
-    let mut out = std::io::stdout().lock();
-    if target.json {
-        let json = serde_json::json!({
-            "route": promoted.route,
-            "figures": promoted.figures,
-            "forced": refusal.is_some(),
-            "refusal": refusal,
-        });
-        writeln!(out, "{json}")?;
-    } else {
-        writeln!(out, "promoted {}", promoted.route)?;
-        writeln!(out, "figures: {}", promoted.figures)?;
-        if let Some(refusal) = refusal {
-            writeln!(out, "forced past: {refusal}")?;
-        }
-    }
-    Ok(exit::SUCCESS)
+    print(target.json, &promoted.to_json(), &promoted)
 }
 
 async fn rollback(args: RollbackArgs) -> anyhow::Result<u8> {
     let target = &args.target;
-    let store = open(&target.store).await?;
+    let store = crate::store_cmd::open(&target.store.store).await?;
     let route = match store
         .rollback_route(&target.route, &actor(args.reason))
         .await
     {
         Ok(route) => route,
-        Err(error) => return refused(&target.store, error),
+        Err(error) => return refused(&target.store.store, error),
     };
     store.close().await;
-    let mut out = std::io::stdout().lock();
-    if target.json {
-        writeln!(out, "{}", serde_json::to_string(&route)?)?;
-    } else {
-        writeln!(out, "rolled back {route}")?;
-    }
-    Ok(exit::SUCCESS)
+    print(
+        target.json,
+        &serde_json::to_value(&route)?,
+        &format!("rolled back {route}"),
+    )
 }
 
 async fn history(args: HistoryArgs) -> anyhow::Result<u8> {
     let target = &args.target;
-    let store = open(&target.store).await?;
+    let store = crate::store_cmd::open(&target.store.store).await?;
     let changes = store.route_history(&target.route).await?;
     if changes.is_empty() && store.route(&target.route).await?.is_none() {
         return Err(Failure::Input(format!("--route: no route is named {}", target.route)).into());
     }
     store.close().await;
-    let mut out = std::io::stdout().lock();
-    if target.json {
-        let json = serde_json::json!({"route": target.route, "changes": changes});
-        writeln!(out, "{json}")?;
-    } else {
-        for change in &changes {
-            writeln!(out, "{change}")?;
-        }
-    }
-    Ok(exit::SUCCESS)
+    let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
+    let json = serde_json::json!({"route": target.route, "changes": changes});
+    print(target.json, &json, &lines.join("\n"))
 }

@@ -241,22 +241,16 @@ fn build_error(args: &Args, error: BuildError) -> anyhow::Error {
 
 /// The service settings from the flags and the token variable; errors are exit 2.
 fn config(args: &Args) -> anyhow::Result<Config> {
-    let auth_tokens = match &args.auth_token_env {
-        None => AuthTokens::none(),
-        Some(name) => {
-            let value = crate::inputs::env_var("--auth-token-env", name)?;
-            AuthTokens::parse(&value)
-                .map_err(|e| Failure::Input(format!("--auth-token-env: {name}: {e}")))?
-        }
+    // Tokens from the variable a flag names; none without the flag.
+    let tokens = |flag: &str, name: &Option<String>| -> Result<AuthTokens, Failure> {
+        let Some(name) = name else {
+            return Ok(AuthTokens::none());
+        };
+        let value = crate::inputs::env_var(flag, name)?;
+        AuthTokens::parse(&value).map_err(|e| Failure::Input(format!("{flag}: {name}: {e}")))
     };
-    let admin_tokens = match &args.admin_token_env {
-        None => AuthTokens::none(),
-        Some(name) => {
-            let value = crate::inputs::env_var("--admin-token-env", name)?;
-            AuthTokens::parse(&value)
-                .map_err(|e| Failure::Input(format!("--admin-token-env: {name}: {e}")))?
-        }
-    };
+    let auth_tokens = tokens("--auth-token-env", &args.auth_token_env)?;
+    let admin_tokens = tokens("--admin-token-env", &args.admin_token_env)?;
     let config = Config {
         max_body_bytes: args.max_body,
         default_budget: args.budget,

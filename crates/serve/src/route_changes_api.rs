@@ -206,18 +206,11 @@ pub(crate) async fn promote(
         .await
         .map_err(|error| route_error(&state, error))?;
     forget(&state, &request.route);
-    let refusal = promoted.forced.as_ref().map(ToString::to_string);
     tracing::info!(
-        route = %request.route, live = %promoted.route.live, forced = refusal.is_some(),
+        route = %request.route, live = %promoted.route.live, forced = promoted.forced.is_some(),
         "route promoted"
     );
-    Ok(Json(json!({
-        "route": route_json(&promoted.route),
-        "figures": promoted.figures,
-        "forced": refusal.is_some(),
-        "refusal": refusal,
-    }))
-    .into_response())
+    Ok(Json(promoted.to_json()).into_response())
 }
 
 /// `POST /v1/routes/{route}/rollback`: back to the live version before the last promote not

@@ -128,6 +128,31 @@ pub struct Promoted {
     pub forced: Option<PromoteRefusal>,
 }
 
+impl Promoted {
+    /// The promote as the service answers it and `jevjudge routes promote --json` prints it:
+    /// the route after, the gate's figures, whether `force` overrode a refusal, and that refusal.
+    pub fn to_json(&self) -> serde_json::Value {
+        let refusal = self.forced.as_ref().map(ToString::to_string);
+        serde_json::json!({
+            "route": self.route,
+            "figures": self.figures,
+            "forced": refusal.is_some(),
+            "refusal": refusal,
+        })
+    }
+}
+
+impl std::fmt::Display for Promoted {
+    /// `promoted ROUTE`, the figures, and the refusal `force` overrode, on lines of their own.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "promoted {}\nfigures: {}", self.route, self.figures)?;
+        match &self.forced {
+            Some(refusal) => write!(f, "\nforced past: {refusal}"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// One change of a route, as the audit table keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RouteChange {
