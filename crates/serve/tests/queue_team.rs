@@ -424,6 +424,9 @@ async fn the_start_up_log_says_why_the_decision_log_is_closed_without_a_caller_t
             .with_max_level(tracing::Level::WARN)
             .finish()
             .set_default();
+        // Another test's thread may have cached the start-up log's interest as "never" while
+        // no subscriber of its own was set: compute it again with this one in place.
+        tracing::callsite::rebuild_interest_cache();
         let (_service, _store, _fake) =
             queued_service_with(&sqlite_url(), 0.5, team_policy(0.0), config).await;
         let text = captured.text();
