@@ -210,6 +210,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
         version: args.definition_version,
         status: args.status,
         since: args.since,
+        shadow: false,
     };
     let page = store.list(&filter, args.limit, cursor).await?;
     store.close().await;

@@ -181,6 +181,8 @@ impl DecisionLog {
                 answers,
                 requested_model: self.requested_model.clone(),
             }),
+            shadow_of: None,
+            route: None,
         }
     }
 

@@ -23,7 +23,8 @@
 //!   [`Store::export_labelled`] read it back.
 //!
 //! - Routes: [`Store::create_route_if_absent`], [`Store::route`], [`Store::routes`] and
-//!   [`Store::set_route_live`] ([`Route`]).
+//!   [`Store::set_route_live`] ([`Route`]); [`Store::shadow_pairs`] reads a route's live
+//!   reviews beside one shadow version's reviews of them ([`ShadowPair`]).
 //!
 //! One code path serves both databases: sqlx's `Any` driver with runtime queries, `$N`
 //! placeholders, and only `TEXT` and `BIGINT` columns. No secret is ever stored; state text
@@ -35,6 +36,7 @@ mod queue;
 mod review;
 mod routes;
 mod schema;
+mod shadow;
 mod store;
 mod url;
 
@@ -56,5 +58,6 @@ pub use review::{
 };
 pub use routes::{NewRoute, Route};
 pub use schema::SCHEMA_VERSION;
+pub use shadow::ShadowPair;
 pub use store::{Erased, MAX_PAGE, Migrated, Store};
 pub use url::{StoreUrl, StoreUrlError};
