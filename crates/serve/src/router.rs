@@ -23,7 +23,7 @@ use crate::{
 ///
 /// `GET /v1/reviews/{version}` reads a review by id: the segment is a review id there (one
 /// template per path, as the router and OpenAPI require).
-pub const ROUTES: [(&str, &str); 16] = [
+pub const ROUTES: [(&str, &str); 17] = [
     ("POST", "/v1/reviews/{version}"),
     ("GET", "/v1/definitions"),
     ("GET", "/healthz"),
@@ -40,6 +40,7 @@ pub const ROUTES: [(&str, &str); 16] = [
     ("GET", "/v1/queue/decisions"),
     ("GET", "/v1/routes"),
     ("GET", "/v1/routes/{route}"),
+    ("GET", "/v1/routes/{route}/shadow"),
 ];
 
 /// The service's router.
@@ -57,6 +58,10 @@ pub fn app(state: ServeState) -> Router {
         .route("/v1/definitions", get(definitions))
         .route("/v1/routes", get(routes_api::list_routes))
         .route("/v1/routes/{route}", get(routes_api::get_route))
+        .route(
+            "/v1/routes/{route}/shadow",
+            get(crate::shadow_api::shadow_report),
+        )
         .route("/metrics", get(metrics))
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
