@@ -19,6 +19,7 @@ mod queue_team;
 mod rate_limits;
 mod record;
 mod routes;
+mod shadows;
 mod shutdown;
 mod store;
 mod ui;
