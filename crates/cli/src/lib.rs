@@ -21,6 +21,7 @@ mod output;
 mod queue_cmd;
 mod report_cmd;
 mod reviews_cmd;
+mod routes_shadow_cmd;
 mod serve_cmd;
 mod store_cmd;
 
@@ -57,6 +58,10 @@ enum Command {
     Store(store_cmd::Args),
     /// Read the decision log: list reviews, export replayable records.
     Reviews(reviews_cmd::Args),
+    /// The evidence for a route's shadow version: agreement, flips, coverage and, on the
+    /// labelled reviews, compare's figures.
+    #[command(hide = true)]
+    RoutesShadow(routes_shadow_cmd::Args),
 }
 
 /// Runs the command line `args` (the program name first, as `std::env::args_os()` gives it)
@@ -105,6 +110,7 @@ where
             Command::Serve(args) => serve_cmd::run(args).await,
             Command::Store(args) => store_cmd::run(args).await,
             Command::Reviews(args) => reviews_cmd::run(args).await,
+            Command::RoutesShadow(args) => routes_shadow_cmd::run(args).await,
         }
     });
     match outcome {

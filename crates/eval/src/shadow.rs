@@ -418,3 +418,95 @@ impl ShadowEvidence {
         }
     }
 }
+
+impl ShadowEvidence {
+    /// The report as Markdown: the shadowed reviews' agreement, flips and coverage, then on the
+    /// labelled ones the risk cells of both sides (as `eval`'s Markdown report writes them)
+    /// and McNemar's exact test.
+    pub fn to_markdown(&self) -> String {
+        use std::fmt::Write as _;
+        let code = crate::markdown::code_span;
+        let mut out = String::new();
+        let live = if self.live.is_empty() {
+            "(no shadowed review)".to_owned()
+        } else {
+            self.live
+                .iter()
+                .map(|v| code(v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            out,
+            "## Shadow {} on route {}\n\nLive: {live}. {} shadowed{}; the shadow spent {} input \
+             tokens.\n",
+            code(&self.shadow),
+            code(&self.route),
+            crate::plural::count(self.reviews, "review"),
+            self.since.map_or(String::new(), |since| format!(
+                " since {}",
+                humantime::format_rfc3339_millis(since)
+            )),
+            self.shadow_input_tokens,
+        );
+        let share = |rate: &Rate| {
+            format!(
+                "{}/{} = {}",
+                rate.count,
+                rate.of,
+                crate::cells::rate(rate.rate, rate.ci, 4)
+            )
+        };
+        let _ = writeln!(out, "| figure | live | shadow |\n|---|---|---|");
+        let _ = writeln!(
+            out,
+            "| coverage | {} | {} |",
+            share(&self.live_coverage),
+            share(&self.shadow_coverage)
+        );
+        let _ = writeln!(
+            out,
+            "\nAgreement (same overall status): {}.\n",
+            share(&self.agreement)
+        );
+        if self.transitions.is_empty() {
+            let _ = writeln!(out, "No flips.");
+        } else {
+            let _ = writeln!(out, "| flip (live->shadow) | reviews |\n|---|---:|");
+            for (transition, count) in &self.transitions {
+                let _ = writeln!(out, "| {} | {count} |", code(transition));
+            }
+        }
+        let l = self.left_out;
+        let _ = writeln!(
+            out,
+            "\n### Labelled in the review queue\n\nLeft out: {} expired, {} undecided, {} \
+             disagreement, {} can't tell, {} state not kept.\n",
+            l.expired, l.undecided, l.disagreement, l.cant_tell, l.state_not_kept
+        );
+        let Some(comparison) = &self.labelled else {
+            let _ = writeln!(out, "No shadowed review has a label yet.");
+            return out;
+        };
+        let _ = writeln!(
+            out,
+            "{} labelled.\n\n| side | accuracy | coverage | decided accuracy | false PASS | \
+             false FAIL |\n|---|---|---|---|---|---|",
+            crate::plural::count(comparison.pairs, "review")
+        );
+        for (side, figures) in [
+            ("live", &comparison.base),
+            ("shadow", &comparison.candidate),
+        ] {
+            let cells = crate::cells::risk_cells(&figures.summary);
+            let _ = writeln!(out, "| {side} | {} |", cells.join(" | "));
+        }
+        let _ = writeln!(
+            out,
+            "\nRegressions (correct live, not in the shadow) {}, fixes {}; McNemar's exact \
+             p = {:.4}.",
+            comparison.regressions, comparison.fixes, comparison.mcnemar_p
+        );
+        out
+    }
+}

@@ -22,6 +22,7 @@ mod queue_team;
 mod repeats;
 mod routes;
 mod serve;
+mod shadow_show;
 mod weights;
 
 /// The binary under test.
