@@ -501,11 +501,17 @@ impl ShadowEvidence {
             let cells = crate::cells::risk_cells(&figures.summary);
             let _ = writeln!(out, "| {side} | {} |", cells.join(" | "));
         }
+        let p = comparison.mcnemar_p;
+        let p = if p >= 1e-4 {
+            format!("{p:.4}")
+        } else {
+            format!("{p:.1e}")
+        };
         let _ = writeln!(
             out,
             "\nRegressions (correct live, not in the shadow) {}, fixes {}; McNemar's exact \
-             p = {:.4}.",
-            comparison.regressions, comparison.fixes, comparison.mcnemar_p
+             p = {p}.",
+            comparison.regressions, comparison.fixes
         );
         out
     }
