@@ -516,3 +516,63 @@ impl ShadowEvidence {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_labelled_export_line_gives_its_id_label_labels_and_weight() {
+        let line = r#"{"scenario":"v1","id":"019a","state":{"m":"x"},"expected_pass":false,"expected_findings":{"spam":true},"weight":2.0}"#;
+        let (id, label) = label_of_line(line).unwrap();
+        assert_eq!(id, "019a");
+        assert!(!label.expected_pass);
+        assert_eq!(label.expected_findings, [("spam".to_owned(), true)]);
+        assert_eq!(label.weight, 2.0);
+        assert!(label_of_line("not json").is_none());
+    }
+
+    #[test]
+    fn a_rate_carries_its_wilson_interval_and_none_of_nothing() {
+        let rate = Rate::of(125, 150);
+        assert_eq!(rate.rate, Some(125.0 / 150.0));
+        let [low, high] = rate.ci.unwrap();
+        assert!((low - 0.765_534).abs() < 1e-6 && (high - 0.884_486).abs() < 1e-6);
+        let none = Rate::of(0, 0);
+        assert_eq!((none.rate, none.ci), (None, None));
+    }
+
+    #[test]
+    fn a_stored_review_reads_back_as_its_verdict() {
+        let review = Review {
+            review_id: jevjudge_store::ReviewId::new(),
+            received_at: "2026-12-07T00:00:00.000Z".to_owned(),
+            definition_version: "v+cal.1".to_owned(),
+            definition_digest: "sha256:d".to_owned(),
+            state_digest: "sha256:s".to_owned(),
+            reference: None,
+            status: "PASS".to_owned(),
+            error: "NONE".to_owned(),
+            detail: None,
+            findings: json!({"spam": {"status": "PASS", "yes_probability": 0.5,
+                                      "expected_probability": 0.5}}),
+            model: Some("jev-1.13.0".to_owned()),
+            usage: None,
+            elapsed_millis: 0.0,
+            request_id: "r".to_owned(),
+            backend: "replay".to_owned(),
+            state_kept: false,
+            state_erased_at: None,
+            shadow_of: None,
+            route: Some("sms-spam".to_owned()),
+        };
+        let verdict = verdict_of(&review).unwrap();
+        assert_eq!(verdict.status, Status::Pass);
+        assert_eq!(verdict.findings.get("spam").unwrap().yes_probability, 0.5);
+        let broken = Review {
+            status: "MAYBE".to_owned(),
+            ..review
+        };
+        assert!(matches!(verdict_of(&broken), Err(ShadowError::Verdict(_))));
+    }
+}

@@ -385,6 +385,12 @@ mod tests {
         assert_eq!(query.filter.status.as_deref(), Some("FAIL"));
         assert_eq!(query.limit, 500);
         assert!(query.filter.since.is_some());
+        assert!(
+            !query.filter.shadow,
+            "shadow reviews are left out unless asked for"
+        );
+        assert!(parse(&[("shadow", "true")]).unwrap().filter.shadow);
+        assert!(!parse(&[("shadow", "false")]).unwrap().filter.shadow);
         let limit = "`limit` must be a whole number from 1 to 500";
         for (pairs, message) in [
             (vec![("limit", "0")], limit),
@@ -403,8 +409,9 @@ mod tests {
             ),
             (
                 vec![("ref", "x")],
-                "unknown parameter `ref`; expected reference, version, status, since, limit, cursor",
+                "unknown parameter `ref`; expected reference, version, status, since, shadow, limit, cursor",
             ),
+            (vec![("shadow", "yes")], "`shadow` must be true or false"),
             (
                 vec![("version", "a"), ("version", "b")],
                 "`version` is given more than once",

@@ -221,3 +221,85 @@ async fn write(
         ShadowOutcome::Flip
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use jevjudge_judge::{Criterion, ErrorCode, backend_fn};
+    use jevjudge_store::{Store, StoreUrl};
+    use jevjudge_wire::{Detail, NoulQuestion, Response};
+    use serde_json::json;
+
+    use super::*;
+
+    fn definition(version: &str, question: &str) -> Definition {
+        let criterion = Criterion::new("c", NoulQuestion::new(question), true, 0.2, 0.8).unwrap();
+        Definition::new(version, vec![criterion]).unwrap()
+    }
+
+    // A shadow with other questions waits on a backend that never answers: the second finds
+    // the one slot taken and is shed; the drain drops the first at its limit, counted as shed.
+    #[tokio::test]
+    async fn a_full_share_sheds_and_the_drain_drops_what_is_still_running_counting_both() {
+        let file = jevjudge_test_support::databases::sqlite_file("shadows-drain");
+        let url: StoreUrl = format!("sqlite:{}", file.display()).parse().unwrap();
+        let store = Store::open(&url).await.unwrap();
+        let live = definition("v1", "Is it so?");
+        let definitions = Definitions::new([live.clone(), definition("v2", "Is it not?")]).unwrap();
+        let log = Arc::new(
+            DecisionLog::open(store, &definitions, false, "m")
+                .await
+                .unwrap(),
+        );
+        let backend: Arc<dyn Backend> = Arc::new(backend_fn(|_| {
+            std::future::pending::<Result<Response, jevjudge_judge::BackendError>>()
+        }));
+        let shadows = Shadows::new(Judge::new(backend, Duration::from_secs(3600)).unwrap(), 1);
+        let metrics = Metrics::new();
+        let route = Route {
+            name: "r".to_owned(),
+            live: "v1".to_owned(),
+            shadows: vec!["v2".to_owned()],
+            shadow_sample: 1.0,
+            created_at: String::new(),
+            updated_at: String::new(),
+        };
+        assert!(needs_state(&route, &live, &definitions));
+        tokio::time::pause();
+        for _ in 0..2 {
+            let review = LiveReview {
+                id: ReviewId::new(),
+                route: route.clone(),
+                definition: live.clone(),
+                verdict: Verdict::error(
+                    "v1",
+                    ErrorCode::Timeout,
+                    Detail::BudgetElapsed,
+                    Duration::ZERO,
+                ),
+                state: Some(json!("a state")),
+                state_digest: "sha256:s".to_owned(),
+                reference: None,
+                request_id: "r".to_owned(),
+            };
+            shadows.start(&log, &metrics, &definitions, BackendKind::Fake, review);
+        }
+        assert_eq!(shadows.running(), 1);
+        assert_eq!(metrics.shadows().counts("r", "v2"), [0, 0, 0, 1]);
+        assert_eq!(shadows.drain(Duration::from_secs(30)).await, 1);
+        assert_eq!(metrics.shadows().counts("r", "v2"), [0, 0, 0, 2]);
+        assert_eq!(shadows.running(), 0);
+        let _ = std::fs::remove_file(&file);
+    }
+
+    #[test]
+    fn a_review_is_sampled_by_a_stable_draw_of_its_id() {
+        let id = ReviewId::new();
+        assert!(is_sampled(id, 1.0));
+        assert!(!is_sampled(id, 0.0));
+        assert_eq!(is_sampled(id, 0.5), is_sampled(id, 0.5));
+        let sampled = (0..2000)
+            .filter(|_| is_sampled(ReviewId::new(), 0.25))
+            .count();
+        assert!((400..600).contains(&sampled), "{sampled} of 2000 at 0.25");
+    }
+}
