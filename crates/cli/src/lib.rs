@@ -21,6 +21,7 @@ mod output;
 mod queue_cmd;
 mod report_cmd;
 mod reviews_cmd;
+mod routes_cmd;
 mod routes_shadow_cmd;
 mod serve_cmd;
 mod store_cmd;
@@ -62,6 +63,8 @@ enum Command {
     /// labelled reviews, compare's figures.
     #[command(hide = true)]
     RoutesShadow(routes_shadow_cmd::Args),
+    /// Change routes in the store: promote a version, roll back, list a route's history.
+    Routes(routes_cmd::Args),
 }
 
 /// Runs the command line `args` (the program name first, as `std::env::args_os()` gives it)
@@ -111,6 +114,7 @@ where
             Command::Store(args) => store_cmd::run(args).await,
             Command::Reviews(args) => reviews_cmd::run(args).await,
             Command::RoutesShadow(args) => routes_shadow_cmd::run(args).await,
+            Command::Routes(args) => routes_cmd::run(args).await,
         }
     });
     match outcome {

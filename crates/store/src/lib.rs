@@ -23,8 +23,11 @@
 //!   [`Store::export_labelled`] read it back.
 //!
 //! - Routes: [`Store::create_route_if_absent`], [`Store::route`], [`Store::routes`] and
-//!   [`Store::set_route_live`] ([`Route`]); [`Store::shadow_pairs`] reads a route's live
-//!   reviews beside one shadow version's reviews of them ([`ShadowPair`]).
+//!   [`Store::set_route_live`] ([`Route`]); audited changes [`Store::put_route`],
+//!   [`Store::promote_route`] (behind the [`PromoteGate`] on [`Store::promote_figures`]),
+//!   [`Store::rollback_route`] and [`Store::route_history`] ([`RouteChange`]);
+//!   [`Store::shadow_pairs`] reads a route's live reviews beside one shadow version's reviews
+//!   of them ([`ShadowPair`]).
 //!
 //! One code path serves both databases: sqlx's `Any` driver with runtime queries, `$N`
 //! placeholders, and only `TEXT` and `BIGINT` columns. No secret is ever stored; state text
@@ -32,8 +35,11 @@
 
 mod error;
 pub mod export;
+mod promote_figures;
 mod queue;
 mod review;
+mod route_changes;
+mod route_labels;
 mod routes;
 mod schema;
 mod shadow;
@@ -41,6 +47,9 @@ mod store;
 mod url;
 
 pub use error::{StoreError, StoreKind};
+pub use promote_figures::{
+    DEFAULT_MIN_SHADOW_REVIEWS, PromoteFigures, PromoteGate, PromoteRefusal,
+};
 pub use queue::{
     Adjudication, AdjudicationClaim, AdjudicationStats, AdjudicationSummary, DecisionCursor,
     DecisionFilter, DecisionPage, DecisionRecord, HeldItem, HistoryEntry, ItemKind, ReviewerAnswer,
@@ -55,6 +64,10 @@ pub use queue::{
 pub use review::{
     Cursor, CursorError, Filter, KeptState, MAX_REFERENCE_CHARS, NewReview, Page, Review, ReviewId,
     ReviewIdError, STATUSES, check_no_controls, check_reference, parse_time,
+};
+pub use route_changes::{
+    Actor, MAX_REASON_CHARS, PromoteRequest, Promoted, PutOutcome, PutRoute, RouteChange,
+    RouteError, check_name as check_route_name,
 };
 pub use routes::{NewRoute, Route};
 pub use schema::SCHEMA_VERSION;
