@@ -87,6 +87,9 @@ struct ListArgs {
     /// Print the page as JSON (`{"reviews": [...], "next_cursor": ...}`).
     #[arg(long)]
     json: bool,
+    /// Shadow reviews too (a route's shadow versions' verdicts; left out by default).
+    #[arg(long)]
+    shadow: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -193,6 +196,7 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
         version: args.definition_version,
         status: args.status,
         since: args.since,
+        shadow: args.shadow,
     };
     let page = store.list(&filter, args.limit, cursor).await?;
     store.close().await;

@@ -63,6 +63,14 @@ pub struct Args {
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_concurrent: u32,
 
+    /// How many shadow reviews (of a route's shadow versions asking other questions than its
+    /// live version) may call the backend at once, apart from --max-concurrent; a shadow
+    /// finding them all busy is shed (counted). Default: a quarter of --max-concurrent, at
+    /// least 1.
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub shadow_max_concurrent: Option<u32>,
+
     /// How many more reviews may wait for a backend slot (each at most its budget); beyond
     /// that, requests get a fast 503 with Retry-After.
     #[arg(long, value_name = "N", default_value_t = 256,
@@ -265,6 +273,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         max_connections: args.max_connections as usize,
         trusted_proxies: args.trusted_proxies.clone(),
         public_url: args.public_url.clone(),
+        shadow_max_concurrent: args.shadow_max_concurrent.map(|n| n as usize),
         ..Config::default()
     };
     config.validate().map_err(|e| {

@@ -340,6 +340,8 @@ mod tests {
             request_id: "r".to_owned(),
             backend: "fake".to_owned(),
             kept: None,
+            shadow_of: None,
+            route: None,
         }
     }
 

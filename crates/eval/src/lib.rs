@@ -44,6 +44,7 @@ mod row;
 pub mod rows_file;
 mod runner;
 pub mod session;
+pub mod shadow;
 mod strict_json;
 mod summary;
 pub mod terminal;

@@ -50,6 +50,7 @@ pub mod live;
 mod recorder;
 pub mod repeat;
 mod replay;
+mod rescore;
 mod systemone;
 mod verdict;
 

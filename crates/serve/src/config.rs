@@ -84,6 +84,10 @@ pub struct Config {
     /// behind a proxy. An `https` one makes the reviewer pages' cookies `Secure` whatever the
     /// request's `Host`, and a form posted from its origin counts as this site's. Default: none.
     pub public_url: Option<PublicUrl>,
+    /// How many shadow reviews may send their own backend request at once, apart from (never
+    /// taking) the live reviews' `max_concurrent` slots; a shadow finding them all taken is
+    /// shed. `None`: a quarter of `max_concurrent`, at least 1. Default: `None`.
+    pub shadow_max_concurrent: Option<usize>,
 }
 
 /// The address the service is reached at: `http://` or `https://`, a host (and port), an
@@ -176,6 +180,7 @@ impl Default for Config {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             trusted_proxies: Vec::new(),
             public_url: None,
+            shadow_max_concurrent: None,
         }
     }
 }
@@ -262,6 +267,14 @@ impl Config {
             .min(self.max_budget)
     }
 
+    /// The shadows' own slots: `shadow_max_concurrent`, else a quarter of `max_concurrent`;
+    /// at least 1.
+    pub fn shadow_slots(&self) -> usize {
+        self.shadow_max_concurrent
+            .unwrap_or(self.max_concurrent / 4)
+            .max(1)
+    }
+
     /// The `Retry-After` value in whole seconds (rounded up, at least 1).
     pub fn retry_after_secs(&self) -> u64 {
         let secs = self.retry_after.as_secs();
@@ -333,6 +346,24 @@ mod tests {
         assert_eq!(config.header_timeout, Duration::from_secs(10));
         assert_eq!(config.idle_timeout, Duration::from_secs(60));
         assert_eq!(config.max_connections, 512);
+        assert_eq!(config.shadow_slots(), 8, "a quarter of 32");
+    }
+
+    #[test]
+    fn the_shadows_share_is_a_quarter_of_the_live_slots_at_least_one_unless_given() {
+        let slots = |max_concurrent, shadow_max_concurrent| {
+            Config {
+                max_concurrent,
+                shadow_max_concurrent,
+                ..Config::default()
+            }
+            .shadow_slots()
+        };
+        assert_eq!(slots(32, None), 8);
+        assert_eq!(slots(3, None), 1);
+        assert_eq!(slots(1, None), 1);
+        assert_eq!(slots(32, Some(2)), 2);
+        assert_eq!(slots(4, Some(40)), 40);
     }
 
     #[test]

@@ -143,6 +143,12 @@ impl DecisionLog {
         }
     }
 
+    /// Writes one shadow review (never queued). A failure is the shadow's alone: it leaves
+    /// the service's readiness as it is.
+    pub(crate) async fn write_shadow(&self, review: &NewReview) -> Result<(), StoreError> {
+        self.store.insert(review).await
+    }
+
     /// The row of one review.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn row(
@@ -181,6 +187,8 @@ impl DecisionLog {
                 answers,
                 requested_model: self.requested_model.clone(),
             }),
+            shadow_of: None,
+            route: None,
         }
     }
 

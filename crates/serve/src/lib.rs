@@ -157,6 +157,8 @@ mod run;
 mod server;
 mod service;
 mod session;
+mod shadow_api;
+mod shadows;
 mod sign_in_throttle;
 mod state;
 mod ui;

@@ -29,6 +29,10 @@ use prometheus_client::{
     registry::Registry,
 };
 
+mod shadow;
+
+pub(crate) use shadow::{ShadowFigures, ShadowOutcome};
+
 /// Histogram bucket upper bounds, in seconds.
 const BUCKETS: [f64; 14] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
@@ -126,6 +130,7 @@ struct Inner {
     http: Family<HttpLabels, Counter>,
     store: Arc<StoreFigures>,
     limiter: Arc<LimiterFigures>,
+    shadows: Arc<ShadowFigures>,
 }
 
 /// The adaptive limiter's gauges and counters, read from its snapshot at every
@@ -339,6 +344,7 @@ impl Metrics {
             http: Family::default(),
             store: Arc::default(),
             limiter: Arc::default(),
+            shadows: Arc::default(),
         };
         // Label sets shown even at zero, as before.
         for reason in ["full", "timeout"] {
@@ -439,6 +445,11 @@ impl Metrics {
                 status,
             })
             .inc();
+    }
+
+    /// The shadow reviews' counts.
+    pub(crate) fn shadows(&self) -> &ShadowFigures {
+        &self.inner.shadows
     }
 
     /// Counts one request refused by admission control.
@@ -554,6 +565,7 @@ impl Inner {
             self.http.clone(),
         );
         registry.register_collector(Box::new(self.store.clone()));
+        registry.register_collector(Box::new(self.shadows.clone()));
         registry.register_collector(Box::new(self.limiter.clone()));
     }
 }

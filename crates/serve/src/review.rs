@@ -213,7 +213,7 @@ fn result_json(
 async fn live_definition(
     state: &ServeState,
     name: &str,
-) -> Result<jevjudge_judge::Definition, ServeError> {
+) -> Result<(jevjudge_judge::Definition, jevjudge_store::Route), ServeError> {
     let table = state.route_table().ok_or(ServeError::UnknownVersion)?;
     let route = table.route(name).await.map_err(|error| {
         tracing::warn!(%error, "the route could not be read");
@@ -221,12 +221,13 @@ async fn live_definition(
             retry_after_secs: state.config().retry_after_secs(),
         }
     })?;
-    let live = route.ok_or(ServeError::UnknownVersion)?.live;
-    state
+    let route = route.ok_or(ServeError::UnknownVersion)?;
+    let definition = state
         .definitions()
-        .get(&live)
+        .get(&route.live)
         .cloned()
-        .ok_or(ServeError::UnknownVersion)
+        .ok_or(ServeError::UnknownVersion)?;
+    Ok((definition, route))
 }
 
 /// `POST /v1/reviews/{version}` (`{version}` is a definition version or a route's name, which
@@ -250,9 +251,12 @@ pub(crate) async fn review(
     let Ok(Path(version)) = path else {
         return Err(ServeError::UnknownVersion);
     };
-    let definition = match state.definitions().get(&version).cloned() {
-        Some(definition) => definition,
-        None => live_definition(&state, &version).await?,
+    let (definition, route) = match state.definitions().get(&version).cloned() {
+        Some(definition) => (definition, None),
+        None => {
+            let (definition, route) = live_definition(&state, &version).await?;
+            (definition, Some(route))
+        }
     };
     let config = state.config();
     let limit = config.max_body_bytes;
@@ -302,6 +306,18 @@ pub(crate) async fn review(
     let kept_state = log
         .filter(|log| log.keeps_state())
         .map(|_| request.state.clone());
+    // A route's shadows run after the caller has its answer; those needing their own
+    // request need the state.
+    let route_name = route.as_ref().map(|route| route.name.clone());
+    let shadowed = route.filter(|route| {
+        log.is_some()
+            && !route.shadows.is_empty()
+            && review_id.is_some_and(|id| crate::shadows::is_sampled(id, route.shadow_sample))
+    });
+    let shadow_state = shadowed
+        .as_ref()
+        .filter(|route| crate::shadows::needs_state(route, &definition, &state.definitions()))
+        .map(|_| request.state.clone());
     let remaining = deadline.saturating_duration_since(Instant::now());
     let running = state
         .judge()
@@ -315,7 +331,7 @@ pub(crate) async fn review(
     drop(ticket);
     if let (Some(log), Some(id)) = (log, review_id) {
         let request_id = request_id.map(|Extension(id)| id);
-        let row = log.row(
+        let mut row = log.row(
             id,
             &definition,
             digest.unwrap_or_default(),
@@ -326,6 +342,7 @@ pub(crate) async fn review(
             kept_state,
             answers.filter(|_| verdict.status != jevjudge_judge::Status::Error),
         );
+        row.route = route_name;
         let enqueue = state.queue_policy().and_then(|policy| {
             let queueing = policy.decide(&id.to_string(), verdict.status)?;
             let enqueue = jevjudge_store::Enqueue {
@@ -346,6 +363,25 @@ pub(crate) async fn review(
             // One WARN line when the outage begins (episodes), not one per request.
             tracing::debug!(%error, "a review could not be written to the decision log");
             return Err(ServeError::StoreUnavailable { retry_after_secs });
+        }
+        if let Some(route) = shadowed {
+            let live = crate::shadows::LiveReview {
+                id,
+                route,
+                definition: definition.clone(),
+                verdict: verdict.clone(),
+                state: shadow_state,
+                state_digest: row.state_digest.clone(),
+                reference: row.reference.clone(),
+                request_id: row.request_id.clone(),
+            };
+            state.shadows().start(
+                log,
+                state.metrics(),
+                &state.definitions(),
+                state.backend_kind(),
+                live,
+            );
         }
     }
     state.episodes().key_refused(!state.ready());

@@ -69,7 +69,8 @@ pub(crate) struct ListQuery {
 }
 
 impl ListQuery {
-    /// Reads `reference`, `version`, `status`, `since`, `limit` and `cursor`; an unknown or
+    /// Reads `reference`, `version`, `status`, `since`, `shadow` (`true`: shadow reviews too),
+    /// `limit` and `cursor`; an unknown or
     /// repeated parameter, or a bad value, is an error naming it.
     pub(crate) fn parse(pairs: Vec<(String, String)>) -> Result<ListQuery, String> {
         let mut query = ListQuery {
@@ -115,6 +116,13 @@ impl ListQuery {
                             format!("`limit` must be a whole number from 1 to {MAX_PAGE}")
                         })?;
                 }
+                "shadow" => {
+                    query.filter.shadow = match value.as_str() {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err("`shadow` must be true or false".to_owned()),
+                    };
+                }
                 "cursor" => {
                     query.cursor = Some(
                         value
@@ -125,7 +133,7 @@ impl ListQuery {
                 _ => {
                     let shown: String = key.chars().take(64).filter(|c| !c.is_control()).collect();
                     return Err(format!(
-                        "unknown parameter `{shown}`; expected reference, version, status, since, limit, cursor"
+                        "unknown parameter `{shown}`; expected reference, version, status, since, shadow, limit, cursor"
                     ));
                 }
             }
@@ -135,7 +143,7 @@ impl ListQuery {
     }
 }
 
-/// `GET /v1/reviews?reference=&version=&status=&since=&limit=&cursor=`: newest first,
+/// `GET /v1/reviews?reference=&version=&status=&since=&shadow=&limit=&cursor=`: newest first,
 /// `{"reviews": [...], "next_cursor": "..."|null}`.
 pub(crate) async fn list_reviews(
     State(state): State<ServeState>,
@@ -247,7 +255,12 @@ pub(crate) fn describe(
             "state_kept": {"description": "Whether the state text is kept (--store-state).",
                            "type": "boolean"},
             "state_erased_at": {"description": "When kept state text was erased by retention.",
-                                "type": ["string", "null"], "format": "date-time"}
+                                "type": ["string", "null"], "format": "date-time"},
+            "shadow_of": {"description": "For a shadow review: the id of the live review it \
+                                          shadows (listed only with shadow=true).",
+                          "type": "string", "format": "uuid"},
+            "route": {"description": "The route the live review came through.",
+                      "type": "string"}
         }
     });
     schemas["ReviewPage"] = json!({
@@ -306,6 +319,8 @@ pub(crate) fn describe(
                   json!({"$ref": "#/components/schemas/Status"})),
             query("since", "Only reviews received at or after this time (RFC 3339, or a date \
                             meaning midnight UTC).", json!({"type": "string"})),
+            query("shadow", "true: shadow reviews too (left out by default).",
+                  json!({"type": "string", "enum": ["true", "false"]})),
             query("limit", &format!("Page size (default {DEFAULT_LIMIT})."),
                   json!({"type": "integer", "minimum": 1, "maximum": MAX_PAGE})),
             query("cursor", "The `next_cursor` of the previous page.", json!({"type": "string"}))
@@ -370,6 +385,12 @@ mod tests {
         assert_eq!(query.filter.status.as_deref(), Some("FAIL"));
         assert_eq!(query.limit, 500);
         assert!(query.filter.since.is_some());
+        assert!(
+            !query.filter.shadow,
+            "shadow reviews are left out unless asked for"
+        );
+        assert!(parse(&[("shadow", "true")]).unwrap().filter.shadow);
+        assert!(!parse(&[("shadow", "false")]).unwrap().filter.shadow);
         let limit = "`limit` must be a whole number from 1 to 500";
         for (pairs, message) in [
             (vec![("limit", "0")], limit),
@@ -388,8 +409,9 @@ mod tests {
             ),
             (
                 vec![("ref", "x")],
-                "unknown parameter `ref`; expected reference, version, status, since, limit, cursor",
+                "unknown parameter `ref`; expected reference, version, status, since, shadow, limit, cursor",
             ),
+            (vec![("shadow", "yes")], "`shadow` must be true or false"),
             (
                 vec![("version", "a"), ("version", "b")],
                 "`version` is given more than once",

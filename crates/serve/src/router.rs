@@ -23,7 +23,7 @@ use crate::{
 ///
 /// `GET /v1/reviews/{version}` reads a review by id: the segment is a review id there (one
 /// template per path, as the router and OpenAPI require).
-pub const ROUTES: [(&str, &str); 20] = [
+pub const ROUTES: [(&str, &str); 21] = [
     ("POST", "/v1/reviews/{version}"),
     ("GET", "/v1/definitions"),
     ("GET", "/healthz"),
@@ -44,6 +44,7 @@ pub const ROUTES: [(&str, &str); 20] = [
     ("POST", "/v1/routes/{route}/promote"),
     ("POST", "/v1/routes/{route}/rollback"),
     ("GET", "/v1/routes/{route}/history"),
+    ("GET", "/v1/routes/{route}/shadow"),
 ];
 
 /// The service's router.
@@ -81,6 +82,10 @@ pub fn app(state: ServeState) -> Router {
         .route(
             "/v1/routes/{route}/history",
             get(route_changes_api::history),
+        )
+        .route(
+            "/v1/routes/{route}/shadow",
+            get(crate::shadow_api::shadow_report),
         )
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(

@@ -264,6 +264,7 @@ impl Listening {
             }
         };
         tracing::info!("stopping: no new connections; finishing in-flight reviews");
+        let stopping = tokio::time::Instant::now();
         let _ = stop.send(());
         let drained = match tokio::time::timeout(drain_limit, &mut server).await {
             Ok(Ok(outcome)) => {
@@ -280,6 +281,10 @@ impl Listening {
                 false
             }
         };
+        // Shadow reviews get what is left of the drain time.
+        state
+            .drain_shadows(drain_limit.saturating_sub(stopping.elapsed()))
+            .await;
         if let Some(retention) = retention {
             retention.abort();
         }

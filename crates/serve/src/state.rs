@@ -53,6 +53,8 @@ struct Inner {
     failed_checks: FailedChecks,
     /// Outages logged when they begin and end.
     episodes: Episodes,
+    /// Shadow reviews of routes' live reviews.
+    shadows: crate::shadows::Shadows,
 }
 
 /// Everything a [`ServeState`] is made of, checked by [`crate::ServiceBuilder::build`].
@@ -82,10 +84,15 @@ impl ServeState {
         } = parts;
         config.validate()?;
         let backend: Arc<dyn Backend> = Arc::new(Capturing(backend));
-        let mut judge =
-            Judge::new(backend, config.default_budget).map_err(|_| ConfigError::ZeroBudget {
-                setting: "default_budget",
-            })?;
+        let zero_budget = |_| ConfigError::ZeroBudget {
+            setting: "default_budget",
+        };
+        // The shadows' judge has no limiter: a shadow never takes a live review's permit.
+        let shadows = crate::shadows::Shadows::new(
+            Judge::new(backend.clone(), config.default_budget).map_err(zero_budget)?,
+            config.shadow_slots(),
+        );
+        let mut judge = Judge::new(backend, config.default_budget).map_err(zero_budget)?;
         if let Some(limiter) = &limiter {
             judge = judge.with_limiter(limiter.clone());
             metrics.watch_limiter(limiter.clone());
@@ -118,6 +125,7 @@ impl ServeState {
                 sign_ins: SignInThrottle::new(),
                 failed_checks: FailedChecks::new(),
                 episodes: Episodes::default(),
+                shadows,
             }),
         })
     }
@@ -348,6 +356,17 @@ impl ServeState {
 
     pub(crate) fn judge(&self) -> &Judge<Arc<dyn Backend>> {
         &self.inner.judge
+    }
+
+    /// Waits at most `limit` for the shadow reviews still running, then drops the rest
+    /// (counted as shed in the metrics); returns how many were dropped. A stopping service
+    /// calls it once its requests are done.
+    pub async fn drain_shadows(&self, limit: Duration) -> usize {
+        self.inner.shadows.drain(limit).await
+    }
+
+    pub(crate) fn shadows(&self) -> &crate::shadows::Shadows {
+        &self.inner.shadows
     }
 
     pub(crate) fn admission(&self) -> &Arc<Admission> {

@@ -20,6 +20,7 @@ mod rate_limits;
 mod record;
 mod route_changes;
 mod routes;
+mod shadows;
 mod shutdown;
 mod store;
 mod ui;

@@ -88,6 +88,8 @@ async fn queue_one(url: &StoreUrl) {
             answers: None,
             requested_model: "jev-latest".to_owned(),
         }),
+        shadow_of: None,
+        route: None,
     };
     let enqueue = Enqueue {
         reason: QueueReason::Status,

@@ -44,6 +44,8 @@ fn review(id: &str, reference: &str, status: &str, kept: bool) -> NewReview {
             answers: None,
             requested_model: "jev-latest".to_owned(),
         }),
+        shadow_of: None,
+        route: None,
     }
 }
 

@@ -25,7 +25,9 @@
 //! - Routes: [`Store::create_route_if_absent`], [`Store::route`], [`Store::routes`] and
 //!   [`Store::set_route_live`] ([`Route`]); audited changes [`Store::put_route`],
 //!   [`Store::promote_route`] (behind the [`PromoteGate`] on [`Store::promote_figures`]),
-//!   [`Store::rollback_route`] and [`Store::route_history`] ([`RouteChange`]).
+//!   [`Store::rollback_route`] and [`Store::route_history`] ([`RouteChange`]);
+//!   [`Store::shadow_pairs`] reads a route's live reviews beside one shadow version's reviews
+//!   of them ([`ShadowPair`]).
 //!
 //! One code path serves both databases: sqlx's `Any` driver with runtime queries, `$N`
 //! placeholders, and only `TEXT` and `BIGINT` columns. No secret is ever stored; state text
@@ -40,6 +42,7 @@ mod route_changes;
 mod route_labels;
 mod routes;
 mod schema;
+mod shadow;
 mod store;
 mod url;
 
@@ -68,5 +71,6 @@ pub use route_changes::{
 };
 pub use routes::{NewRoute, Route};
 pub use schema::SCHEMA_VERSION;
+pub use shadow::ShadowPair;
 pub use store::{Erased, MAX_PAGE, Migrated, Store};
 pub use url::{StoreUrl, StoreUrlError};

@@ -152,6 +152,12 @@ pub struct NewReview {
     pub backend: String,
     /// The state text, only when asked to keep it.
     pub kept: Option<KeptState>,
+    /// For a shadow review: the live review it shadows (a shadow is never queued and is left
+    /// out of lists and exports unless asked for).
+    pub shadow_of: Option<ReviewId>,
+    /// The route the live review came through (on its shadows too); `None` for a review of an
+    /// exact version.
+    pub route: Option<String>,
 }
 
 /// A review read back. Holds no state text: whether it was kept is all it says.
@@ -191,6 +197,12 @@ pub struct Review {
     pub state_kept: bool,
     /// When kept state text was erased by retention, if it was.
     pub state_erased_at: Option<String>,
+    /// For a shadow review: the live review it shadows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shadow_of: Option<ReviewId>,
+    /// The route the (live) review came through, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
 }
 
 /// Filters of a list; every one given must match.
@@ -204,6 +216,8 @@ pub struct Filter {
     pub status: Option<String>,
     /// Received at or after this time.
     pub since: Option<SystemTime>,
+    /// Shadow reviews too (left out unless asked for).
+    pub shadow: bool,
 }
 
 /// One page of a list, newest first.

@@ -356,7 +356,7 @@ impl Store {
             "SELECT {RECORD_COLUMNS} FROM reviews r JOIN definitions d \
              ON d.digest = r.definition_digest \
              WHERE r.state IS NOT NULL AND r.answers IS NOT NULL AND r.model IS NOT NULL \
-             AND r.id > $1 ORDER BY r.id LIMIT $2"
+             AND r.shadow_of IS NULL AND r.id > $1 ORDER BY r.id LIMIT $2"
         );
         let mut batches = Batches::new(&self.pool, &sql, "id", EXPORT_BATCH);
         let mut count = 0;
@@ -395,8 +395,8 @@ pub(crate) async fn write_review(
         "INSERT INTO reviews (id, received_at, definition_version, definition_digest, \
              state_digest, reference, status, error, detail, findings, model, input_tokens, \
              output_tokens, elapsed_micros, request_id, backend, state, answers, \
-             requested_model) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
-             $14, $15, $16, $17, $18, $19)",
+             requested_model, shadow_of, route) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
     )
     .bind(review.id.to_string())
     .bind(unix_millis(review.id.received_at()))
@@ -417,6 +417,8 @@ pub(crate) async fn write_review(
     .bind(state)
     .bind(answers)
     .bind(requested_model)
+    .bind(review.shadow_of.map(|id| id.to_string()))
+    .bind(&review.route)
     .execute(&mut *connection)
     .await?;
     Ok(())
@@ -457,7 +459,7 @@ pub(crate) fn clamp(n: u64) -> i64 {
 
 pub(crate) const COLUMNS: &str = "id, received_at, definition_version, definition_digest, state_digest, \
     reference, status, error, detail, findings, model, input_tokens, output_tokens, \
-    elapsed_micros, request_id, backend, state_erased_at, \
+    elapsed_micros, request_id, backend, state_erased_at, shadow_of, route, \
     CASE WHEN state IS NULL THEN 0 ELSE 1 END AS state_kept";
 
 /// A value for a `$N` placeholder of a statement built at run time.
@@ -550,6 +552,9 @@ fn check_filter(filter: &Filter) -> Result<(), StoreError> {
 /// ` WHERE …` with `$1…$n` for the filters given, and the values to bind in order.
 fn where_clause(filter: &Filter, cursor: Option<Cursor>) -> (String, Vec<Bind>) {
     let mut conditions = Vec::new();
+    if !filter.shadow {
+        conditions.push("shadow_of IS NULL".to_owned());
+    }
     let mut binds = Vec::new();
     let mut add = |column: &str, operator: &str, bind: Bind| {
         binds.push(bind);
@@ -599,6 +604,7 @@ pub(crate) fn review_of(row: &AnyRow) -> Result<Review, StoreError> {
     let elapsed: i64 = row.try_get("elapsed_micros")?;
     let state_kept: i32 = row.try_get("state_kept")?;
     let erased: Option<i64> = row.try_get("state_erased_at")?;
+    let shadow_of: Option<String> = row.try_get("shadow_of")?;
     Ok(Review {
         review_id: id.parse().map_err(|_| corrupt("id"))?,
         received_at: rfc3339_millis(row.try_get("received_at")?),
@@ -617,6 +623,10 @@ pub(crate) fn review_of(row: &AnyRow) -> Result<Review, StoreError> {
         backend: row.try_get("backend")?,
         state_kept: state_kept != 0,
         state_erased_at: erased.map(rfc3339_millis),
+        shadow_of: shadow_of
+            .map(|id| id.parse().map_err(|_| corrupt("shadow_of")))
+            .transpose()?,
+        route: row.try_get("route")?,
     })
 }
 

@@ -87,6 +87,8 @@ fn review(reference: Option<&str>, status: &str, version: &str) -> NewReview {
         request_id: "req-1".to_owned(),
         backend: "fake".to_owned(),
         kept: None,
+        shadow_of: None,
+        route: None,
     }
 }
 

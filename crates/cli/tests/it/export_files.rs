@@ -62,6 +62,8 @@ async fn store_with_one_decided_review(dir: &Path) -> String {
             answers: Some(record.answers.clone()),
             requested_model: record.model.clone(),
         }),
+        shadow_of: None,
+        route: None,
     };
     let enqueue = Enqueue {
         reason: QueueReason::Status,

@@ -35,6 +35,8 @@ fn review(record: &Record, version: &str, status: &str) -> NewReview {
             answers: Some(record.answers.clone()),
             requested_model: record.model.clone(),
         }),
+        shadow_of: None,
+        route: None,
     }
 }
 

@@ -23,6 +23,7 @@ mod repeats;
 mod route_changes;
 mod routes;
 mod serve;
+mod shadow_show;
 mod weights;
 
 /// The binary under test.

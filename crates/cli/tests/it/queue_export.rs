@@ -74,6 +74,8 @@ async fn decided_reviews_export_as_cases_that_eval_and_calibrate_run_on() {
                 answers: Some(record.answers.clone()),
                 requested_model: record.model.clone(),
             }),
+            shadow_of: None,
+            route: None,
         };
         let enqueue = Enqueue {
             reason: QueueReason::Status,

@@ -44,6 +44,8 @@ fn review(i: usize) -> NewReview {
             answers: json!({"supported": {"noul": 0.5}}).as_object().cloned(),
             requested_model: "jev-test".to_owned(),
         }),
+        shadow_of: None,
+        route: None,
     }
 }
 

@@ -52,6 +52,8 @@ mod tests {
             backend: "fake".to_owned(),
             state_kept: false,
             state_erased_at: None,
+            shadow_of: None,
+            route: None,
         }
     }
 
