@@ -22,7 +22,6 @@ mod queue_cmd;
 mod report_cmd;
 mod reviews_cmd;
 mod routes_cmd;
-mod routes_shadow_cmd;
 mod serve_cmd;
 mod store_cmd;
 
@@ -59,11 +58,8 @@ enum Command {
     Store(store_cmd::Args),
     /// Read the decision log: list reviews, export replayable records.
     Reviews(reviews_cmd::Args),
-    /// The evidence for a route's shadow version: agreement, flips, coverage and, on the
-    /// labelled reviews, compare's figures.
-    #[command(hide = true)]
-    RoutesShadow(routes_shadow_cmd::Args),
-    /// Change routes in the store: promote a version, roll back, list a route's history.
+    /// Routes in the store: promote a version, roll back, a route's history, the evidence
+    /// for a shadow version.
     Routes(routes_cmd::Args),
 }
 
@@ -113,7 +109,6 @@ where
             Command::Serve(args) => serve_cmd::run(args).await,
             Command::Store(args) => store_cmd::run(args).await,
             Command::Reviews(args) => reviews_cmd::run(args).await,
-            Command::RoutesShadow(args) => routes_shadow_cmd::run(args).await,
             Command::Routes(args) => routes_cmd::run(args).await,
         }
     });

@@ -1,6 +1,7 @@
 //! `jevjudge routes promote|rollback|history`: change a route in the store, or list its
 //! changes, with the same audited store changes and promote gate as the service's API.
 
+use jevjudge_eval::shadow::{ShadowError, shadow_evidence};
 use jevjudge_store::{
     Actor, DEFAULT_MIN_SHADOW_REVIEWS, PromoteGate, PromoteRequest, RouteError, StoreUrl,
 };
@@ -38,6 +39,11 @@ enum RoutesCommand {
     Rollback(RollbackArgs),
     /// Every change of a route, oldest first: created, shadows changed, promoted, rolled back.
     History(HistoryArgs),
+    /// The evidence for a shadow version: agreement, flips and coverage over every shadowed
+    /// review and, on the reviews people labelled, the cells of `compare` (the same document
+    /// as `GET /v1/routes/{route}/shadow`; Markdown unless --json).
+    #[command(disable_version_flag = true)]
+    Shadow(ShadowArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -80,6 +86,21 @@ struct RollbackArgs {
 }
 
 #[derive(Debug, clap::Args)]
+struct ShadowArgs {
+    #[command(flatten)]
+    target: Target,
+    /// The shadow version to report on [default: the route's first shadow].
+    #[arg(long, value_name = "VERSION")]
+    version: Option<String>,
+    /// Only reviews shadowed at or after this time (RFC 3339, or a date).
+    #[arg(long, value_name = "TIME", value_parser = jevjudge_store::parse_time)]
+    since: Option<std::time::SystemTime>,
+    /// Print Markdown (the default).
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+}
+
+#[derive(Debug, clap::Args)]
 struct HistoryArgs {
     #[command(flatten)]
     target: Target,
@@ -91,6 +112,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         RoutesCommand::Promote(args) => promote(args).await,
         RoutesCommand::Rollback(args) => rollback(args).await,
         RoutesCommand::History(args) => history(args).await,
+        RoutesCommand::Shadow(args) => shadow(args).await,
     }
 }
 
@@ -181,4 +203,20 @@ async fn history(args: HistoryArgs) -> anyhow::Result<u8> {
     let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
     let json = serde_json::json!({"route": target.route, "changes": changes});
     print(target.json, &json, &lines.join("\n"))
+}
+
+async fn shadow(args: ShadowArgs) -> anyhow::Result<u8> {
+    let target = &args.target;
+    let store = crate::store_cmd::open(&target.store.store).await?;
+    let evidence = shadow_evidence(&store, &target.route, args.version.as_deref(), args.since);
+    let evidence = evidence.await;
+    store.close().await;
+    let evidence = evidence.map_err(|error| match error {
+        ShadowError::UnknownRoute(_) | ShadowError::NoShadow(_) => {
+            Failure::Input(format!("{error}; --route and --version name them")).into()
+        }
+        other => anyhow::Error::new(other),
+    })?;
+    let json = serde_json::to_value(evidence.to_document())?;
+    print(target.json, &json, &evidence.to_markdown().trim_end())
 }

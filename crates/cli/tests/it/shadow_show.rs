@@ -223,12 +223,7 @@ async fn a_calibrated_shadow_on_the_sms_spam_replay_costs_no_request_and_reports
 
     // The command line prints the same document from the store.
     let output = run(jevjudge().args([
-        "routes-shadow",
-        "--store",
-        &store_url,
-        "--route",
-        "sms-spam",
-        "--json",
+        "routes", "shadow", "--store", &store_url, "--route", "sms-spam", "--json",
     ]))
     .await;
     assert!(
