@@ -8,7 +8,7 @@ use std::{
 };
 
 use pyo3::prelude::*;
-use tokio::runtime::Runtime;
+use tokio::{runtime::Runtime, sync::Notify};
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
@@ -41,39 +41,53 @@ pub fn install() -> PyResult<()> {
 
 /// The first Python error met while a blocking call ran (Ctrl-C, a failing callback).
 #[derive(Clone, Default)]
-pub struct Interruption(Arc<Mutex<Option<PyErr>>>);
+pub struct Interruption(Arc<Kept>);
+
+#[derive(Default)]
+pub struct Kept {
+    error: Mutex<Option<PyErr>>,
+    set: Notify,
+}
 
 impl Interruption {
-    /// Keeps `error` unless one is kept already.
+    /// Keeps `error` unless one is kept already, and wakes [`Interruption::wait`].
     pub fn set(&self, error: PyErr) {
-        if let Ok(mut slot) = self.0.lock() {
+        if let Ok(mut slot) = self.0.error.lock() {
             slot.get_or_insert(error);
         }
+        self.0.set.notify_one();
     }
 
     /// Whether an error is kept.
     pub fn is_set(&self) -> bool {
-        self.0.lock().map(|slot| slot.is_some()).unwrap_or(true)
+        self.0
+            .error
+            .lock()
+            .map(|slot| slot.is_some())
+            .unwrap_or(true)
     }
 
     /// The kept error, if any.
     pub fn take(&self) -> Option<PyErr> {
-        self.0.lock().ok().and_then(|mut slot| slot.take())
+        self.0.error.lock().ok().and_then(|mut slot| slot.take())
     }
 
-    /// Completes when Python's signal handlers raise (Ctrl-C is `KeyboardInterrupt`) or an
-    /// error is kept; polls ten times a second.
+    /// Completes as soon as an error is kept, or when Python's signal handlers raise (Ctrl-C
+    /// is `KeyboardInterrupt`), which it checks ten times a second.
     pub async fn wait(&self) {
-        let mut tick = tokio::time::interval(Duration::from_millis(100));
-        loop {
-            tick.tick().await;
-            if self.is_set() {
-                return;
+        let signals = async {
+            let mut tick = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                tick.tick().await;
+                if let Err(error) = Python::attach(|py| py.check_signals()) {
+                    self.set(error);
+                    return;
+                }
             }
-            if let Err(error) = Python::attach(|py| py.check_signals()) {
-                self.set(error);
-                return;
-            }
+        };
+        tokio::select! {
+            () = self.0.set.notified() => {}
+            () = signals => {}
         }
     }
 }
