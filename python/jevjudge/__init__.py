@@ -67,7 +67,7 @@ Progress = Union[None, bool, Callable[[int, int], Any]]
 def _tqdm_progress() -> Optional[Callable[[int, int], None]]:
     """A callback drawing a tqdm bar, when tqdm is installed."""
     try:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError:
         return None
     bar: list[Any] = []

@@ -1,9 +1,32 @@
 """Type stubs of the compiled module (checked against it with mypy's stubtest)."""
 
 import os
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple, Union, final
 
-StrPath = Union[str, "os.PathLike[str]"]
+_StrPath = Union[str, "os.PathLike[str]"]
+_State = Union[str, Dict[str, Any], List[Any]]
+
+__all__ = [
+    "BackendFailure",
+    "CasesError",
+    "ConfigurationError",
+    "Definition",
+    "DefinitionError",
+    "InvalidResponse",
+    "JevjudgeError",
+    "Judge",
+    "Report",
+    "ReportError",
+    "Result",
+    "ReviewError",
+    "ReviewTimeout",
+    "StateError",
+    "__version__",
+    "calibrate",
+    "compare",
+    "evaluate",
+    "main",
+]
 
 __version__: str
 
@@ -24,9 +47,10 @@ class ReviewTimeout(ReviewError): ...
 class InvalidResponse(ReviewError): ...
 class BackendFailure(ReviewError): ...
 
+@final
 class Definition:
     @staticmethod
-    def load(path: StrPath) -> Definition: ...
+    def load(path: _StrPath) -> Definition: ...
     @staticmethod
     def from_toml(text: str) -> Definition: ...
     @staticmethod
@@ -39,8 +63,9 @@ class Definition:
     def thresholds(self) -> Dict[str, Tuple[float, float]]: ...
     def to_dict(self) -> Dict[str, Any]: ...
     def to_toml(self) -> str: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
 
+@final
 class Result:
     @property
     def definition_version(self) -> str: ...
@@ -66,27 +91,26 @@ class Result:
     def to_json(self) -> str: ...
     def raise_for_error(self) -> Result: ...
 
-State = Union[str, Dict[str, Any], List[Any]]
-
+@final
 class Judge:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         definition: Definition,
         *,
         base_url: Optional[str] = None,
         api_key_env: Optional[str] = None,
         model: Optional[str] = None,
-        replay: Optional[StrPath] = None,
+        replay: Optional[_StrPath] = None,
         fake: bool = False,
         budget: float = 2.0,
         retries: int = 2,
         timeout: float = 5.0,
-        record: Optional[StrPath] = None,
+        record: Optional[_StrPath] = None,
         allow_insecure_http: bool = False,
         max_in_flight: int = 64,
-    ) -> None: ...
-    def review(self, state: State) -> Result: ...
-    def review_async(self, state: State) -> Awaitable[Result]: ...
+    ) -> Judge: ...
+    def review(self, state: _State) -> Result: ...
+    def review_async(self, state: _State) -> Awaitable[Result]: ...
     @property
     def definition(self) -> Definition: ...
     @property
@@ -98,9 +122,10 @@ class Judge:
     @property
     def record_failures(self) -> int: ...
 
+@final
 class Report:
     @staticmethod
-    def load(path: StrPath) -> Report: ...
+    def load(path: _StrPath) -> Report: ...
     @property
     def summary(self) -> Dict[str, Any]: ...
     @property
@@ -115,17 +140,17 @@ class Report:
     def write(
         self,
         *,
-        json: Optional[StrPath] = None,
-        html: Optional[StrPath] = None,
-        junit: Optional[StrPath] = None,
-        markdown: Optional[StrPath] = None,
+        json: Optional[_StrPath] = None,
+        html: Optional[_StrPath] = None,
+        junit: Optional[_StrPath] = None,
+        markdown: Optional[_StrPath] = None,
     ) -> None: ...
 
 def evaluate(
     definition: Definition,
-    cases: StrPath,
+    cases: _StrPath,
     *,
-    replay: Optional[StrPath] = None,
+    replay: Optional[_StrPath] = None,
     fake: bool = False,
     model: Optional[str] = None,
     base_url: Optional[str] = None,
@@ -134,10 +159,10 @@ def evaluate(
     retries: int = 2,
     timeout: float = 5.0,
     allow_insecure_http: bool = False,
-    record: Optional[StrPath] = None,
+    record: Optional[_StrPath] = None,
     concurrency: int = 8,
     repeat: int = 1,
-    rows: Optional[StrPath] = None,
+    rows: Optional[_StrPath] = None,
     resume: bool = False,
     retry_errors: bool = False,
     overwrite: bool = False,
@@ -159,7 +184,7 @@ def calibrate(
     max_abstain: float = 0.25,
     delta: float = 0.05,
     resamples: int = 200,
-    seed: int = ...,
+    seed: int = 42,
     prevalence: Optional[float] = None,
     unweighted: bool = False,
 ) -> Dict[str, Any]: ...

@@ -16,13 +16,10 @@ use crate::{
     json, runtime,
 };
 
-/// The most reviews one Judge keeps in flight at once; more wait for a slot. The adaptive
-/// limit within it is cut on 429/529 and grows back as the CLI's does.
-const MAX_IN_FLIGHT: usize = 64;
-
 /// Reviews states against one definition with one backend, each within a budget that covers
 /// retries and waits. Safe to share across threads and asyncio tasks: every review goes
-/// through one adaptive limiter.
+/// through one adaptive limiter, at most `max_in_flight` (64) at once, cut on 429/529 and
+/// grown back as the CLI's.
 #[pyclass(name = "Judge", module = "jevjudge._native", frozen)]
 pub struct PyJudge {
     judge: Arc<Judge<Arc<dyn Backend>>>,
@@ -44,7 +41,7 @@ impl PyJudge {
     #[new]
     #[pyo3(signature = (definition, *, base_url=None, api_key_env=None, model=None, replay=None,
         fake=false, budget=2.0, retries=2, timeout=5.0, record=None, allow_insecure_http=false,
-        max_in_flight=MAX_IN_FLIGHT))]
+        max_in_flight=64))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         definition: &Bound<'_, PyDefinition>,

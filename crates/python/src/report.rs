@@ -7,8 +7,8 @@ use std::{path::PathBuf, sync::Arc};
 use jevjudge_eval::{
     Report,
     calibration::{
-        CalibrationSettings, CriterionSpec, DELTA, RESAMPLES, SEED, SettingsError, Target,
-        calibrate as calibrate_report, check_criteria, check_rows, infer_criteria,
+        CalibrationSettings, CriterionSpec, SettingsError, Target, calibrate as calibrate_report,
+        check_criteria, check_rows, infer_criteria,
     },
     compare::{CompareOptions, compare as compare_reports},
     output::ReportFiles,
@@ -181,7 +181,7 @@ pub fn compare<'py>(
 /// read from the report's findings and its current thresholds are unknown.
 #[pyfunction]
 #[pyo3(signature = (report, definition=None, *, min_pass_precision=0.9, min_fail_precision=0.9,
-    max_abstain=0.25, delta=DELTA, resamples=RESAMPLES, seed=SEED, prevalence=None,
+    max_abstain=0.25, delta=0.05, resamples=200, seed=42, prevalence=None,
     unweighted=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn calibrate<'py>(
@@ -246,4 +246,15 @@ pub fn calibrate<'py>(
         calibration.set_prevalence(prevalence);
     }
     json::to_py(py, &calibration.to_document())
+}
+
+#[cfg(test)]
+mod tests {
+    use jevjudge_eval::calibration::{DELTA, RESAMPLES, SEED};
+
+    #[test]
+    fn calibrate_keyword_defaults_are_the_command_line_defaults() {
+        // The literals of `calibrate`'s signature (the stubs show them): 0.05, 200, 42.
+        assert_eq!((DELTA, RESAMPLES, SEED), (0.05, 200, 42));
+    }
 }
