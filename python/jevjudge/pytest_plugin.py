@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Set
 
 import pytest
 
@@ -102,17 +102,13 @@ class _Settings:
         return value == "fail"
 
     def matches(self, path: Path) -> bool:
-        patterns: List[str] = self.config.getini("jevjudge_cases")
-        try:
-            relative = path.resolve().relative_to(self.root.resolve())
-        except ValueError:
-            return False
-        return any(relative.match(pattern) and _same_depth(relative, pattern) for pattern in patterns)
-
-
-def _same_depth(relative: Path, pattern: str) -> bool:
-    """Path.match matches from the right; a glob relative to the rootdir must match whole."""
-    return "**" in pattern or len(relative.parts) == len(Path(pattern).parts)
+        """Whether `path` is a cases file named by a `jevjudge_cases` glob (`**` recurses)."""
+        matched: Optional[Set[Path]] = getattr(self.config, "_jevjudge_cases", None)
+        if matched is None:
+            patterns: List[str] = self.config.getini("jevjudge_cases")
+            matched = {found.resolve() for pattern in patterns for found in self.root.glob(pattern)}
+            setattr(self.config, "_jevjudge_cases", matched)
+        return path.resolve() in matched
 
 
 @pytest.fixture(scope="session")

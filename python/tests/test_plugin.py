@@ -42,7 +42,8 @@ def test_each_case_is_an_item_and_the_counts_are_the_eval_figures(project: pytes
 
 
 def test_inconclusive_fail_makes_abstentions_fail(project: pytest.Pytester) -> None:
-    project.makeini(INI + "jevjudge_inconclusive = fail\n")
+    # A recursive glob names the same file.
+    project.makeini(INI.replace("sms/*.jsonl", "**/cases.jsonl") + "jevjudge_inconclusive = fail\n")
     result = project.runpytest_subprocess()
     result.assert_outcomes(passed=123, failed=27)
 
