@@ -53,3 +53,37 @@ def test_python_dash_m_runs_it_too() -> None:
 
     ran = subprocess.run([sys.executable, "-m", "jevjudge.cli", "--version"], capture_output=True, text=True)
     assert ran.returncode == 0 and ran.stdout.startswith("jevjudge ")
+
+
+def test_ctrl_c_ends_eval_with_exit_5_and_a_resumable_rows_file(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    from conftest import FakeServer
+
+    key = "test-key-0123456789"
+    slow = FakeServer(latency_ms=100, key=key)
+    try:
+        report = tmp_path / "run.json"
+        child = subprocess.Popen(
+            jevjudge_command()
+            + ["eval", "--definition", str(SMS / "definition.toml"), "--cases", str(SMS / "cases.jsonl"),
+               "--base-url", slow.url, "--api-key-env", "JEVJUDGE_TEST_KEY", "--concurrency", "2",
+               "--report", str(report)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "JEVJUDGE_TEST_KEY": key},
+        )
+        rows = tmp_path / "run.rows.jsonl"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (not rows.exists() or len(rows.read_text().splitlines()) < 6):
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=20)
+        assert child.returncode == 5, stderr
+        kept = len(rows.read_text().splitlines()) - 1
+        assert 5 <= kept < 150
+    finally:
+        slow.stop()
