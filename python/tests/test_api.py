@@ -181,7 +181,8 @@ def test_report_write_load_compare_and_calibrate_match_the_commands(tmp_path: Pa
 
 
 def test_to_pandas_has_one_row_per_case() -> None:
-    pandas = pytest.importorskip("pandas")
+    import pandas  # installed by scripts/python.sh
+
     report = jevjudge.evaluate(DEFINITION, CASES, **REPLAY)  # type: ignore[arg-type]
     frame = report.to_pandas()
     assert isinstance(frame, pandas.DataFrame) and len(frame) == 150
