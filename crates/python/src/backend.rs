@@ -141,7 +141,7 @@ impl BackendOptions {
             (LiveError::Key(ConfigError::EnvNotUnicode { .. }), Some(name)) => {
                 format!("{} is not valid Unicode", shown(name))
             }
-            (LiveError::NoKey, name) => format!(
+            (LiveError::NoKey { .. }, name) => format!(
                 "no System One API key: set {}TYPESAFE_API_KEY or JEV_API_KEY (or name another \
                  variable with api_key_env=), or run offline with replay=\"FILE.jevl\" \
                  (recorded answers) or fake=True (a deterministic fake)",
