@@ -64,8 +64,8 @@ export JEVJUDGE_LOOP_REVIEWERS="loop-reviewer:tok-loop-$(od -An -N8 -tx8 /dev/ur
 REVIEWER_TOKEN=${JEVJUDGE_LOOP_REVIEWERS#loop-reviewer:}
 REVIEWER_TOKEN=${REVIEWER_TOKEN%%,*}
 SECOND_TOKEN=${JEVJUDGE_LOOP_REVIEWERS##*,second:}
-export JEVJUDGE_LOOP_ADMIN="loop-admin:tok-admin-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
-ADMIN_TOKEN=${JEVJUDGE_LOOP_ADMIN#loop-admin:}
+export JEVJUDGE_LOOP_ADMIN="tok-admin-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+ADMIN_TOKEN=$JEVJUDGE_LOOP_ADMIN
 
 echo "== 1. serve: sms-spam recording (replay, jev-1.13.0), store $STORE, queue $QUEUE_STATUSES + PASS sampled at $SAMPLE_PASS"
 spawn_listening "$WORK/serve.out" "$JEVJUDGE" serve --definitions "$WORK/definitions" \
@@ -227,7 +227,7 @@ echo "loop closed: $NEW_VERSION is served after SIGHUP"
 OLD_VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$WORK/definitions/sms-spam.toml")
 echo "== 7. route sms-spam: live $OLD_VERSION, shadow $NEW_VERSION; the 150 states through the route"
 admin=(-H "Authorization: Bearer $ADMIN_TOKEN" -H 'content-type: application/json')
-curl -sf -X PUT "${admin[@]}" "$URL/v1/routes/sms-spam" \
+curl -sS --fail-with-body -X PUT "${admin[@]}" "$URL/v1/routes/sms-spam" \
     -d "{\"live\": \"$OLD_VERSION\", \"shadows\": [\"$NEW_VERSION\"]}" >/dev/null \
     || { echo "PUT /v1/routes/sms-spam was refused" >&2; exit 1; }
 python3 - "$URL" sms-spam examples/sms-spam/cases.jsonl "$OLD_VERSION" <<'PY'
@@ -248,12 +248,12 @@ PY
 # Shadows are judged after each answer: wait until all 150 are in the store.
 for _ in $(seq 1 100); do
     "$JEVJUDGE" routes shadow --store "$STORE" --route sms-spam --json >"$WORK/shadow.json" 2>/dev/null \
-        && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["reviews"]["shadowed"] >= 150 else 1)' "$WORK/shadow.json" \
+        && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["reviews"] >= 150 else 1)' "$WORK/shadow.json" \
         && break
     sleep 0.1
 done
 "$JEVJUDGE" routes shadow --store "$STORE" --route sms-spam
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["reviews"]["shadowed"] == 150 else f"{d[\"reviews\"][\"shadowed\"]} of 150 live reviews shadowed")' "$WORK/shadow.json"
+python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["reviews"]; sys.exit(0 if n == 150 else "%d of 150 live reviews shadowed" % n)' "$WORK/shadow.json"
 
 echo "== 8. promote $NEW_VERSION on route sms-spam (jevjudge routes promote, on the store)"
 "$JEVJUDGE" routes promote --store "$STORE" --route sms-spam --version "$NEW_VERSION" \
@@ -275,7 +275,7 @@ route_serves() {
 route_serves "$NEW_VERSION"
 
 echo "== 9. roll back (POST /v1/routes/sms-spam/rollback); the route's history"
-curl -sf -X POST "${admin[@]}" "$URL/v1/routes/sms-spam/rollback" \
+curl -sS --fail-with-body -X POST "${admin[@]}" "$URL/v1/routes/sms-spam/rollback" \
     -d '{"reason": "the loop checks the way back"}' >/dev/null \
     || { echo "the rollback was refused" >&2; exit 1; }
 route_serves "$OLD_VERSION"
