@@ -4,13 +4,12 @@
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use anyhow::bail;
-use jevjudge_client::{AttemptHook, Client, limit::Limiter};
+use jevjudge_client::{AttemptHook, limit::Limiter};
 use jevjudge_judge::{
-    BackendKind, RecordWriter, SystemOneBackend,
-    choice::{self, Choice, Chosen, Source},
-    live::LiveOptions,
+    BackendKind, RecordWriter,
+    backend_settings::{BackendSettings, Refused},
+    choice::Chosen,
 };
-use jevjudge_wire::setting::{Explain as _, Setting};
 
 /// Which System One answers a run: the live API (default), recorded exchanges, or the fake.
 #[derive(Debug, Clone, clap::Args)]
@@ -114,32 +113,31 @@ impl BackendArgs {
         on_attempt: Option<AttemptHook>,
         limiter: Option<Arc<Limiter>>,
     ) -> anyhow::Result<ResolvedBackend> {
-        let source = match &self.replay {
-            Some(path) => {
-                let _held = crate::inputs::wait_for_writer("--replay", path)?;
-                let records = jevjudge_wire::record::read_file_capped(
-                    path,
-                    self.max_line_bytes,
-                    self.max_input_bytes,
-                )
-                .map_err(|e| anyhow::anyhow!("--replay: {e}{}", limit_hint(e.kind())))?;
-                Source::Replay(records)
-            }
-            None if self.fake => Source::Fake,
-            None => Source::Live(Arc::new(SystemOneBackend::new(self.client_with(
-                &choice::live_model(self.model.as_deref()),
-                on_attempt,
-                limiter,
-            )?))),
+        // A replay from a named pipe: wait (bounded) for its writer, and hold it open.
+        let _held = match &self.replay {
+            Some(path) => Some(crate::inputs::wait_for_writer("--replay", path)?),
+            None => None,
         };
-        let chosen = Choice {
-            source,
+        let settings = BackendSettings {
+            replay: self.replay.clone(),
+            fake: self.fake,
             model: self.model.clone(),
-            repeated_records: self.repeated_records,
+            base_url: self.base_url.clone(),
+            api_key_env: self.api_key_env.clone(),
+            timeout: self.timeout,
+            retries: self.retries,
+            allow_insecure_http: self.allow_insecure_http,
             record: self.record.clone(),
-        }
-        .resolve()
-        .map_err(|e| anyhow::Error::msg(e.explain(&|s| self.name(s))))?;
+            repeated_records: self.repeated_records,
+            max_line_bytes: self.max_line_bytes,
+            max_input_bytes: self.max_input_bytes,
+        };
+        let chosen = settings.resolve(on_attempt, limiter).map_err(|error| {
+            crate::inputs::flagged(&Refused {
+                settings: &settings,
+                error,
+            })
+        })?;
         match chosen.kind {
             BackendKind::Fake => eprintln!(
                 "jevjudge: --fake: answers come from an in-process deterministic fake, not a model; \
@@ -152,47 +150,6 @@ impl BackendArgs {
             _ => {}
         }
         Ok(chosen)
-    }
-
-    /// A setting's flag as a refusal names it: the replay file with its path, a base URL
-    /// that came from the environment with its variable.
-    fn name(&self, setting: Setting) -> String {
-        match (setting, &self.replay, &self.base_url) {
-            (Setting::Replay, Some(path), _) => format!("--replay {}", path.display()),
-            (Setting::BaseUrl, _, None) => "--base-url (from $TYPESAFE_BASE_URL)".to_owned(),
-            _ => crate::inputs::flag(setting),
-        }
-    }
-
-    /// The live client, key from the environment only; `on_attempt` sees every attempt.
-    fn client_with(
-        &self,
-        model: &str,
-        on_attempt: Option<AttemptHook>,
-        limiter: Option<Arc<Limiter>>,
-    ) -> anyhow::Result<Client> {
-        LiveOptions {
-            key_env: self.api_key_env.clone(),
-            base_url: self.base_url.clone(),
-            model: model.to_owned(),
-            attempt_timeout: self.timeout,
-            retries: self.retries,
-            allow_insecure_http: self.allow_insecure_http,
-            on_attempt,
-            limiter,
-        }
-        .client()
-        .map_err(|e| anyhow::Error::msg(e.explain(&|s| self.name(s))))
-    }
-}
-
-/// How to raise a cap that a `.jevl` file ran into.
-fn limit_hint(kind: &jevjudge_wire::record::RecordErrorKind) -> &'static str {
-    use jevjudge_wire::record::RecordErrorKind;
-    match kind {
-        RecordErrorKind::LineTooLong { .. } => " (raise the cap with --max-line-bytes)",
-        RecordErrorKind::FileTooLarge { .. } => " (raise the cap with --max-input-bytes)",
-        _ => "",
     }
 }
 

@@ -39,6 +39,7 @@
 //! ```
 
 mod backend;
+pub mod backend_settings;
 pub mod choice;
 mod definition;
 mod definition_file;

@@ -2,6 +2,7 @@
 //! subclass per error code of the wire (judge-contract §6), carrying `code` and `detail`.
 
 use jevjudge_judge::{ErrorCode, Verdict};
+use jevjudge_wire::setting::Setting;
 use pyo3::{create_exception, exceptions::PyException, prelude::*};
 
 create_exception!(
@@ -105,4 +106,15 @@ pub fn review_error(py: Python<'_>, verdict: &Verdict) -> PyResult<Option<PyErr>
     value.setattr("code", code)?;
     value.setattr("detail", detail)?;
     Ok(Some(error))
+}
+
+/// A setting as Python callers give it: the keyword argument, `=True` for a switch
+/// (`resume=True`), `=` for a value (`max_input_bytes=`).
+pub fn keyword(setting: Setting) -> String {
+    match setting {
+        Setting::Fake | Setting::Resume | Setting::Overwrite | Setting::AllowInsecureHttp => {
+            format!("{}=True", setting.key())
+        }
+        _ => format!("{}=", setting.key()),
+    }
 }

@@ -6,11 +6,12 @@ use std::path::PathBuf;
 
 use jevjudge_client::limit::{LimitConfig, Limiter};
 use jevjudge_eval::{
-    CasesErrorKind, Row, RunObserver,
+    Row, RunObserver,
     calibration::{CriterionSpec, criteria_at_prevalence},
     reviewer::Reviewer,
     session::{Session, SessionError, SessionPlan},
 };
+use jevjudge_wire::setting::Explain as _;
 use pyo3::prelude::*;
 
 use crate::{
@@ -24,30 +25,13 @@ use crate::{
 /// A session error as the exception a Python caller can act on, naming the keyword that
 /// fixes it.
 fn session_error(error: SessionError) -> PyErr {
+    let message = error.explain(&errors::keyword);
     match &error {
-        SessionError::Concurrency(e) => errors::configuration(format!("concurrency: {e}")),
-        SessionError::Repeat(e) => errors::configuration(format!("repeat: {e}")),
-        SessionError::Price(_) => {
-            errors::configuration(format!("price_per_million_input: {error}"))
+        SessionError::Cases(_) | SessionError::Input(_) | SessionError::NotAFile(_) => {
+            CasesError::new_err(message)
         }
-        SessionError::ResumeWithoutRows => {
-            errors::configuration("resume=True needs the rows file: give rows=")
-        }
-        SessionError::RowsFileInUse { .. } => errors::configuration(format!(
-            "{error}: pass resume=True to continue that run (only the missing cases run), or \
-             overwrite=True to start afresh and replace it"
-        )),
-        SessionError::CannotResume(_) => errors::configuration(format!("resume: {error}")),
-        SessionError::Cases(e) => CasesError::new_err(match e.kind() {
-            CasesErrorKind::TooLarge { .. } => {
-                format!("{e} (stream them with max_cases= above 10000)")
-            }
-            _ => e.to_string(),
-        }),
-        SessionError::Input(_) | SessionError::NotAFile(_) => {
-            CasesError::new_err(error.to_string())
-        }
-        SessionError::Failed(_) => errors::ReportError::new_err(error.to_string()),
+        SessionError::Failed(_) => errors::ReportError::new_err(message),
+        _ => errors::configuration(message),
     }
 }
 
