@@ -12,9 +12,10 @@ use std::{io::IsTerminal as _, net::SocketAddr, path::PathBuf, time::Duration};
 use anyhow::Context as _;
 use jevjudge_client::limit::{LimitConfig, Limiter};
 use jevjudge_serve::{
-    AuthTokens, BuildError, Config, ConfigError, Definitions, Metrics, OsSignals, PublicUrl,
-    RunOptions, Service, TrustedProxy,
+    AuthTokens, BuildError, Config, Definitions, Metrics, OsSignals, PublicUrl, RunOptions,
+    Service, TrustedProxy,
 };
+use jevjudge_wire::setting::{Explain as _, Setting};
 use tracing_subscriber::EnvFilter;
 
 use crate::{
@@ -216,24 +217,14 @@ fn routes_file(path: &std::path::Path) -> anyhow::Result<Vec<jevjudge_store::New
 
 /// A refusal of the service's builder, in terms of the flags (exit 2).
 fn build_error(args: &Args, error: BuildError) -> anyhow::Error {
-    if let Some(message) = crate::queue_cmd::build_error(&error) {
-        return Failure::Input(message).into();
+    if let (BuildError::Store(e), Some(url)) = (&error, &args.store.store) {
+        return crate::store_cmd::store_error(url, e);
     }
-    if let (
-        BuildError::RouteNamesVersion { .. } | BuildError::RouteLiveNotLoaded { .. },
-        Some(path),
-    ) = (&error, &args.routes)
-    {
-        return Failure::Input(format!("--routes {}: {error}", path.display())).into();
-    }
-    Failure::Input(match (&error, &args.store.store) {
-        (BuildError::Store(e), Some(url)) => return crate::store_cmd::store_error(url, e),
-        (BuildError::Config(ConfigError::DefaultAboveMax), _) => {
-            "--budget must not exceed --max-budget".to_owned()
-        }
-        _ => error.to_string(),
-    })
-    .into()
+    let name = |setting| match (setting, &args.routes) {
+        (Setting::Routes, Some(path)) => format!("--routes {}", path.display()),
+        _ => crate::inputs::flag(setting),
+    };
+    Failure::Input(error.explain(&name)).into()
 }
 
 /// The service settings from the flags and the token variable; errors are exit 2.
