@@ -23,6 +23,14 @@
 # 5. `jevjudge eval --replay` and `jevjudge calibrate --write-definition` on the exported set.
 # 6. The new definition goes into serve's definitions directory; `kill -HUP` reloads it; GET
 #    /v1/definitions shows the new version, and a review under it answers.
+# 7. The route `sms-spam` (PUT with an administrator's token): live on the version the loop
+#    started with, the calibrated version as its shadow; the 150 states posted to the route;
+#    `jevjudge routes shadow` shows the evidence (every live review shadowed, agreement, flips).
+# 8. `jevjudge routes promote` makes the calibrated version live (the gate: at least 100
+#    shadowed reviews, no more labelled false PASS than live); within the route cache's 2 s
+#    the service reviews under it, and the old version is its shadow.
+# 9. `POST /v1/routes/sms-spam/rollback` returns to the old version; `jevjudge routes history`
+#    lists the creation, the promote and the rollback.
 #
 # Settings (environment): QUEUE_STATUSES (INCONCLUSIVE,FAIL), SAMPLE_PASS (0.5), SECOND_REVIEW
 # (0: the share of queued reviews that get a second reviewer), JEVJUDGE (a built
@@ -32,8 +40,9 @@
 # Exits non-zero when a step's figures are wrong: a POST not answered by replay, nothing
 # queued or a queue that does not fit the policy, an item left undecided, an export whose
 # case count is not the decided count (or that leaves anything out), an eval with errors or a
-# total that is not the export's, calibrate writing no definition, or the reload not serving
-# the new version with every state answered.
+# total that is not the export's, calibrate writing no definition, the reload not serving
+# the new version with every state answered, a route review not shadowed, a promote or a
+# rollback not in force within 3 s, or a history without its three changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -55,13 +64,15 @@ export JEVJUDGE_LOOP_REVIEWERS="loop-reviewer:tok-loop-$(od -An -N8 -tx8 /dev/ur
 REVIEWER_TOKEN=${JEVJUDGE_LOOP_REVIEWERS#loop-reviewer:}
 REVIEWER_TOKEN=${REVIEWER_TOKEN%%,*}
 SECOND_TOKEN=${JEVJUDGE_LOOP_REVIEWERS##*,second:}
+export JEVJUDGE_LOOP_ADMIN="loop-admin:tok-admin-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+ADMIN_TOKEN=${JEVJUDGE_LOOP_ADMIN#loop-admin:}
 
 echo "== 1. serve: sms-spam recording (replay, jev-1.13.0), store $STORE, queue $QUEUE_STATUSES + PASS sampled at $SAMPLE_PASS"
 spawn_listening "$WORK/serve.out" "$JEVJUDGE" serve --definitions "$WORK/definitions" \
     --addr 127.0.0.1:0 --replay examples/sms-spam/recordings.jevl --model jev-1.13.0 \
     --store "$STORE" --store-state --queue-statuses "$QUEUE_STATUSES" --sample-pass "$SAMPLE_PASS" \
     --second-review "$SECOND_REVIEW" \
-    --reviewer-tokens-env JEVJUDGE_LOOP_REVIEWERS
+    --reviewer-tokens-env JEVJUDGE_LOOP_REVIEWERS --admin-token-env JEVJUDGE_LOOP_ADMIN
 SERVE_PID=$LISTEN_PID
 URL=$LISTEN_URL
 echo "serve at $URL (pid $SERVE_PID)"
@@ -212,3 +223,62 @@ if sum(statuses.values()) != 150 or statuses["ERROR"]:
     sys.exit("not every state was answered with a verdict under the new version")
 PY
 echo "loop closed: $NEW_VERSION is served after SIGHUP"
+
+OLD_VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$WORK/definitions/sms-spam.toml")
+echo "== 7. route sms-spam: live $OLD_VERSION, shadow $NEW_VERSION; the 150 states through the route"
+admin=(-H "Authorization: Bearer $ADMIN_TOKEN" -H 'content-type: application/json')
+curl -sf -X PUT "${admin[@]}" "$URL/v1/routes/sms-spam" \
+    -d "{\"live\": \"$OLD_VERSION\", \"shadows\": [\"$NEW_VERSION\"]}" >/dev/null \
+    || { echo "PUT /v1/routes/sms-spam was refused" >&2; exit 1; }
+python3 - "$URL" sms-spam examples/sms-spam/cases.jsonl "$OLD_VERSION" <<'PY'
+import collections, json, sys, urllib.request
+url, route, cases_path, live = sys.argv[1:5]
+versions = collections.Counter()
+for line in open(cases_path, encoding="utf-8"):
+    case = json.loads(line)
+    request = urllib.request.Request(f"{url}/v1/reviews/{route}",
+                                     data=json.dumps({"state": case["state"]}).encode(),
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        versions[json.load(response)["definition_version"]] += 1
+print(f"posted to /v1/reviews/{route}: " + ", ".join(f"{v}: {n}" for v, n in versions.items()))
+if versions != {live: 150}:
+    sys.exit(f"the route's reviews were not all judged by its live version {live}")
+PY
+# Shadows are judged after each answer: wait until all 150 are in the store.
+for _ in $(seq 1 100); do
+    "$JEVJUDGE" routes shadow --store "$STORE" --route sms-spam --json >"$WORK/shadow.json" 2>/dev/null \
+        && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["reviews"]["shadowed"] >= 150 else 1)' "$WORK/shadow.json" \
+        && break
+    sleep 0.1
+done
+"$JEVJUDGE" routes shadow --store "$STORE" --route sms-spam
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["reviews"]["shadowed"] == 150 else f"{d[\"reviews\"][\"shadowed\"]} of 150 live reviews shadowed")' "$WORK/shadow.json"
+
+echo "== 8. promote $NEW_VERSION on route sms-spam (jevjudge routes promote, on the store)"
+"$JEVJUDGE" routes promote --store "$STORE" --route sms-spam --version "$NEW_VERSION" \
+    --reason "calibrated on the loop's labels"
+ROUTE_CHECK=$(head -n 1 examples/sms-spam/cases.jsonl | python3 -c 'import json,sys; print(json.dumps({"state": json.load(sys.stdin)["state"]}))')
+route_serves() {
+    # The version a review through the route is judged by, once the service's 2 s route cache
+    # has read the store again.
+    local want=$1 got=""
+    for _ in $(seq 1 30); do
+        got=$(curl -sf -H 'content-type: application/json' -d "$ROUTE_CHECK" \
+            "$URL/v1/reviews/sms-spam" | python3 -c 'import json,sys; print(json.load(sys.stdin)["definition_version"])')
+        [[ "$got" == "$want" ]] && { echo "route sms-spam reviews with $got"; return 0; }
+        sleep 0.1
+    done
+    echo "route sms-spam still reviews with $got, not $want, after 3 s" >&2
+    return 1
+}
+route_serves "$NEW_VERSION"
+
+echo "== 9. roll back (POST /v1/routes/sms-spam/rollback); the route's history"
+curl -sf -X POST "${admin[@]}" "$URL/v1/routes/sms-spam/rollback" \
+    -d '{"reason": "the loop checks the way back"}' >/dev/null \
+    || { echo "the rollback was refused" >&2; exit 1; }
+route_serves "$OLD_VERSION"
+"$JEVJUDGE" routes history --store "$STORE" --route sms-spam | tee "$WORK/history.txt"
+[[ $(wc -l <"$WORK/history.txt") -eq 3 ]] || { echo "the history does not hold its three changes" >&2; exit 1; }
+echo "loop closed: $NEW_VERSION shadowed on the route, promoted and rolled back"

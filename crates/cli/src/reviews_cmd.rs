@@ -8,12 +8,12 @@ use std::{
 };
 
 use jevjudge_eval::export::{self, ExportFailure};
-use jevjudge_store::{Cursor, Filter, MAX_PAGE, Store, StoreUrl};
+use jevjudge_store::{Cursor, Filter, MAX_PAGE};
 
 use crate::{
     exit::{self, Failure},
     output,
-    store_cmd::parse_store_url,
+    store_cmd::{StoreArg, open},
 };
 
 /// Options of `jevjudge reviews`.
@@ -59,14 +59,6 @@ struct DecisionsArgs {
     /// One JSON object a line.
     #[arg(long)]
     json: bool,
-}
-
-#[derive(Debug, clap::Args)]
-struct StoreArg {
-    /// The store: `sqlite:PATH` or `postgresql://…` (or the JEVJUDGE_STORE variable).
-    #[arg(long, value_name = "URL", env = "JEVJUDGE_STORE", hide_env_values = true,
-          value_parser = parse_store_url)]
-    store: StoreUrl,
 }
 
 #[derive(Debug, clap::Args)]
@@ -137,12 +129,6 @@ fn parse_status(text: &str) -> Result<String, String> {
     } else {
         Err("expected PASS, FAIL, INCONCLUSIVE or ERROR".to_owned())
     }
-}
-
-async fn open(url: &StoreUrl) -> anyhow::Result<Store> {
-    Store::open_existing(url)
-        .await
-        .map_err(|e| crate::store_cmd::store_error(url, &e))
 }
 
 /// Runs `jevjudge reviews …`.

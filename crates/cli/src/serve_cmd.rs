@@ -93,6 +93,18 @@ pub struct Args {
     #[arg(long, value_name = "VAR")]
     pub auth_token_env: Option<String>,
 
+    /// Administrators' tokens, in this environment variable (one, or several separated by
+    /// commas): the only tokens that change routes (PUT /v1/routes/{route}, promote,
+    /// rollback); they read routes too. Without it routes change only through the routes file
+    /// and `jevjudge routes`. Never accepted as flag values, never logged.
+    #[arg(long, value_name = "VAR")]
+    pub admin_token_env: Option<String>,
+
+    /// The fewest shadow reviews a version needs before POST /v1/routes/{route}/promote makes
+    /// it live without "force": true.
+    #[arg(long, value_name = "N", default_value_t = jevjudge_store::DEFAULT_MIN_SHADOW_REVIEWS)]
+    pub min_shadow_reviews: u64,
+
     /// A reverse proxy in front of the service, as an address or a network (10.0.0.0/8,
     /// 2001:db8::/32); repeatable. Only from peers inside these networks is X-Forwarded-For read
     /// (its rightmost address outside them is the client) for the per-address limits of
@@ -229,14 +241,16 @@ fn build_error(args: &Args, error: BuildError) -> anyhow::Error {
 
 /// The service settings from the flags and the token variable; errors are exit 2.
 fn config(args: &Args) -> anyhow::Result<Config> {
-    let auth_tokens = match &args.auth_token_env {
-        None => AuthTokens::none(),
-        Some(name) => {
-            let value = crate::inputs::env_var("--auth-token-env", name)?;
-            AuthTokens::parse(&value)
-                .map_err(|e| Failure::Input(format!("--auth-token-env: {name}: {e}")))?
-        }
+    // Tokens from the variable a flag names; none without the flag.
+    let tokens = |flag: &str, name: &Option<String>| -> Result<AuthTokens, Failure> {
+        let Some(name) = name else {
+            return Ok(AuthTokens::none());
+        };
+        let value = crate::inputs::env_var(flag, name)?;
+        AuthTokens::parse(&value).map_err(|e| Failure::Input(format!("{flag}: {name}: {e}")))
     };
+    let auth_tokens = tokens("--auth-token-env", &args.auth_token_env)?;
+    let admin_tokens = tokens("--admin-token-env", &args.admin_token_env)?;
     let config = Config {
         max_body_bytes: args.max_body,
         default_budget: args.budget,
@@ -244,6 +258,8 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         max_concurrent: args.max_concurrent as usize,
         queue: args.queue as usize,
         auth_tokens,
+        admin_tokens,
+        min_shadow_reviews: args.min_shadow_reviews,
         header_timeout: args.header_timeout,
         idle_timeout: args.idle_timeout,
         max_connections: args.max_connections as usize,
@@ -375,5 +391,26 @@ mod tests {
                 .contains("JEVJUDGE_TEST_SURELY_UNSET_TOKEN_VAR is not set"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_missing_admin_token_variable_is_named_and_the_promote_minimum_is_read() {
+        let args = Args::parse_flags(&[
+            "--definitions",
+            "d",
+            "--admin-token-env",
+            "JEVJUDGE_TEST_SURELY_UNSET_ADMIN_VAR",
+        ])
+        .expect("valid flags");
+        let error = config(&args).expect_err("the variable is not set");
+        let text = error.to_string();
+        assert!(text.contains("--admin-token-env"), "{text}");
+        assert!(
+            text.contains("JEVJUDGE_TEST_SURELY_UNSET_ADMIN_VAR is not set"),
+            "{text}"
+        );
+        let args = Args::parse_flags(&["--definitions", "d", "--min-shadow-reviews", "20"])
+            .expect("valid flags");
+        assert_eq!(config(&args).expect("a config").min_shadow_reviews, 20);
     }
 }

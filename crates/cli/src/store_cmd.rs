@@ -65,16 +65,17 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 enum StoreCommand {
     /// Apply the migrations this jevjudge knows (a newer schema is refused).
-    Migrate(MigrateArgs),
+    Migrate(StoreArg),
 }
 
-/// Options of `jevjudge store migrate`.
+/// `--store URL` of the commands that read or change a store (`store migrate`, `reviews`,
+/// `routes`).
 #[derive(Debug, clap::Args)]
-struct MigrateArgs {
+pub struct StoreArg {
     /// The store: `sqlite:PATH` or `postgresql://…` (or the JEVJUDGE_STORE variable).
     #[arg(long, value_name = "URL", env = "JEVJUDGE_STORE", hide_env_values = true,
           value_parser = parse_store_url)]
-    store: StoreUrl,
+    pub store: StoreUrl,
 }
 
 /// A store error after the flag that named the store; an outdated schema also names the
@@ -87,6 +88,13 @@ pub fn store_error(url: &StoreUrl, error: &StoreError) -> anyhow::Error {
         _ => String::new(),
     };
     Failure::Input(format!("--store {url}: {error}{hint}")).into()
+}
+
+/// Opens an existing store (migrated, not created), errors naming the URL.
+pub async fn open(url: &StoreUrl) -> anyhow::Result<Store> {
+    Store::open_existing(url)
+        .await
+        .map_err(|e| store_error(url, &e))
 }
 
 /// Runs `jevjudge store …`.
