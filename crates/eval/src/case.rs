@@ -435,7 +435,7 @@ pub fn for_each_case_capped(
     max_total_bytes: Option<u64>,
     visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
-    let mut ids = crate::case_ids::ExactIds::default();
+    let mut ids = ExactIds::default();
     scan(
         reader,
         limit,
@@ -453,7 +453,7 @@ pub(crate) fn scan(
     limit: usize,
     max_line_bytes: usize,
     max_total_bytes: Option<u64>,
-    ids: &mut impl crate::case_ids::IdCheck,
+    ids: &mut impl IdCheck,
     mut visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
     let mut count = 0;
@@ -489,6 +489,27 @@ pub(crate) fn scan(
         });
     }
     Ok(count)
+}
+
+/// How a pass over the cases meets their ids, in input order.
+pub(crate) trait IdCheck {
+    /// Line `number` holds `id`: the line of an earlier case with the same id, when this one
+    /// can tell at once.
+    fn check(&mut self, id: &str, number: usize) -> Option<usize>;
+}
+
+/// Every id with its line: exact at once, for runs that keep their cases.
+#[derive(Debug, Default)]
+pub(crate) struct ExactIds(std::collections::HashMap<String, usize>);
+
+impl IdCheck for ExactIds {
+    fn check(&mut self, id: &str, number: usize) -> Option<usize> {
+        if let Some(&first) = self.0.get(id) {
+            return Some(first);
+        }
+        self.0.insert(id.to_owned(), number);
+        None
+    }
 }
 
 /// What a fault of the line reader means for a cases source.

@@ -16,28 +16,10 @@ use std::{
 
 use jevjudge_wire::lines::{CappedLines, read_file};
 
-use crate::{CasesError, CasesErrorKind, parse_case};
-
-/// How a pass over the cases meets their ids, in input order.
-pub(crate) trait IdCheck {
-    /// Line `number` holds `id`: the line of an earlier case with the same id, when this one
-    /// can tell at once.
-    fn check(&mut self, id: &str, number: usize) -> Option<usize>;
-}
-
-/// Every id with its line: exact at once, for runs that keep their cases.
-#[derive(Debug, Default)]
-pub(crate) struct ExactIds(HashMap<String, usize>);
-
-impl IdCheck for ExactIds {
-    fn check(&mut self, id: &str, number: usize) -> Option<usize> {
-        if let Some(&first) = self.0.get(id) {
-            return Some(first);
-        }
-        self.0.insert(id.to_owned(), number);
-        None
-    }
-}
+use crate::{
+    CasesError, CasesErrorKind,
+    case::{IdCheck, parse_case},
+};
 
 /// A 32-bit hash of every id, checked after the pass ([`IdHashes::first_duplicate`]).
 #[derive(Debug)]
@@ -158,6 +140,7 @@ pub fn for_each_case_in_file_hashed(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::case::ExactIds;
     use proptest::prelude::*;
 
     fn line(id: &str) -> String {
