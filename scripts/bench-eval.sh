@@ -1,49 +1,89 @@
 #!/usr/bin/env bash
-# Batch throughput and memory of `jevjudge eval` against `jevjudge fake-server --latency 20`
-# (loopback only, bounded). Measures:
-#   1. 2,000 cases at concurrency 32: wall time vs the ideal N × latency ÷ concurrency (1.25 s);
-#   2. 10,000 cases at concurrency 32: peak resident memory (VmHWM) of the eval process.
-# Usage: scripts/bench-eval.sh   (builds release; writes target/bench-eval/)
+# Batch throughput, CPU and memory of `jevjudge eval` against `jevjudge fake-server` (loopback
+# only, bounded), next to the physical limit: the bare client (crates/eval/examples/
+# bare_client.rs, the same tokio + reqwest stack sending byte-identical requests at the same
+# concurrency, nothing else). Measures:
+#   1. 2,000 cases at concurrency 32 and latency L = 0, 5 and 20 ms: the bare client, eval
+#      --fixed-concurrency and eval (adaptive), interleaved, ROUNDS times each; prints the median
+#      wall time with its spread, jevjudge's throughput as a share of bare (bare wall ÷ jevjudge
+#      wall) and the CPU per review (user + sys ÷ reviews, whole process);
+#   2. 10,000 cases at concurrency 32 and L = 20 ms: peak resident memory (VmHWM) of eval.
+# Usage: scripts/bench-eval.sh [ROUNDS]   (default 5; builds release; writes target/bench-eval/)
+# Wall times: eval's own (report `wall_millis`, first review to last row) and the bare client's
+# (first request to last answer); both processes first read every case.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 out_dir bench-eval
-build_jevjudge release
-
-latency_ms=20
+build_jevjudge release -p jevjudge-eval --example bare_client
+BARE="$TARGET_DIR/release/examples/bare_client"
+# JEVJUDGE_BIN=PATH measures another jevjudge binary (an earlier build) against the same bare client.
+JEVJUDGE=${JEVJUDGE_BIN:-$JEVJUDGE}
+rounds=${1:-5}
+n=2000
 concurrency=32
+export TYPESAFE_API_KEY=bench-not-a-secret
+cases="$out/cases-$n.jsonl"
+[[ -f "$cases" ]] || make_refund_cases "$n" "$cases"
+results="$out/ratios.tsv"
+: >"$results"
 
-start_fake "$out/fake-server.log" --latency "$latency_ms"
-
-run_eval() { # N → prints wall seconds and peak KiB
-    local n=$1 cases="$out/cases-$1.jsonl"
-    [[ -f "$cases" ]] || make_refund_cases "$n" "$cases"
-    TYPESAFE_API_KEY=bench-not-a-secret "$JEVJUDGE" eval --definition examples/refund/definition.toml \
-        --cases "$cases" --concurrency "$concurrency" --budget 10s --base-url "$FAKE_URL" \
-        --overwrite --report "$out/report-$n.json" >"$out/eval-$n.txt" 2>&1 &
-    local pid=$! peak=0 start end
-    start=$(date +%s.%N)
-    while kill -0 "$pid" 2>/dev/null; do
-        local hwm
-        hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-        [[ -n "$hwm" && "$hwm" -gt "$peak" ]] && peak=$hwm
-        sleep 0.02
-    done
-    wait "$pid"
-    end=$(date +%s.%N)
-    python3 - "$n" "$start" "$end" "$peak" "$out/report-$n.json" "$latency_ms" "$concurrency" <<'PY'
-import json, sys
-n, start, end, peak, report, latency, conc = sys.argv[1:]
-n, wall, peak_kib = int(n), float(sys.argv[3]) - float(sys.argv[2]), int(peak)
-r = json.load(open(report))
-o = r["overall"]
-ideal = n * int(latency) / 1000 / int(conc)
-run = r["wall_millis"] / 1000
-print(f"{n} cases, concurrency {conc}, latency {latency} ms: run {run:.3f} s (first review to last row), "
-      f"ideal {ideal:.3f} s, ratio {run/ideal:.3f}; process start to exit {wall:.3f} s; peak RSS {peak_kib/1024:.1f} MiB; "
-      f"rows {o['total']}, errors {o['errors']}, review p50 {o['p50_millis']:.1f} ms, p95 {o['p95_millis']:.1f} ms")
-PY
+# timed KIND LATENCY COMMAND...: runs COMMAND under /usr/bin/time, appends
+# "KIND LATENCY WALL_S CPU_S" to $results (WALL_S from the run's own clock).
+timed() {
+    local kind=$1 latency=$2 wall
+    shift 2
+    /usr/bin/time -f "%U %S" -o "$out/time.txt" "$@" >"$out/run.txt" 2>"$out/run.err"
+    if [[ "$kind" == bare ]]; then
+        wall=$(sed -n 's/.*wall \([0-9.]*\) s.*/\1/p' "$out/run.txt")
+    else
+        wall=$(json "$out/report.json" 'd["wall_millis"] / 1000')
+    fi
+    echo "$kind $latency $wall $(awk '{print $1 + $2}' "$out/time.txt")" >>"$results"
 }
 
-run_eval 2000
-run_eval 10000
+for latency in 0 5 20; do
+    start_fake "$out/fake-server-$latency.log" --latency "$latency"
+    for _ in $(seq 1 "$rounds"); do
+        timed bare "$latency" "$BARE" examples/refund/definition.toml "$cases" "$FAKE_URL" "$concurrency"
+        for mode in fixed adaptive; do
+            flag=()
+            [[ "$mode" == fixed ]] && flag=(--fixed-concurrency)
+            timed "$mode" "$latency" "$JEVJUDGE" eval --definition examples/refund/definition.toml \
+                --cases "$cases" --concurrency "$concurrency" --budget 10s --base-url "$FAKE_URL" \
+                "${flag[@]}" --overwrite --report "$out/report.json"
+        done
+    done
+    stop "$FAKE_PID"
+done
+
+python3 - "$results" "$n" "$rounds" <<'PY'
+import statistics, sys
+path, n, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+runs = {}
+for line in open(path):
+    kind, latency, wall, cpu = line.split()
+    runs.setdefault((int(latency), kind), []).append((float(wall), float(cpu)))
+print(f"{n} cases, concurrency 32, {rounds} interleaved rounds; median wall [min–max]; "
+      f"throughput share of bare = bare wall ÷ wall (median of the rounds' ratios)")
+for latency in sorted({l for l, _ in runs}):
+    bare = runs[(latency, "bare")]
+    for kind in ("bare", "fixed", "adaptive"):
+        walls = [w for w, _ in runs[(latency, kind)]]
+        cpus = [c / n * 1e6 for _, c in runs[(latency, kind)]]
+        ratios = [b[0] / w for b, w in zip(bare, walls)]
+        print(f"L = {latency:>2} ms  {kind:<8} wall {statistics.median(walls):.3f} s "
+              f"[{min(walls):.3f}–{max(walls):.3f}]  share of bare {statistics.median(ratios):.2f} "
+              f"[{min(ratios):.2f}–{max(ratios):.2f}]  CPU/review {statistics.median(cpus):.0f} µs "
+              f"[{min(cpus):.0f}–{max(cpus):.0f}]")
+PY
+
+# Peak memory of a 10,000-case run at L = 20 ms.
+start_fake "$out/fake-server.log" --latency 20
+cases="$out/cases-10000.jsonl"
+[[ -f "$cases" ]] || make_refund_cases 10000 "$cases"
+/usr/bin/time -f "%M" -o "$out/time.txt" "$JEVJUDGE" eval --definition examples/refund/definition.toml \
+    --cases "$cases" --concurrency "$concurrency" --budget 10s --base-url "$FAKE_URL" \
+    --overwrite --report "$out/report-10000.json" >"$out/eval-10000.txt" 2>&1
+echo "10000 cases, concurrency 32, latency 20 ms: run $(json "$out/report-10000.json" \
+    'round(d["wall_millis"] / 1000, 3)') s; peak RSS $(awk '{printf "%.1f", $1 / 1024}' "$out/time.txt") MiB"

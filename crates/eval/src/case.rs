@@ -433,9 +433,29 @@ pub fn for_each_case_capped(
     limit: usize,
     max_line_bytes: usize,
     max_total_bytes: Option<u64>,
+    visit: impl FnMut(Case),
+) -> Result<usize, CasesError> {
+    let mut ids = ExactIds::default();
+    scan(
+        reader,
+        limit,
+        max_line_bytes,
+        max_total_bytes,
+        &mut ids,
+        visit,
+    )
+}
+
+/// One pass over the cases: each line read, parsed, its id checked by `ids`, counted against
+/// `limit` and handed to `visit`, in that order; the first problem stops the pass.
+pub(crate) fn scan(
+    reader: impl BufRead,
+    limit: usize,
+    max_line_bytes: usize,
+    max_total_bytes: Option<u64>,
+    ids: &mut impl IdCheck,
     mut visit: impl FnMut(Case),
 ) -> Result<usize, CasesError> {
-    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut count = 0;
     let mut lines = CappedLines::new(reader, max_line_bytes, max_total_bytes);
     while let Some((number, line)) = lines
@@ -443,12 +463,12 @@ pub fn for_each_case_capped(
         .map_err(|(number, fault)| CasesError::at_line(number, fault_kind(fault)))?
     {
         let case = parse_case(line).map_err(|kind| CasesError::at_line(number, kind))?;
-        if let Some(first_line) = seen.get(&case.id) {
+        if let Some(first_line) = ids.check(&case.id, number) {
             return Err(CasesError::at_line(
                 number,
                 CasesErrorKind::DuplicateId {
                     id: case.id,
-                    first_line: *first_line,
+                    first_line,
                 },
             ));
         }
@@ -459,7 +479,6 @@ pub fn for_each_case_capped(
                 CasesErrorKind::TooMany { limit },
             ));
         }
-        seen.insert(case.id.clone(), number);
         visit(case);
     }
     if count == 0 {
@@ -470,6 +489,27 @@ pub fn for_each_case_capped(
         });
     }
     Ok(count)
+}
+
+/// How a pass over the cases meets their ids, in input order.
+pub(crate) trait IdCheck {
+    /// Line `number` holds `id`: the line of an earlier case with the same id, when this one
+    /// can tell at once.
+    fn check(&mut self, id: &str, number: usize) -> Option<usize>;
+}
+
+/// Every id with its line: exact at once, for runs that keep their cases.
+#[derive(Debug, Default)]
+pub(crate) struct ExactIds(std::collections::HashMap<String, usize>);
+
+impl IdCheck for ExactIds {
+    fn check(&mut self, id: &str, number: usize) -> Option<usize> {
+        if let Some(&first) = self.0.get(id) {
+            return Some(first);
+        }
+        self.0.insert(id.to_owned(), number);
+        None
+    }
 }
 
 /// What a fault of the line reader means for a cases source.

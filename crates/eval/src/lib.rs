@@ -21,6 +21,7 @@
 
 pub mod calibration;
 mod case;
+mod case_ids;
 mod cells;
 pub mod compare;
 pub mod compare_change;
@@ -30,7 +31,9 @@ pub mod export;
 pub mod gates;
 pub mod html;
 pub mod import;
+mod interned;
 pub mod junit;
+mod latencies;
 pub mod markdown;
 mod ordered_map;
 pub mod output;
@@ -56,6 +59,7 @@ pub use case::{
     for_each_case, for_each_case_capped, for_each_case_in_file, for_each_case_in_file_capped,
     parse_case, read_cases, read_cases_file,
 };
+pub use case_ids::for_each_case_in_file_hashed;
 pub use evaluator::{
     EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorResponse, JevEvaluator, respond,
 };

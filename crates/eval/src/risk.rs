@@ -120,7 +120,7 @@ pub struct Risk {
 
 /// One case's counts over its reviews.
 #[derive(Debug, Clone, Copy, Default)]
-struct CaseTally {
+pub(crate) struct CaseTally {
     reviews: u32,
     correct: u32,
     decided: u32,
@@ -134,10 +134,49 @@ struct CaseTally {
     weight: f64,
 }
 
-/// Builds [`Risk`] one row (case) at a time; memory is five counters per case.
+impl PartialEq for CaseTally {
+    fn eq(&self, other: &CaseTally) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for CaseTally {}
+
+impl std::hash::Hash for CaseTally {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
+}
+
+impl CaseTally {
+    /// Every field, the weight by its bits: tallies are equal when they count the same.
+    fn key(&self) -> ([u32; 9], u64) {
+        (
+            [
+                self.reviews,
+                self.correct,
+                self.decided,
+                self.false_pass,
+                self.false_fail,
+                self.expected_fail,
+                self.expected_pass,
+                self.pass_verdicts,
+                self.fail_verdicts,
+            ],
+            self.weight.to_bits(),
+        )
+    }
+}
+
+/// A count of a case's tally.
+type Field = fn(&CaseTally) -> u32;
+
+/// Builds [`Risk`] one row (case) at a time; memory is one byte per case while the cases'
+/// tallies take at most 256 distinct values ([`crate::interned::Interned`]), as they do with
+/// few repeats and equal weights.
 #[derive(Debug, Clone, Default)]
 pub struct RiskBuilder {
-    cases: Vec<CaseTally>,
+    cases: crate::interned::Interned<CaseTally>,
 }
 
 impl RiskBuilder {
@@ -180,7 +219,7 @@ impl RiskBuilder {
 
     /// Whether some case weighs other than 1: then every rate is weighted.
     pub fn is_weighted(&self) -> bool {
-        self.cases.iter().any(|c| c.weight != 1.0)
+        self.cases.distinct().any(|c| c.weight != 1.0)
     }
 
     /// With weights: the weighted accuracy (Σw·correct ÷ Σw·reviews) and the Kish effective n
@@ -218,23 +257,20 @@ impl RiskBuilder {
         let false_pass = sum(|c| c.false_pass);
         let false_fail = sum(|c| c.false_fail);
         let interval = |successes: fn(&CaseTally) -> u32, trials: fn(&CaseTally) -> u32| {
-            let clusters: Vec<(u64, u64)> = self
-                .cases
-                .iter()
-                .map(|c| (u64::from(successes(c)), u64::from(trials(c))))
-                .filter(|(_, n)| *n > 0)
-                .collect();
+            if let Some((s, n)) = self.single_trials(successes, trials) {
+                // What clustered_wilson computes for one trial per case, without the clusters.
+                return jevjudge_stats::wilson(s, n, Z95).map(|(low, high)| [low, high]);
+            }
+            let clusters = self.clusters(successes, trials);
             jevjudge_stats::clustered_wilson(&clusters, Z95).map(|(low, high)| [low, high])
         };
         let rate = |part: u64, whole: u64| (whole > 0).then(|| part as f64 / whole as f64);
         let upper = |successes: fn(&CaseTally) -> u32, trials: fn(&CaseTally) -> u32| {
-            let clusters: Vec<(u64, u64)> = self
-                .cases
-                .iter()
-                .map(|c| (u64::from(successes(c)), u64::from(trials(c))))
-                .filter(|(_, n)| *n > 0)
-                .collect();
-            clopper_pearson_upper_clustered(&clusters)
+            if let Some((s, n)) = self.single_trials(successes, trials) {
+                // What clopper_pearson_upper_clustered computes for one trial per case.
+                return jevjudge_stats::clopper_pearson_upper(s as f64, n as f64, 0.05);
+            }
+            clopper_pearson_upper_clustered(&self.clusters(successes, trials))
         };
         let expected_fail_reviews = sum(|c| c.expected_fail);
         let expected_pass_reviews = sum(|c| c.expected_pass);
@@ -278,12 +314,36 @@ impl RiskBuilder {
 }
 
 impl RiskBuilder {
+    /// The cases with trials as `(successes, trials)` clusters, in the order they came.
+    fn clusters(&self, successes: Field, trials: Field) -> Vec<(u64, u64)> {
+        self.cases
+            .iter()
+            .map(|c| (u64::from(successes(c)), u64::from(trials(c))))
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
+    /// When every case with trials has one trial and at most one success: the successes and
+    /// the number of such cases (the clusters are then plain Bernoulli trials).
+    fn single_trials(&self, successes: Field, trials: Field) -> Option<(u64, u64)> {
+        let single = self
+            .cases
+            .distinct()
+            .filter(|c| trials(c) > 0)
+            .all(|c| trials(c) == 1 && successes(c) <= 1);
+        single.then(|| {
+            self.cases
+                .iter()
+                .filter(|c| trials(c) > 0)
+                .fold((0, 0), |(s, n), c| (s + u64::from(successes(c)), n + 1))
+        })
+    }
+
     /// The figures of weighted cases: each rate is the Horvitz–Thompson ratio
     /// `Σ w·part ÷ Σ w·whole`, its interval the Wilson interval and its bound the
     /// Clopper–Pearson bound at the Kish effective n of the cases in the denominator (see
     /// [`jevjudge_stats::weighted_ratio`]). Counts stay counts of reviews.
     fn finish_weighted(self) -> Risk {
-        type Field = fn(&CaseTally) -> u32;
         let sum = |field: Field| -> u64 { self.cases.iter().map(|c| u64::from(field(c))).sum() };
         let ratio = |part: Field, whole: Field| {
             let clusters: Vec<(f64, f64, f64)> = self

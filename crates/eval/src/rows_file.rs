@@ -212,17 +212,29 @@ impl CasesDigest {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct Line {
     index: usize,
     row: Row,
 }
 
-/// Appends rows as they finish, one flushed line each.
+/// A row's line as it is written: [`Line`] borrowing the row.
+#[derive(Serialize)]
+struct LineRef<'a> {
+    index: usize,
+    row: &'a Row,
+}
+
+/// Rows batched before a write: a batch is written when it reaches this size, or when the run
+/// has no other finished row to pass on ([`RunObserver::caught_up`]).
+const BATCH_BYTES: usize = 64 * 1024;
+
+/// Appends rows as they finish, in batches of whole lines (see [`BATCH_BYTES`]).
 #[derive(Debug)]
 pub struct RowsWriter {
     path: PathBuf,
     file: File,
+    batch: Vec<u8>,
     written: usize,
     error: Option<std::io::Error>,
 }
@@ -232,6 +244,7 @@ impl RowsWriter {
         RowsWriter {
             path: path.to_owned(),
             file,
+            batch: Vec::new(),
             written: 0,
             error: None,
         }
@@ -265,22 +278,35 @@ impl RowsWriter {
         Ok(RowsWriter::new(path, file))
     }
 
-    /// Forces what was written to disk (at the end of a run, interrupted or not).
+    /// Writes the batch out and forces what was written to disk (at the end of a run,
+    /// interrupted or not).
     pub fn sync(&mut self) -> std::io::Result<()> {
+        self.flush()?;
         self.file.sync_data()
     }
 
-    /// Appends one row now.
+    /// Adds one row to the batch, writing the batch out when it is full.
     pub fn write_row(&mut self, index: usize, row: &Row) -> std::io::Result<()> {
-        let mut line = serde_json::to_string(&Line {
-            index,
-            row: row.clone(),
-        })
-        .map_err(std::io::Error::other)?;
-        line.push('\n');
-        self.file.write_all(line.as_bytes())?;
-        self.file.flush()?;
+        let start = self.batch.len();
+        if let Err(error) = serde_json::to_writer(&mut self.batch, &LineRef { index, row }) {
+            self.batch.truncate(start);
+            return Err(std::io::Error::other(error));
+        }
+        self.batch.push(b'\n');
         self.written += 1;
+        if self.batch.len() >= BATCH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the batched rows out (whole lines only).
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        if !self.batch.is_empty() {
+            let written = self.file.write_all(&self.batch);
+            self.batch.clear();
+            written?;
+        }
         Ok(())
     }
 
@@ -300,12 +326,29 @@ impl RowsWriter {
     }
 }
 
+impl Drop for RowsWriter {
+    /// Writes out what is batched; a write that fails here was already reported by
+    /// [`RowsWriter::sync`] or is lost with the rows a resumed run will run again.
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
 impl RunObserver for RowsWriter {
     fn row_finished(&mut self, index: usize, row: &Row) {
         if self.error.is_some() {
             return;
         }
         if let Err(error) = self.write_row(index, row) {
+            self.error = Some(error);
+        }
+    }
+
+    fn caught_up(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Err(error) = self.flush() {
             self.error = Some(error);
         }
     }

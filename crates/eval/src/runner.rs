@@ -50,6 +50,10 @@ pub enum RunnerError {
 pub trait RunObserver {
     /// A row finished; `index` is its position in the input.
     fn row_finished(&mut self, index: usize, row: &Row);
+
+    /// Every finished row has been passed on and the runner is about to wait for more: the
+    /// moment to write out what was batched.
+    fn caught_up(&mut self) {}
 }
 
 impl RunObserver for () {
@@ -61,11 +65,20 @@ impl<A: RunObserver, B: RunObserver> RunObserver for (A, B) {
         self.0.row_finished(index, row);
         self.1.row_finished(index, row);
     }
+
+    fn caught_up(&mut self) {
+        self.0.caught_up();
+        self.1.caught_up();
+    }
 }
 
 impl<O: RunObserver + ?Sized> RunObserver for &mut O {
     fn row_finished(&mut self, index: usize, row: &Row) {
         (**self).row_finished(index, row);
+    }
+
+    fn caught_up(&mut self) {
+        (**self).caught_up();
     }
 }
 
@@ -259,26 +272,42 @@ impl Runner {
         let mut complete = true;
         let mut not_run = 0_usize;
         loop {
-            tokio::select! {
-                biased;
-                () = &mut stop => { complete = false; break; }
-                next = in_flight.next() => match next {
-                    None => break,
-                    Some((_, _, None)) => not_run += 1,
-                    Some((index, repeat, Some(row))) => {
-                        let Some(row) = assembler.add(index, repeat, row) else { continue };
-                        observer.row_finished(index, &row);
-                        summaries.add(index, &row);
-                        if self.keep_rows {
-                            if rows.len() <= index {
-                                rows.resize_with(index + 1, || None);
-                            }
-                            rows[index] = Some(row);
-                        }
+            if (&mut stop).now_or_never().is_some() {
+                complete = false;
+                break;
+            }
+            // Rows already finished are taken without waiting; once none is, the observer
+            // writes out its batch before the wait.
+            let next = match in_flight.next().now_or_never() {
+                Some(next) => next,
+                None => {
+                    observer.caught_up();
+                    tokio::select! {
+                        biased;
+                        () = &mut stop => { complete = false; break; }
+                        next = in_flight.next() => next,
                     }
-                },
+                }
+            };
+            match next {
+                None => break,
+                Some((_, _, None)) => not_run += 1,
+                Some((index, repeat, Some(row))) => {
+                    let Some(row) = assembler.add(index, repeat, row) else {
+                        continue;
+                    };
+                    observer.row_finished(index, &row);
+                    summaries.add(index, &row);
+                    if self.keep_rows {
+                        if rows.len() <= index {
+                            rows.resize_with(index + 1, || None);
+                        }
+                        rows[index] = Some(row);
+                    }
+                }
             }
         }
+        observer.caught_up();
         // Dropping the stream cancels every evaluation still in flight (rule 52).
         drop(in_flight);
         let wall = started.elapsed();
@@ -308,11 +337,13 @@ async fn admit_and_evaluate<E: Evaluator>(
     let Some(admission) = admission else {
         return Some(evaluate_case(evaluator, index, case).await);
     };
-    let permit = admission
-        .limiter
-        .acquire((admission.estimate)(&case))
-        .await
-        .ok()?;
+    // The estimate serialises the request: only worth it when a token rate or cap reads it.
+    let estimate = if admission.limiter.counts_tokens() {
+        (admission.estimate)(&case)
+    } else {
+        0
+    };
+    let permit = admission.limiter.acquire(estimate).await.ok()?;
     let (index, row) = evaluate_case(evaluator, index, case).await;
     if let Some(usage) = row.verdict.usage {
         admission.limiter.record_input_tokens(usage.input_tokens);

@@ -22,9 +22,12 @@ use jevjudge_client::limit::Stop;
 use jevjudge_judge::{BackendKind, Definition, Status};
 use jevjudge_wire::setting::{Explain, Namer, Setting};
 
+use stream::{stream_cases, streamed_ids};
+use todo::Todo;
+
 use crate::{
     Case, Evaluator, MAX_CASES, REPORT_FORMAT, Report, Row, Run, RunObserver, Runner, RunnerError,
-    Summary, parse_case,
+    Summary,
     rows_file::{CasesDigest, RowsHeader, RowsWriter, read_rows_for},
     summarize,
 };
@@ -260,13 +263,22 @@ impl SessionPlan {
                 }
             }
             set.digest.add(&case);
-            set.ids.push(case.id.clone());
+            set.count += 1;
             if !self.streaming {
+                set.ids.push(case.id.clone());
                 set.kept.push(case);
             }
         };
         let total_cap = (!self.streaming).then_some(self.max_input_bytes);
         match held {
+            // A streaming run's cases are a regular file (checked): read by name, keeping a
+            // hash of each id, not the ids.
+            _ if self.streaming => crate::case_ids::for_each_case_in_file_hashed(
+                &self.cases,
+                self.case_limit,
+                self.max_line_bytes,
+                visit,
+            ),
             None => crate::for_each_case_in_file_capped(
                 &self.cases,
                 self.case_limit,
@@ -294,10 +306,11 @@ impl SessionPlan {
     }
 }
 
-/// The cases of a session, read and checked: their ids in input order, the digest the rows
-/// file's header names and, unless streaming, the cases themselves.
+/// The cases of a session, read and checked: how many, the digest the rows file's header
+/// names and, unless streaming, their ids in input order and the cases themselves.
 #[derive(Debug, Default)]
 pub struct CaseSet {
+    count: usize,
     ids: Vec<String>,
     kept: Vec<Case>,
     digest: CasesDigest,
@@ -306,12 +319,12 @@ pub struct CaseSet {
 impl CaseSet {
     /// How many cases there are.
     pub fn len(&self) -> usize {
-        self.ids.len()
+        self.count
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+        self.count == 0
     }
 
     /// The cases kept in memory (none for a streaming run).
@@ -325,30 +338,41 @@ impl CaseSet {
 #[derive(Debug)]
 pub struct Session<'p> {
     plan: &'p SessionPlan,
+    /// How many cases the run has.
+    cases: usize,
+    /// The case ids in input order: a run that keeps its cases has them; a streaming run reads
+    /// them again only to resume.
     ids: Vec<String>,
     kept: Vec<Case>,
     header: RowsHeader,
     previous: HashMap<String, (usize, Row)>,
     writer: Option<RowsWriter>,
     torn_tail: bool,
-    todo: Vec<usize>,
+    todo: Todo,
 }
 
 /// Maps the runner's positions (within the cases that run) to input indexes, writes each row
 /// to the rows file and passes it on.
 struct Positions<'a, O> {
-    indexes: &'a [usize],
+    indexes: &'a Todo,
     rows_file: Option<&'a mut RowsWriter>,
     inner: O,
 }
 
 impl<O: RunObserver> RunObserver for Positions<'_, O> {
     fn row_finished(&mut self, position: usize, row: &Row) {
-        let index = self.indexes.get(position).copied().unwrap_or(position);
+        let index = self.indexes.index(position);
         if let Some(writer) = self.rows_file.as_deref_mut() {
             writer.row_finished(index, row);
         }
         self.inner.row_finished(index, row);
+    }
+
+    fn caught_up(&mut self) {
+        if let Some(writer) = self.rows_file.as_deref_mut() {
+            writer.caught_up();
+        }
+        self.inner.caught_up();
     }
 }
 
@@ -365,7 +389,12 @@ impl<'p> Session<'p> {
         backend: &str,
         model: &str,
     ) -> Result<Session<'p>, SessionError> {
-        let CaseSet { ids, kept, digest } = cases;
+        let CaseSet {
+            count,
+            mut ids,
+            kept,
+            digest,
+        } = cases;
         let header = RowsHeader::from_digest(definition, digest)
             .with_repeats(plan.repeat)
             .with_backend(backend, model);
@@ -377,6 +406,9 @@ impl<'p> Session<'p> {
             }
             None => None,
             Some(path) if plan.resume => {
+                if plan.streaming {
+                    ids = streamed_ids(plan)?;
+                }
                 let found = read_rows_for(path, Some(&index_of(&ids)), plan.max_line_bytes)
                     .map_err(|e| SessionError::CannotResume(e.to_string()))?;
                 if let Some(problem) = found.header.mismatch(&header) {
@@ -410,14 +442,20 @@ impl<'p> Session<'p> {
                 })?
             }),
         };
-        let todo = ids
-            .iter()
-            .enumerate()
-            .filter(|(_, id)| !previous.contains_key(*id))
-            .map(|(index, _)| index)
-            .collect();
+        let todo = if previous.is_empty() {
+            Todo::All(count)
+        } else {
+            Todo::Listed(
+                ids.iter()
+                    .enumerate()
+                    .filter(|(_, id)| !previous.contains_key(*id))
+                    .map(|(index, _)| index)
+                    .collect(),
+            )
+        };
         Ok(Session {
             plan,
+            cases: count,
             ids,
             kept,
             header,
@@ -470,14 +508,14 @@ impl<'p> Session<'p> {
         };
         let second_pass = Arc::new(Mutex::new(CasesDigest::default()));
         let run = if self.plan.streaming {
-            let todo: HashSet<usize> = self.todo.iter().copied().collect();
+            let todo = &self.todo;
             let cases = stream_cases(
                 &self.plan.cases,
                 self.plan.max_line_bytes,
                 second_pass.clone(),
             )?
             .enumerate()
-            .filter(move |(index, _)| todo.contains(index))
+            .filter(move |(index, _)| todo.contains(*index))
             .map(|(_, case)| case);
             runner.run_checked(evaluator, cases, observer, stop).await
         } else {
@@ -485,7 +523,9 @@ impl<'p> Session<'p> {
                 .into_iter()
                 .map(Some)
                 .collect();
-            let cases: Vec<Case> = self.todo.iter().filter_map(|&i| slots[i].take()).collect();
+            let cases: Vec<Case> = (0..self.todo.len())
+                .filter_map(|position| slots.get_mut(self.todo.index(position))?.take())
+                .collect();
             runner.run_checked(evaluator, cases, observer, stop).await
         };
         Ok(Ran { run, second_pass })
@@ -542,7 +582,7 @@ impl<'p> Session<'p> {
             scenarios,
             rows,
             reviews_this_run,
-            cases: self.ids.len(),
+            cases: self.cases,
         };
         let mut previous = self.previous;
         if previous.is_empty() {
@@ -563,7 +603,7 @@ impl<'p> Session<'p> {
                 }
             }
         }
-        let mut by_index: Vec<Option<Row>> = vec![None; self.ids.len()];
+        let mut by_index: Vec<Option<Row>> = vec![None; self.cases];
         for (index, row) in previous.into_values() {
             if let Some(slot) = by_index.get_mut(index) {
                 *slot = Some(row);
@@ -631,29 +671,8 @@ fn index_of(ids: &[String]) -> HashMap<&str, usize> {
         .collect()
 }
 
-/// Reads a cases file again, lazily, for a streaming run (it was checked in a first pass and
-/// is a regular file). A line that no longer reads as a case (the file changed since) ends the
-/// stream; the run then comes back short and [`Session::finish`] reports it. Every case read
-/// is added to `digest`, so the two passes can be compared.
-fn stream_cases(
-    path: &Path,
-    max_line_bytes: usize,
-    digest: Arc<Mutex<CasesDigest>>,
-) -> Result<impl Iterator<Item = Case>, SessionError> {
-    let file = File::open(path).map_err(|e| {
-        SessionError::Failed(format!("cannot read the cases {}: {e}", path.display()))
-    })?;
-    let mut lines =
-        jevjudge_wire::lines::CappedLines::new(BufReader::new(file), max_line_bytes, None);
-    Ok(std::iter::from_fn(move || {
-        let (_, line) = lines.next_line().ok()??;
-        let case = parse_case(line).ok()?;
-        if let Ok(mut digest) = digest.lock() {
-            digest.add(&case);
-        }
-        Some(case)
-    }))
-}
+mod stream;
+mod todo;
 
 #[cfg(test)]
 mod tests;

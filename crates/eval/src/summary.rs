@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Outcome, Row};
+use crate::{
+    Outcome, Row,
+    latencies::{Latencies, p50_p95_of_union},
+};
 
 /// The figures of a set of rows (overall, or one scenario).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -99,7 +102,8 @@ impl Summary {
     }
 }
 
-/// Builds a [`Summary`] one row at a time; memory is one f64 per row (the durations).
+/// Builds a [`Summary`] one row at a time; memory is four bytes per review (its time, in
+/// [`Latencies`]) and about one byte per case (its tally, see [`crate::RiskBuilder`]).
 #[derive(Debug, Clone, Default)]
 pub struct SummaryBuilder {
     correct: u64,
@@ -112,7 +116,9 @@ pub struct SummaryBuilder {
     input_tokens: u128,
     output_tokens: u128,
     usage_known: u64,
-    durations: Vec<f64>,
+    durations: Latencies,
+    /// The review times are kept by other builders (the overall summary's by its scenarios').
+    times_elsewhere: bool,
     error_kinds: std::collections::HashMap<String, u64>,
     risk: crate::RiskBuilder,
     repeated: crate::RepeatedBuilder,
@@ -147,7 +153,9 @@ impl SummaryBuilder {
             self.output_tokens += u128::from(usage.output_tokens);
             self.usage_known += 1;
         }
-        self.durations.push(verdict.elapsed_millis());
+        if !self.times_elsewhere {
+            self.durations.push(verdict.elapsed);
+        }
     }
 
     /// The summary; `price_per_million_input` adds a cost (D5).
@@ -169,7 +177,7 @@ impl SummaryBuilder {
 
     fn finish_counts(mut self, price_per_million_input: Option<f64>) -> Summary {
         let total = self.correct + self.incorrect + self.abstained + self.errors;
-        let (p50, p95) = jevjudge_stats::p50_p95(&mut self.durations);
+        let (p50, p95) = self.durations.p50_p95();
         let known = self.usage_known > 0;
         let input_tokens = known.then_some(self.input_tokens);
         let mut error_kinds: Vec<(String, u64)> = self.error_kinds.into_iter().collect();
@@ -207,12 +215,26 @@ impl SummaryBuilder {
 
 /// Summaries overall and per scenario. Scenarios come in first-seen order of the *input*
 /// (rule 58): each remembers the lowest case index it was seen at, so rows may arrive in
-/// completion order.
-#[derive(Debug, Clone, Default)]
+/// completion order. Review times are kept once, by the scenarios; the overall P50/P95 are
+/// taken over their union.
+#[derive(Debug, Clone)]
 pub struct SummariesBuilder {
     overall: SummaryBuilder,
     scenarios: Vec<(String, usize, SummaryBuilder)>,
     index: std::collections::HashMap<String, usize>,
+}
+
+impl Default for SummariesBuilder {
+    fn default() -> SummariesBuilder {
+        SummariesBuilder {
+            overall: SummaryBuilder {
+                times_elsewhere: true,
+                ..SummaryBuilder::default()
+            },
+            scenarios: Vec::new(),
+            index: std::collections::HashMap::new(),
+        }
+    }
 }
 
 impl SummariesBuilder {
@@ -237,12 +259,22 @@ impl SummariesBuilder {
     /// The overall summary and the scenario summaries in first-seen order.
     pub fn finish(mut self, price: Option<f64>) -> (Summary, Vec<(String, Summary)>) {
         self.scenarios.sort_by_key(|(_, first, _)| *first);
+        let (p50, p95) = p50_p95_of_union(
+            &mut self
+                .scenarios
+                .iter_mut()
+                .map(|(_, _, builder)| &mut builder.durations)
+                .collect::<Vec<_>>(),
+        );
         let scenarios = self
             .scenarios
             .into_iter()
             .map(|(name, _, builder)| (name, builder.finish(price)))
             .collect();
-        (self.overall.finish(price), scenarios)
+        let mut overall = self.overall.finish(price);
+        overall.p50_millis = p50;
+        overall.p95_millis = p95;
+        (overall, scenarios)
     }
 }
 
@@ -343,6 +375,132 @@ mod tests {
         );
         let back: Summary = serde_json::from_str(&json).unwrap();
         assert_eq!(back, summary);
+    }
+
+    /// A row from generated parts: its scenario, expected_pass, and each review's status and
+    /// time in nanoseconds (several reviews: repeats).
+    fn generated(scenario: u8, expected_pass: bool, reviews: &[(u8, u64)], weight: f64) -> Row {
+        let verdicts: Vec<Verdict> = reviews
+            .iter()
+            .map(|&(status, nanos)| {
+                let status = [
+                    Status::Pass,
+                    Status::Fail,
+                    Status::Inconclusive,
+                    Status::Error,
+                ][usize::from(status % 4)];
+                Verdict {
+                    elapsed: Duration::from_nanos(nanos),
+                    ..crate::test_support::verdict("v", status, Default::default())
+                }
+            })
+            .collect();
+        let mut row = crate::test_support::row(
+            &format!("s{scenario}"),
+            "id",
+            expected_pass,
+            verdicts[0].clone(),
+        );
+        row.weight = weight;
+        if verdicts.len() > 1 {
+            row.repeats = Some(crate::Repeats {
+                verdicts,
+                pass_rate: 0.0,
+            });
+        }
+        row
+    }
+
+    /// P50, P95, the accuracy interval and the false PASS rate's upper bound of one summary.
+    type Figures = (f64, f64, Option<[f64; 2]>, Option<f64>);
+
+    /// The figures as the summaries computed them before they were kept compactly: every
+    /// review's milliseconds as f64, sorted; clusters of every case, in the order they came.
+    fn reference(rows: &[Row]) -> Vec<Figures> {
+        let figures = |rows: Vec<&Row>| {
+            let mut millis: Vec<f64> = rows
+                .iter()
+                .flat_map(|row| row.verdicts().iter().map(|v| v.elapsed_millis()))
+                .collect();
+            let (p50, p95) = jevjudge_stats::p50_p95(&mut millis);
+            let tally = |row: &Row,
+                         success: fn(&Verdict, bool) -> bool,
+                         trial: fn(&Verdict, bool) -> bool| {
+                let (mut s, mut n) = (0u64, 0u64);
+                for v in row.verdicts() {
+                    s += u64::from(success(v, row.expected_pass));
+                    n += u64::from(trial(v, row.expected_pass));
+                }
+                (s, n)
+            };
+            let correct = |v: &Verdict, e: bool| Outcome::of(v.status, e) == Outcome::Correct;
+            let any = |_: &Verdict, _: bool| true;
+            let false_pass = |v: &Verdict, e: bool| !e && v.status == Status::Pass;
+            let decided = |v: &Verdict, e: bool| {
+                matches!(
+                    Outcome::of(v.status, e),
+                    Outcome::Correct | Outcome::Incorrect
+                )
+            };
+            let clusters = |success, trial| -> Vec<(u64, u64)> {
+                rows.iter()
+                    .map(|row| tally(row, success, trial))
+                    .filter(|(_, n)| *n > 0)
+                    .collect()
+            };
+            (
+                p50,
+                p95,
+                jevjudge_stats::clustered_wilson(&clusters(correct, any), crate::risk::Z95)
+                    .map(|(l, h)| [l, h]),
+                crate::risk::clopper_pearson_upper_clustered(&clusters(false_pass, decided)),
+            )
+        };
+        let mut scenarios: Vec<&str> = Vec::new();
+        for row in rows {
+            if !scenarios.contains(&row.scenario.as_str()) {
+                scenarios.push(&row.scenario);
+            }
+        }
+        std::iter::once(figures(rows.iter().collect()))
+            .chain(
+                scenarios
+                    .iter()
+                    .map(|name| figures(rows.iter().filter(|row| row.scenario == *name).collect())),
+            )
+            .collect()
+    }
+
+    fn nanos() -> impl proptest::strategy::Strategy<Value = u64> {
+        use proptest::prelude::*;
+        prop_oneof![
+            0u64..3_000_000,
+            4_294_967_290u64..4_294_967_300,
+            0u64..20_000_000_000
+        ]
+    }
+
+    proptest::proptest! {
+        /// P50/P95 (overall over the scenarios' times) and the clustered intervals from the
+        /// compact builders equal those of every time and tally kept in full.
+        #[test]
+        fn compact_summaries_give_the_figures_of_full_ones(
+            parts in proptest::collection::vec(
+                (0u8..3, proptest::bool::ANY, proptest::collection::vec((0u8..4, nanos()), 1..4)),
+                0..60,
+            )
+        ) {
+            let rows: Vec<Row> = parts
+                .iter()
+                .map(|(scenario, expected, reviews)| generated(*scenario, *expected, reviews, 1.0))
+                .collect();
+            let (overall, scenarios) = summarize(&rows, None);
+            let got: Vec<_> = std::iter::once(&overall)
+                .chain(scenarios.iter().map(|(_, s)| s))
+                .map(|s| (s.p50_millis, s.p95_millis, s.risk.accuracy_ci, s.risk.false_pass_rate_upper))
+                .collect();
+            proptest::prop_assert_eq!(got, reference(&rows));
+        }
     }
 
     #[test]

@@ -405,6 +405,13 @@ impl Limiter {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether admission reads a review's estimated input tokens: only a token rate or an
+    /// input-token cap does. Otherwise any estimate (0) will do, and callers need not compute
+    /// one.
+    pub fn counts_tokens(&self) -> bool {
+        self.tokens.is_some() || self.lock().cap.is_some()
+    }
+
     /// Admits one review whose request is estimated at `estimate` input tokens (bytes ÷ 4):
     /// waits for a slot, the server's floor and the pacers, and checks the cap. Returns the
     /// [`Stop`] instead when admission has stopped (now or while waiting).

@@ -121,6 +121,52 @@ async fn a_streaming_session_keeps_no_rows_and_a_resumed_one_reads_them_back() {
 }
 
 #[tokio::test]
+async fn a_streaming_session_gives_the_figures_of_one_that_keeps_its_rows() {
+    let dir = jevjudge_test_support::temp_dir("session-streaming-figures");
+    let definition = definition("definition.toml");
+    let figures = |mut summary: Summary| {
+        // Review times differ from run to run; every other figure must not.
+        (summary.p50_millis, summary.p95_millis) = (0.0, 0.0);
+        summary
+    };
+    let (kept, _) = run(&plan(&dir.join("kept.rows.jsonl"), None), &definition)
+        .await
+        .unwrap();
+    let (streamed, _) = run(
+        &plan(&dir.join("streamed.rows.jsonl"), Some(MAX_CASES + 1)),
+        &definition,
+    )
+    .await
+    .unwrap();
+    assert_eq!(figures(streamed.overall), figures(kept.overall));
+    let names = |scenarios: &[(String, Summary)]| -> Vec<String> {
+        scenarios.iter().map(|(name, _)| name.clone()).collect()
+    };
+    assert_eq!(names(&streamed.scenarios), names(&kept.scenarios));
+    for ((_, s), (_, k)) in streamed.scenarios.into_iter().zip(kept.scenarios) {
+        assert_eq!(figures(s), figures(k));
+    }
+}
+
+#[test]
+fn a_streamed_repeated_id_is_the_error_a_kept_one_gives() {
+    let dir = jevjudge_test_support::temp_dir("session-streaming-repeat");
+    let text = std::fs::read_to_string(sms_spam("cases.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // Line 151 repeats line 5's case; line 152 is not a case at all.
+    let cases = dir.join("cases.jsonl");
+    std::fs::write(&cases, format!("{text}{}\nnot json\n", lines[4])).unwrap();
+    let definition = definition("definition.toml");
+    let error = |max_cases| {
+        let plan = SessionPlan::new(cases.clone(), max_cases);
+        plan.read_cases(&definition, None).unwrap_err().to_string()
+    };
+    let kept = error(None);
+    assert!(kept.contains(":151:") && kept.contains("line 5"), "{kept}");
+    assert_eq!(error(Some(MAX_CASES + 1)), kept);
+}
+
+#[tokio::test]
 async fn a_rows_file_of_another_definition_is_not_resumed() {
     let dir = jevjudge_test_support::temp_dir("session-mismatch");
     let rows = dir.join("run.rows.jsonl");

@@ -1,0 +1,34 @@
+//! Which of a session's cases run.
+
+/// The input indexes of the cases a session runs, ascending.
+#[derive(Debug)]
+pub(super) enum Todo {
+    /// Every case (a new run): nothing kept per case.
+    All(usize),
+    /// Those a resumed run misses.
+    Listed(Vec<usize>),
+}
+
+impl Todo {
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Todo::All(n) => *n,
+            Todo::Listed(indexes) => indexes.len(),
+        }
+    }
+
+    /// The input index of the `position`-th case run.
+    pub(super) fn index(&self, position: usize) -> usize {
+        match self {
+            Todo::All(_) => position,
+            Todo::Listed(indexes) => indexes.get(position).copied().unwrap_or(position),
+        }
+    }
+
+    pub(super) fn contains(&self, index: usize) -> bool {
+        match self {
+            Todo::All(n) => index < *n,
+            Todo::Listed(indexes) => indexes.binary_search(&index).is_ok(),
+        }
+    }
+}
