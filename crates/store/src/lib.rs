@@ -14,6 +14,9 @@
 //!   write-ahead log truncated after it);
 //!   [`Store::export_records`] rebuilds replayable `.jevl` records; [`Store::ping`] is the
 //!   health check.
+//! - [`Store::group_commit`] starts a committer that writes the rows of concurrent reviews in
+//!   one transaction per short window ([`GroupCommit`], [`GroupCommitConfig`]); each write
+//!   returns once its own row is committed.
 //!
 //! - The review queue: [`Store::insert_queued`] logs a review and queues it in one
 //!   transaction; [`Store::claim`] leases the oldest pending item (atomic across replicas),
@@ -31,6 +34,7 @@
 
 mod error;
 pub mod export;
+mod group_commit;
 mod queue;
 mod review;
 mod routes;
@@ -39,6 +43,7 @@ mod store;
 mod url;
 
 pub use error::{StoreError, StoreKind};
+pub use group_commit::{GroupCommit, GroupCommitConfig, GroupCommitStats};
 pub use queue::{
     Adjudication, AdjudicationClaim, AdjudicationStats, AdjudicationSummary, DecisionCursor,
     DecisionFilter, DecisionPage, DecisionRecord, HeldItem, HistoryEntry, ItemKind, ReviewerAnswer,
