@@ -28,7 +28,10 @@ async fn write_all(
         let commit = commit.clone();
         tasks.spawn(async move {
             let written = commit.insert_queued(review, enqueue).await;
-            (index, written.map(|ids| ids.len()).map_err(|e| e.to_string()))
+            (
+                index,
+                written.map(|ids| ids.len()).map_err(|e| e.to_string()),
+            )
         });
     }
     let mut results: Vec<_> = tasks.join_all().await;
@@ -77,7 +80,11 @@ async fn concurrent_writers_share_transactions_and_every_row_lands(url: StoreUrl
     };
     assert_eq!(store.count(&filter).await.unwrap(), N as u64);
     let pending = store.queue_stats().await.unwrap().pending_by_version["group-v1"];
-    assert_eq!(pending, (N / 3 + 2 * (N / 3)) as u64, "each row's items with it");
+    assert_eq!(
+        pending,
+        (N / 3 + 2 * (N / 3)) as u64,
+        "each row's items with it"
+    );
     store.close().await;
 }
 
