@@ -1,19 +1,16 @@
 //! The backend options shared by every subcommand that reviews (cli-and-formats.md §1.1),
 //! resolved into one [`Backend`].
 
-use std::{
-    path::{Path, PathBuf},
-    sync::Arc,
-    time::Duration,
-};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use anyhow::bail;
-use jevjudge_client::{AttemptHook, Client, ConfigError, limit::Limiter};
+use jevjudge_client::{AttemptHook, Client, limit::Limiter};
 use jevjudge_judge::{
     BackendKind, RecordWriter, SystemOneBackend,
-    choice::{self, Choice, ChoiceError, Chosen, Source},
-    live::{LiveError, LiveOptions},
+    choice::{self, Choice, Chosen, Source},
+    live::LiveOptions,
 };
+use jevjudge_wire::setting::{Explain as _, Setting};
 
 /// Which System One answers a run: the live API (default), recorded exchanges, or the fake.
 #[derive(Debug, Clone, clap::Args)]
@@ -142,7 +139,7 @@ impl BackendArgs {
             record: self.record.clone(),
         }
         .resolve()
-        .map_err(|e| self.refusal(e))?;
+        .map_err(|e| anyhow::Error::msg(e.explain(&|s| self.name(s))))?;
         match chosen.kind {
             BackendKind::Fake => eprintln!(
                 "jevjudge: --fake: answers come from an in-process deterministic fake, not a model; \
@@ -157,26 +154,14 @@ impl BackendArgs {
         Ok(chosen)
     }
 
-    /// A refused choice, naming the flags that fix it.
-    fn refusal(&self, error: ChoiceError) -> anyhow::Error {
-        let replay = self.replay.as_deref().unwrap_or(Path::new("")).display();
-        anyhow::Error::msg(match &error {
-            ChoiceError::Conflict { .. } => format!("--replay: {replay}: {error}"),
-            ChoiceError::Index(_) | ChoiceError::Replay(_) => format!("--replay: {error}"),
-            ChoiceError::Empty => format!("--replay: {replay} holds no records"),
-            ChoiceError::ModelNotRecorded { asked, held } => format!(
-                "--model `{asked}`: {replay} holds no exchange for it; it holds {} (pass one of \
-                 them with --model, or leave --model out when it holds one)",
-                choice::quoted(held)
-            ),
-            ChoiceError::SeveralModels { held } => format!(
-                "--replay: {replay} holds several models ({}); choose one with --model",
-                choice::quoted(held)
-            ),
-            ChoiceError::Record { path, source } => {
-                format!("--record: cannot open {}: {source}", path.display())
-            }
-        })
+    /// A setting's flag as a refusal names it: the replay file with its path, a base URL
+    /// that came from the environment with its variable.
+    fn name(&self, setting: Setting) -> String {
+        match (setting, &self.replay, &self.base_url) {
+            (Setting::Replay, Some(path), _) => format!("--replay {}", path.display()),
+            (Setting::BaseUrl, _, None) => "--base-url (from $TYPESAFE_BASE_URL)".to_owned(),
+            _ => crate::inputs::flag(setting),
+        }
     }
 
     /// The live client, key from the environment only; `on_attempt` sees every attempt.
@@ -197,62 +182,7 @@ impl BackendArgs {
             limiter,
         }
         .client()
-        .map_err(|e| anyhow::Error::msg(self.live_refusal(e)))
-    }
-
-    /// A live client refused, naming the flag or variable that fixes it. A key pasted where the
-    /// variable's name belongs is never echoed: only a conventional variable name is shown.
-    fn live_refusal(&self, error: LiveError) -> String {
-        let shown_var = |name: &str| {
-            if jevjudge_client::is_conventional_var_name(name) {
-                name.to_owned()
-            } else {
-                "the variable named by --api-key-env (not shown: it does not look like a \
-                 variable name; give the variable's NAME there, never the key itself)"
-                    .to_owned()
-            }
-        };
-        match (error, self.api_key_env.as_deref()) {
-            (LiveError::Key(ConfigError::InvalidKeyInEnv { .. }), Some(name)) => format!(
-                "{} does not hold a valid API key (printable ASCII without whitespace)",
-                shown_var(name)
-            ),
-            (LiveError::Key(ConfigError::EnvNotUnicode { .. }), Some(name)) => {
-                format!("{} is not valid Unicode", shown_var(name))
-            }
-            (LiveError::NoKey, name) => format!(
-                "no System One API key: set {}TYPESAFE_API_KEY or JEV_API_KEY (or name another \
-                 variable with --api-key-env), or run offline with --replay FILE.jevl (recorded \
-                 answers) or --fake (a deterministic fake)",
-                name.map(|v| format!("{}, ", shown_var(v)))
-                    .unwrap_or_default()
-            ),
-            (LiveError::Config(ConfigError::InsecureHttp { host }), _) => format!(
-                "--base-url: plain http is allowed only for loopback hosts, not `{host}`: use \
-                 https, or pass --allow-insecure-http (the key then travels in clear text)"
-            ),
-            (
-                LiveError::Config(
-                    e @ (ConfigError::InvalidBaseUrl
-                    | ConfigError::BaseUrlQueryOrFragment
-                    | ConfigError::BaseUrlCredentials),
-                ),
-                _,
-            ) => format!(
-                "--base-url{}: {}",
-                if self.base_url.is_some() {
-                    ""
-                } else {
-                    " (from $TYPESAFE_BASE_URL)"
-                },
-                e.to_string().replace("baseUrl", "the base URL")
-            ),
-            (LiveError::Config(ConfigError::BlankModel), _) => "--model: must not be blank".into(),
-            (LiveError::Config(e @ ConfigError::ZeroTimeout { .. }), _) => {
-                format!("--timeout: {e}")
-            }
-            (other, _) => other.to_string(),
-        }
+        .map_err(|e| anyhow::Error::msg(e.explain(&|s| self.name(s))))
     }
 }
 

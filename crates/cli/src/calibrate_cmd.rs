@@ -6,16 +6,17 @@ use std::path::PathBuf;
 use jevjudge_eval::{
     Report,
     calibration::{
-        CalibratedFile, CalibratedFileError, Calibration, CalibrationSettings, CriterionSpec,
-        DELTA, RESAMPLES, SEED, SettingsError, Target, calibrate, calibrated_file, check_rows,
-        expectations, infer_criteria,
+        CalibratedFile, Calibration, CalibrationSettings, CriterionSpec, DELTA, RESAMPLES, SEED,
+        calibrate, calibrated_file, check_rows, expectations, infer_criteria,
     },
     terminal,
 };
 use jevjudge_judge::Definition;
 
 use crate::{
-    exit, output,
+    exit,
+    inputs::flagged,
+    output,
     report_cmd::{definition_for, read_report},
 };
 
@@ -143,19 +144,9 @@ pub fn settings(args: &Args) -> anyhow::Result<CalibrationSettings> {
         args.resamples,
         args.seed,
     )
-    .map_err(|error| match error {
-        SettingsError::OutOfRange { target, value } => {
-            let flag = match target {
-                Target::MinPassPrecision => "--min-pass-precision",
-                Target::MinFailPrecision => "--min-fail-precision",
-                Target::MaxAbstain => "--max-abstain",
-            };
-            anyhow::anyhow!("{flag} must be within 0..=1, not {value}")
-        }
-        SettingsError::NoResamples => anyhow::anyhow!("--resamples must be at least 1"),
-    })?
+    .map_err(|e| flagged(&e))?
     .with_delta(args.delta)
-    .map_err(|error| anyhow::anyhow!("--delta must be within (0, 1), not {}", error.0))
+    .map_err(|e| flagged(&e))
     .map(|settings| CalibrationSettings {
         unweighted: args.unweighted,
         ..settings
@@ -205,7 +196,7 @@ impl Plan {
                 .prevalence
                 .map(jevjudge_eval::prevalence::check)
                 .transpose()
-                .map_err(|e| anyhow::anyhow!("--prevalence: {e}"))?,
+                .map_err(|e| flagged(&e))?,
             json: args.json,
         })
     }
@@ -227,12 +218,7 @@ impl Plan {
             &self.report,
             &self.report_path,
         )
-        .map_err(|error| match error {
-            CalibratedFileError::Version(e) => anyhow::anyhow!("--new-version: {e}"),
-            CalibratedFileError::Text(e) => {
-                anyhow::anyhow!("--write-definition {}: {e}", out.display())
-            }
-        })?;
+        .map_err(|e| flagged(&e))?;
         let Some(CalibratedFile { text, version }) = file else {
             return Ok(None);
         };

@@ -8,13 +8,13 @@ use std::{path::Path, path::PathBuf, time::Duration};
 
 use jevjudge_client::limit::Limiter;
 use jevjudge_eval::{
-    CasesErrorKind, MAX_CASES, Report, Row, RunObserver, Runner,
+    Report, Row, RunObserver, Runner,
     calibration::{CriterionSpec, criteria_at_prevalence},
     gates::{self, Gate, Gates},
     html::case_texts,
     output::ReportFiles,
     reviewer::Reviewer,
-    session::{Session, SessionError, SessionPlan, rows_path_for},
+    session::{Session, SessionPlan, rows_path_for},
     terminal::{self, Ending},
 };
 use jevjudge_judge::Definition;
@@ -22,6 +22,7 @@ use jevjudge_judge::Definition;
 use crate::{
     backend::{BackendArgs, parse_positive_duration, report_recording},
     exit::{self, Failure},
+    inputs::flagged,
     limits::{self, LimitArgs},
     output,
 };
@@ -170,41 +171,6 @@ pub struct Plan {
     pub concurrency: usize,
 }
 
-/// A session error with the flag that fixes it.
-fn flagged(error: SessionError) -> anyhow::Error {
-    let message = match &error {
-        SessionError::Concurrency(e) => format!("--concurrency: {e}"),
-        SessionError::Repeat(e) => format!("--repeat: {e}"),
-        SessionError::Price(price) => {
-            format!("--price-per-million-input must be a finite, non-negative number, not {price}")
-        }
-        SessionError::NotAFile(path) => format!(
-            "--cases {}: a streaming run (--max-cases above {MAX_CASES}) reads the cases twice, \
-             so they must be a regular file, not a pipe, standard input or a process \
-             substitution: save them to a file first",
-            path.display()
-        ),
-        SessionError::ResumeWithoutRows => {
-            "--resume needs the rows file: give --rows FILE or --report OUT.json".to_owned()
-        }
-        SessionError::CannotResume(_) => format!("--resume: {error}"),
-        SessionError::RowsFileInUse { .. } => format!(
-            "{error}: add --resume to continue that run (only the missing cases run), or \
-             --overwrite to start afresh and replace it"
-        ),
-        SessionError::Cases(e) => match e.kind() {
-            CasesErrorKind::LineTooLong { .. } => format!("{e} (raise it with --max-line-bytes)"),
-            CasesErrorKind::TooLarge { .. } => format!(
-                "{e} (raise it with --max-input-bytes, or stream them with --max-cases above \
-                 {MAX_CASES})"
-            ),
-            _ => return error.into(),
-        },
-        SessionError::Input(_) | SessionError::Failed(_) => return error.into(),
-    };
-    anyhow::Error::msg(message)
-}
-
 impl Plan {
     /// Resolves the flags, in the order their errors are reported: the definition, the
     /// runner's numbers, the gates, a streaming run's cases file, then every output.
@@ -224,7 +190,7 @@ impl Plan {
             overwrite: args.overwrite,
             ..SessionPlan::new(PathBuf::new(), args.max_cases)
         };
-        let runner = session.runner(args.concurrency).map_err(flagged)?;
+        let runner = session.runner(args.concurrency).map_err(|e| flagged(&e))?;
         let gates = Gates {
             min_accuracy: args.min_accuracy,
             max_errors: args.max_errors,
@@ -237,8 +203,8 @@ impl Plan {
             .prevalence
             .map(jevjudge_eval::prevalence::check)
             .transpose()
-            .map_err(|e| anyhow::anyhow!("--prevalence: {e}"))?;
-        session.check_cases_file().map_err(flagged)?;
+            .map_err(|e| flagged(&e))?;
+        session.check_cases_file().map_err(|e| flagged(&e))?;
         let outputs = ReportFiles {
             report: args.report,
             junit: args.junit,
@@ -319,7 +285,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let cases = plan
         .session
         .read_cases(&plan.definition, held)
-        .map_err(flagged)?;
+        .map_err(|e| flagged(&e))?;
     let texts = plan.outputs.include_text.then(|| case_texts(cases.cases()));
     let reviewer = reviewer(&plan)?;
     let kind = reviewer.chosen.kind.to_string();
@@ -330,7 +296,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         &kind,
         &reviewer.chosen.model,
     )
-    .map_err(flagged)?;
+    .map_err(|e| flagged(&e))?;
     if let (true, Some(path)) = (session.torn_tail(), &plan.session.rows) {
         eprintln!(
             "jevjudge: note: the last line of {} was cut short by the interruption; it \

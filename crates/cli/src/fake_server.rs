@@ -7,8 +7,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use jevjudge_fake::{Config, LoadError, Rate, Replay, ReplayError, ServeError};
-use jevjudge_wire::Secret;
+use jevjudge_fake::{Config, Rate, Replay, ServeError};
+use jevjudge_wire::{
+    Secret,
+    setting::{Explain as _, Setting},
+};
 
 use crate::exit;
 
@@ -133,14 +136,11 @@ fn config(args: &Args) -> anyhow::Result<Config> {
 /// `--replay FILE.jevl`: errors name the flag and the file; says on stderr which model it answers
 /// as.
 fn load_replay(path: &Path, model: Option<&str>) -> anyhow::Result<Replay> {
-    let loaded = Replay::load(path, model).map_err(|error| match error {
-        LoadError::Read(error) => anyhow::Error::new(error).context("--replay"),
-        LoadError::Replay(error @ ReplayError::UnknownModel { .. }) => {
-            anyhow::anyhow!("--model: {}: {error}", path.display())
-        }
-        LoadError::Replay(other) => {
-            anyhow::anyhow!("--replay: cannot index {}: {other}", path.display())
-        }
+    let loaded = Replay::load(path, model).map_err(|error| {
+        anyhow::Error::msg(error.explain(&|setting| match setting {
+            Setting::Replay => format!("--replay {}", path.display()),
+            _ => crate::inputs::flag(setting),
+        }))
     })?;
     let count = jevjudge_eval::plural::count(loaded.records, "record");
     match loaded.pinned {

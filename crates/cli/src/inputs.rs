@@ -4,6 +4,17 @@
 use std::path::Path;
 
 use jevjudge_judge::input::{self, ReadError};
+use jevjudge_wire::setting::{Explain, Setting};
+
+/// The command-line flag of a setting that library errors name: `--max-input-bytes`.
+pub fn flag(setting: Setting) -> String {
+    format!("--{}", setting.key().replace('_', "-"))
+}
+
+/// A library error whose message names settings, each named by its flag.
+pub fn flagged(error: &impl Explain) -> anyhow::Error {
+    anyhow::Error::msg(error.explain(&flag))
+}
 
 /// A FIFO input, opened once a writer appeared: read it from this handle (opening the path
 /// again would wait for another writer). `None` for any other kind of path.
@@ -52,14 +63,9 @@ pub fn env_var(flag: &str, name: &str) -> Result<String, crate::exit::Failure> {
 
 /// Loads a definition file (or FIFO) of at most `max_bytes` bytes.
 pub fn definition(path: &Path, max_bytes: u64) -> anyhow::Result<jevjudge_judge::Definition> {
-    use jevjudge_judge::{Definition, DefinitionFormat, LoadErrorKind};
+    use jevjudge_judge::{Definition, DefinitionFormat};
     match wait_for_writer("--definition", path)?.0 {
-        None => Definition::from_path_capped(path, max_bytes).map_err(|e| match e.kind() {
-            LoadErrorKind::TooLarge { .. } => {
-                anyhow::anyhow!("{e} (raise it with --max-input-bytes)")
-            }
-            _ => e.into(),
-        }),
+        None => Definition::from_path_capped(path, max_bytes).map_err(|e| flagged(&e)),
         Some(file) => {
             let format = DefinitionFormat::from_path(path).ok_or_else(|| {
                 anyhow::anyhow!(

@@ -21,6 +21,7 @@ mod output;
 mod queue_cmd;
 mod report_cmd;
 mod reviews_cmd;
+mod routes_cmd;
 mod serve_cmd;
 mod store_cmd;
 
@@ -57,6 +58,8 @@ enum Command {
     Store(store_cmd::Args),
     /// Read the decision log: list reviews, export replayable records.
     Reviews(reviews_cmd::Args),
+    /// Change routes in the store: promote a version, roll back, list a route's history.
+    Routes(routes_cmd::Args),
 }
 
 /// Runs the command line `args` (the program name first, as `std::env::args_os()` gives it)
@@ -105,6 +108,7 @@ where
             Command::Serve(args) => serve_cmd::run(args).await,
             Command::Store(args) => store_cmd::run(args).await,
             Command::Reviews(args) => reviews_cmd::run(args).await,
+            Command::Routes(args) => routes_cmd::run(args).await,
         }
     });
     match outcome {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use jevjudge_judge::Status;
-use jevjudge_serve::{BuildError, QueuePolicy, QueuePolicyError, ReviewerTokens, SessionSecret};
+use jevjudge_serve::{QueuePolicy, ReviewerTokens, SessionSecret};
 
 use crate::exit::Failure;
 
@@ -140,31 +140,6 @@ impl QueueArgs {
         }
         Ok(Some(policy))
     }
-}
-
-/// The message of a review-queue refusal by the service's builder, naming the flags; `None`
-/// for an error that is not about the queue.
-pub fn build_error(error: &BuildError) -> Option<String> {
-    const QUEUE_FLAGS: &str = "the review queue (--queue-statuses, --sample-pass, \
-        --second-review, --reviewer-tokens-env, --reviewer-tokens-file, --session-secret-env, \
-        --lease, --max-leases-per-reviewer)";
-    const WHY: &str = "reviews and their state text are queued in the store";
-    Some(match error {
-        BuildError::QueueWithoutStore => {
-            format!("{QUEUE_FLAGS} needs --store URL and --store-state: {WHY}")
-        }
-        BuildError::QueueWithoutState => format!("{QUEUE_FLAGS} needs --store-state: {WHY}"),
-        BuildError::QueuePolicy(QueuePolicyError::Nothing) => {
-            "the review queue needs --queue-statuses INCONCLUSIVE[,FAIL] or a positive \
-             --sample-pass RATE: nothing would be queued"
-                .to_owned()
-        }
-        BuildError::QueuePolicy(other) => format!("review queue: {other}"),
-        BuildError::NoReviewers => "the review queue needs --reviewer-tokens-env VAR or \
-             --reviewer-tokens-file PATH (name:token pairs): nobody could claim an item"
-            .to_owned(),
-        _ => return None,
-    })
 }
 
 #[cfg(test)]

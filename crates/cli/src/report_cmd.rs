@@ -10,7 +10,7 @@ use jevjudge_eval::{
 };
 use jevjudge_judge::Definition;
 
-use crate::{exit, inputs::read_to_string, output};
+use crate::{exit, output};
 
 /// Options of `jevjudge report`.
 #[derive(Debug, clap::Args)]
@@ -49,32 +49,7 @@ pub struct Args {
 
 /// Reads a JSON report, naming the file in every error.
 pub fn read_report(path: &Path) -> anyhow::Result<Report> {
-    if jevjudge_eval::rows_file::is_rows_file(path) {
-        anyhow::bail!("{}", rows_file_given(path));
-    }
-    let text = read_to_string(path, "report", jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES)?;
-    Report::from_json(&text)
-        .map_err(|e| anyhow::anyhow!("{}: not a jevjudge report: {e}", path.display()))
-}
-
-/// What to say when a rows file is given where a report is expected: which report belongs to it.
-fn rows_file_given(path: &Path) -> String {
-    let head = format!(
-        "{} is the rows file of an eval run, not its report",
-        path.display()
-    );
-    match jevjudge_eval::rows_file::report_path_for(path) {
-        Some(report) if report.is_file() => {
-            format!("{head}: its report is {}", report.display())
-        }
-        Some(report) => format!(
-            "{head}: its report would be {}, which is not there (the run stopped before writing \
-             it: `jevjudge eval … --report {} --resume` finishes the run and writes it)",
-            report.display(),
-            report.display()
-        ),
-        None => format!("{head}: give the file that run wrote with --report"),
-    }
+    Report::load(path).map_err(|e| crate::inputs::flagged(&e))
 }
 
 /// Loads a definition and checks that the report's findings belong to it.

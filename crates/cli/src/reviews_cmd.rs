@@ -8,10 +8,7 @@ use std::{
 };
 
 use jevjudge_eval::export::{self, ExportFailure};
-use jevjudge_store::{
-    Cursor, Filter, MAX_PAGE, Store, StoreUrl,
-    export::{ExportError, VersionError},
-};
+use jevjudge_store::{Cursor, Filter, MAX_PAGE, Store, StoreUrl};
 
 use crate::{
     exit::{self, Failure},
@@ -255,22 +252,12 @@ async fn export(args: ExportArgs) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
-/// An export's failure with the flag that names or fixes it, and its exit status.
+/// An export's failure with the flag that names or fixes it; a write failure comes after the
+/// store was read.
 fn failure(failure: ExportFailure) -> anyhow::Error {
     match failure {
-        ExportFailure::Directory { dir, error } => {
-            anyhow::anyhow!("--out {}: {error}", dir.display())
-        }
-        ExportFailure::Start(error) => error.into(),
-        ExportFailure::Store(error) => error.into(),
-        ExportFailure::Refused(error) => refusal(error),
-        ExportFailure::Version(error) => match error {
-            VersionError::Several { .. } => {
-                anyhow::anyhow!("{error}; name one with --definition-version")
-            }
-            _ => anyhow::anyhow!("--definition-version: {error}"),
-        },
         ExportFailure::Write(error) => Failure::after_sending(error),
+        other => crate::inputs::flagged(&other),
     }
 }
 
@@ -293,18 +280,6 @@ fn definition_flags(paths: &[PathBuf]) -> anyhow::Result<HashMap<String, BTreeMa
         }
     }
     Ok(by_version)
-}
-
-/// A refusal of the export rules, with the flag that fixes it.
-fn refusal(error: ExportError) -> anyhow::Error {
-    anyhow::Error::msg(match error {
-        ExportError::NoExpectedFlags { .. } => {
-            format!("{error}: pass its definition with --definition FILE")
-        }
-        ExportError::CriteriaDiffer { .. } => {
-            format!("{error}: is --definition the right file for this version?")
-        }
-    })
 }
 
 async fn export_labelled(args: ExportArgs) -> anyhow::Result<u8> {

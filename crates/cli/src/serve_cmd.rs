@@ -12,9 +12,10 @@ use std::{io::IsTerminal as _, net::SocketAddr, path::PathBuf, time::Duration};
 use anyhow::Context as _;
 use jevjudge_client::limit::{LimitConfig, Limiter};
 use jevjudge_serve::{
-    AuthTokens, BuildError, Config, ConfigError, Definitions, Metrics, OsSignals, PublicUrl,
-    RunOptions, Service, TrustedProxy,
+    AuthTokens, BuildError, Config, Definitions, Metrics, OsSignals, PublicUrl, RunOptions,
+    Service, TrustedProxy,
 };
+use jevjudge_wire::setting::{Explain as _, Setting};
 use tracing_subscriber::EnvFilter;
 
 use crate::{
@@ -91,6 +92,18 @@ pub struct Args {
     /// Tokens are never accepted as flag values and never logged.
     #[arg(long, value_name = "VAR")]
     pub auth_token_env: Option<String>,
+
+    /// Administrators' tokens, in this environment variable (one, or several separated by
+    /// commas): the only tokens that change routes (PUT /v1/routes/{route}, promote,
+    /// rollback); they read routes too. Without it routes change only through the routes file
+    /// and `jevjudge routes`. Never accepted as flag values, never logged.
+    #[arg(long, value_name = "VAR")]
+    pub admin_token_env: Option<String>,
+
+    /// The fewest shadow reviews a version needs before POST /v1/routes/{route}/promote makes
+    /// it live without "force": true.
+    #[arg(long, value_name = "N", default_value_t = jevjudge_store::DEFAULT_MIN_SHADOW_REVIEWS)]
+    pub min_shadow_reviews: u64,
 
     /// A reverse proxy in front of the service, as an address or a network (10.0.0.0/8,
     /// 2001:db8::/32); repeatable. Only from peers inside these networks is X-Forwarded-For read
@@ -216,24 +229,14 @@ fn routes_file(path: &std::path::Path) -> anyhow::Result<Vec<jevjudge_store::New
 
 /// A refusal of the service's builder, in terms of the flags (exit 2).
 fn build_error(args: &Args, error: BuildError) -> anyhow::Error {
-    if let Some(message) = crate::queue_cmd::build_error(&error) {
-        return Failure::Input(message).into();
+    if let (BuildError::Store(e), Some(url)) = (&error, &args.store.store) {
+        return crate::store_cmd::store_error(url, e);
     }
-    if let (
-        BuildError::RouteNamesVersion { .. } | BuildError::RouteLiveNotLoaded { .. },
-        Some(path),
-    ) = (&error, &args.routes)
-    {
-        return Failure::Input(format!("--routes {}: {error}", path.display())).into();
-    }
-    Failure::Input(match (&error, &args.store.store) {
-        (BuildError::Store(e), Some(url)) => return crate::store_cmd::store_error(url, e),
-        (BuildError::Config(ConfigError::DefaultAboveMax), _) => {
-            "--budget must not exceed --max-budget".to_owned()
-        }
-        _ => error.to_string(),
-    })
-    .into()
+    let name = |setting| match (setting, &args.routes) {
+        (Setting::Routes, Some(path)) => format!("--routes {}", path.display()),
+        _ => crate::inputs::flag(setting),
+    };
+    Failure::Input(error.explain(&name)).into()
 }
 
 /// The service settings from the flags and the token variable; errors are exit 2.
@@ -246,6 +249,14 @@ fn config(args: &Args) -> anyhow::Result<Config> {
                 .map_err(|e| Failure::Input(format!("--auth-token-env: {name}: {e}")))?
         }
     };
+    let admin_tokens = match &args.admin_token_env {
+        None => AuthTokens::none(),
+        Some(name) => {
+            let value = crate::inputs::env_var("--admin-token-env", name)?;
+            AuthTokens::parse(&value)
+                .map_err(|e| Failure::Input(format!("--admin-token-env: {name}: {e}")))?
+        }
+    };
     let config = Config {
         max_body_bytes: args.max_body,
         default_budget: args.budget,
@@ -253,6 +264,8 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         max_concurrent: args.max_concurrent as usize,
         queue: args.queue as usize,
         auth_tokens,
+        admin_tokens,
+        min_shadow_reviews: args.min_shadow_reviews,
         header_timeout: args.header_timeout,
         idle_timeout: args.idle_timeout,
         max_connections: args.max_connections as usize,
@@ -384,5 +397,26 @@ mod tests {
                 .contains("JEVJUDGE_TEST_SURELY_UNSET_TOKEN_VAR is not set"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_missing_admin_token_variable_is_named_and_the_promote_minimum_is_read() {
+        let args = Args::parse_flags(&[
+            "--definitions",
+            "d",
+            "--admin-token-env",
+            "JEVJUDGE_TEST_SURELY_UNSET_ADMIN_VAR",
+        ])
+        .expect("valid flags");
+        let error = config(&args).expect_err("the variable is not set");
+        let text = error.to_string();
+        assert!(text.contains("--admin-token-env"), "{text}");
+        assert!(
+            text.contains("JEVJUDGE_TEST_SURELY_UNSET_ADMIN_VAR is not set"),
+            "{text}"
+        );
+        let args = Args::parse_flags(&["--definitions", "d", "--min-shadow-reviews", "20"])
+            .expect("valid flags");
+        assert_eq!(config(&args).expect("a config").min_shadow_reviews, 20);
     }
 }

@@ -13,7 +13,10 @@ use jevjudge_store::{
     Store, StoreError,
     export::{ExportError, LabelledExport, LeftOut, VersionError, export_version},
 };
-use jevjudge_wire::record::Record;
+use jevjudge_wire::{
+    record::Record,
+    setting::{Explain, Namer, Setting},
+};
 
 use crate::output::{AtomicFile, Policy, WriteError};
 
@@ -50,6 +53,33 @@ pub enum ExportFailure {
     /// An export file could not be written or put in place.
     #[error(transparent)]
     Write(WriteError),
+}
+
+impl Explain for ExportFailure {
+    /// The failure with the setting that names or fixes it.
+    fn explain(&self, name: Namer<'_>) -> String {
+        match self {
+            ExportFailure::Directory { dir, error } => {
+                format!("{} {}: {error}", name(Setting::Out), dir.display())
+            }
+            ExportFailure::Refused(error @ ExportError::NoExpectedFlags { .. }) => format!(
+                "{error}: pass its definition with {} FILE",
+                name(Setting::Definition)
+            ),
+            ExportFailure::Refused(error @ ExportError::CriteriaDiffer { .. }) => format!(
+                "{error}: is {} the right file for this version?",
+                name(Setting::Definition)
+            ),
+            ExportFailure::Version(error @ VersionError::Several { .. }) => format!(
+                "{error}; name one with {}",
+                name(Setting::DefinitionVersion)
+            ),
+            ExportFailure::Version(error) => {
+                format!("{}: {error}", name(Setting::DefinitionVersion))
+            }
+            other => other.to_string(),
+        }
+    }
 }
 
 /// A written record file.

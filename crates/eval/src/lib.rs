@@ -59,7 +59,7 @@ pub use evaluator::{
     EvaluationRequest, Evaluator, EvaluatorFailed, EvaluatorResponse, JevEvaluator, respond,
 };
 pub use repeats::{MAX_REPEATS, Repeated, RepeatedBuilder};
-pub use report::{REPORT_FORMAT, Report, ReportError};
+pub use report::{LoadReportError, REPORT_FORMAT, Report, ReportError};
 pub use risk::{Risk, RiskBuilder};
 pub use row::{Outcome, Repeats, Row};
 pub use runner::{

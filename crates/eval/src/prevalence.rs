@@ -51,6 +51,16 @@ pub struct AtPrevalence {
 #[error("a prevalence must be strictly between 0 and 1, not {0}")]
 pub struct PrevalenceError(pub f64);
 
+impl jevjudge_wire::setting::Explain for PrevalenceError {
+    /// The rate out of range, named.
+    fn explain(&self, name: jevjudge_wire::setting::Namer<'_>) -> String {
+        format!(
+            "{}: {self}",
+            name(jevjudge_wire::setting::Setting::Prevalence)
+        )
+    }
+}
+
 /// Checks a production base rate: strictly between 0 and 1.
 pub fn check(prevalence: f64) -> Result<f64, PrevalenceError> {
     if prevalence > 0.0 && prevalence < 1.0 {

@@ -1,7 +1,10 @@
 //! The JSON report of one run (cli-and-formats.md §4.2), and why a text is not one
 //! ([`ReportError`]).
 
-use jevjudge_judge::BackendKind;
+use std::path::{Path, PathBuf};
+
+use jevjudge_judge::{BackendKind, input::ReadError};
+use jevjudge_wire::setting::{Explain, Namer, Setting};
 use serde::{Deserialize, Serialize};
 
 use crate::{Row, Run, Summary};
@@ -62,6 +65,26 @@ impl Report {
             });
         }
         Ok(report)
+    }
+
+    /// Reads a report file (at most the default input cap), refusing a run's rows file given
+    /// in its place.
+    pub fn load(path: &Path) -> Result<Report, LoadReportError> {
+        if crate::rows_file::is_rows_file(path) {
+            return Err(LoadReportError::RowsFile(path.to_owned()));
+        }
+        let text = jevjudge_judge::input::read_to_string(
+            path,
+            jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES,
+        )
+        .map_err(|source| LoadReportError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Report::from_json(&text).map_err(|source| LoadReportError::Invalid {
+            path: path.to_owned(),
+            source,
+        })
     }
 
     /// The models that answered, in first-seen order.
@@ -134,5 +157,56 @@ mod tests {
         };
         let text = serde_json::to_string(&current).unwrap();
         assert_eq!(Report::from_json(&text).unwrap(), current);
+    }
+}
+
+/// Why a report file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadReportError {
+    /// The file is the rows file of a run, not its report.
+    #[error("{} is the rows file of an eval run, not its report", .0.display())]
+    RowsFile(PathBuf),
+    /// The file cannot be read whole as text.
+    #[error("the report {}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: ReadError,
+    },
+    /// The text is not a report.
+    #[error("{}: not a jevjudge report: {source}", .path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: ReportError,
+    },
+}
+
+impl Explain for LoadReportError {
+    /// The error; for a rows file, which report belongs to it, or how to finish the run that
+    /// would have written it.
+    fn explain(&self, name: Namer<'_>) -> String {
+        let LoadReportError::RowsFile(path) = self else {
+            return self.to_string();
+        };
+        match crate::rows_file::report_path_for(path) {
+            Some(report) if report.is_file() => {
+                format!("{self}: its report is {}", report.display())
+            }
+            Some(report) => format!(
+                "{self}: its report would be {}, which is not there (the run stopped before \
+                 writing it: running it again with {} {} and {} finishes it and writes it)",
+                report.display(),
+                name(Setting::Report),
+                report.display(),
+                name(Setting::Resume)
+            ),
+            None => format!(
+                "{self}: give the file that run wrote with {}",
+                name(Setting::Report)
+            ),
+        }
     }
 }

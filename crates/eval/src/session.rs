@@ -20,6 +20,7 @@ use std::{
 
 use jevjudge_client::limit::Stop;
 use jevjudge_judge::{BackendKind, Definition, Status};
+use jevjudge_wire::setting::{Explain, Namer, Setting};
 
 use crate::{
     Case, Evaluator, MAX_CASES, REPORT_FORMAT, Report, Row, Run, RunObserver, Runner, RunnerError,
@@ -78,6 +79,53 @@ pub enum SessionError {
     /// read, a rows file that cannot be appended to or read back).
     #[error("{0}")]
     Failed(String),
+}
+
+impl Explain for SessionError {
+    /// The error with the setting that names or fixes it.
+    fn explain(&self, name: Namer<'_>) -> String {
+        match self {
+            SessionError::Concurrency(e) => format!("{}: {e}", name(Setting::Concurrency)),
+            SessionError::Repeat(e) => format!("{}: {e}", name(Setting::Repeat)),
+            SessionError::Price(price) => format!(
+                "{} must be a finite, non-negative number, not {price}",
+                name(Setting::PricePerMillionInput)
+            ),
+            SessionError::NotAFile(path) => format!(
+                "{} {}: a streaming run ({} above {MAX_CASES}) reads the cases twice, so they \
+                 must be a regular file, not a pipe, standard input or a process substitution: \
+                 save them to a file first",
+                name(Setting::Cases),
+                path.display(),
+                name(Setting::MaxCases)
+            ),
+            SessionError::ResumeWithoutRows => format!(
+                "{} needs the rows file: give {} FILE or {} OUT.json",
+                name(Setting::Resume),
+                name(Setting::Rows),
+                name(Setting::Report)
+            ),
+            SessionError::CannotResume(_) => format!("{}: {self}", name(Setting::Resume)),
+            SessionError::RowsFileInUse { .. } => format!(
+                "{self}: add {} to continue that run (only the missing cases run), or {} to \
+                 start afresh and replace it",
+                name(Setting::Resume),
+                name(Setting::Overwrite)
+            ),
+            SessionError::Cases(e) => match e.kind() {
+                crate::CasesErrorKind::LineTooLong { .. } => {
+                    format!("{e} (raise it with {})", name(Setting::MaxLineBytes))
+                }
+                crate::CasesErrorKind::TooLarge { .. } => format!(
+                    "{e} (raise it with {}, or stream them with {} above {MAX_CASES})",
+                    name(Setting::MaxInputBytes),
+                    name(Setting::MaxCases)
+                ),
+                _ => self.to_string(),
+            },
+            SessionError::Input(_) | SessionError::Failed(_) => self.to_string(),
+        }
+    }
 }
 
 /// What a session needs, resolved from the flags: the cases, the limits, the rows file and

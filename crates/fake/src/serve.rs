@@ -36,6 +36,22 @@ pub enum LoadError {
     Replay(#[from] ReplayError),
 }
 
+impl jevjudge_wire::setting::Explain for LoadError {
+    /// The error with the setting that names the file or the model.
+    fn explain(&self, name: jevjudge_wire::setting::Namer<'_>) -> String {
+        use jevjudge_wire::setting::Setting;
+        match self {
+            LoadError::Read(error) => format!("{}: {error}", name(Setting::Replay)),
+            LoadError::Replay(error @ ReplayError::UnknownModel { .. }) => {
+                format!("{}: {error}", name(Setting::Model))
+            }
+            LoadError::Replay(other) => {
+                format!("{}: cannot index it: {other}", name(Setting::Replay))
+            }
+        }
+    }
+}
+
 impl Replay {
     /// Reads the record file at `path` into a replay source for `model` (see
     /// [`Replay::from_records_for_model`]); errors name the line, or the models the file holds.

@@ -5,7 +5,10 @@
 
 use std::{path::PathBuf, sync::Arc};
 
-use jevjudge_wire::record::{Record, find_conflict};
+use jevjudge_wire::{
+    record::{Record, find_conflict},
+    setting::{Explain, Namer, Setting},
+};
 
 use crate::{Backend, BackendKind, RecordWriter, Recording, ReplayBackend, ReplayError};
 
@@ -178,6 +181,31 @@ impl Choice {
             replay_models,
             records_per_request,
         })
+    }
+}
+
+impl Explain for ChoiceError {
+    /// The refusal with the setting that names or fixes it.
+    fn explain(&self, name: Namer<'_>) -> String {
+        match self {
+            ChoiceError::ModelNotRecorded { asked, held } => {
+                let model = name(Setting::Model);
+                format!(
+                    "{model} `{asked}`: {} holds no exchange for it; it holds {} (choose one of \
+                     them with {model}, or leave {model} out when it holds one)",
+                    name(Setting::Replay),
+                    quoted(held)
+                )
+            }
+            ChoiceError::SeveralModels { held } => format!(
+                "{}: the recording holds several models ({}); choose one with {}",
+                name(Setting::Replay),
+                quoted(held),
+                name(Setting::Model)
+            ),
+            ChoiceError::Record { .. } => format!("{}: {self}", name(Setting::Record)),
+            _ => format!("{}: {self}", name(Setting::Replay)),
+        }
     }
 }
 

@@ -103,6 +103,19 @@ impl LoadError {
     }
 }
 
+impl jevjudge_wire::setting::Explain for LoadError {
+    /// The error; a file over the cap names the setting that raises it.
+    fn explain(&self, name: jevjudge_wire::setting::Namer<'_>) -> String {
+        match self.kind {
+            LoadErrorKind::TooLarge { .. } => format!(
+                "{self} (raise it with {})",
+                name(jevjudge_wire::setting::Setting::MaxInputBytes)
+            ),
+            _ => self.to_string(),
+        }
+    }
+}
+
 impl From<LoadErrorKind> for LoadError {
     fn from(kind: LoadErrorKind) -> LoadError {
         LoadError { path: None, kind }

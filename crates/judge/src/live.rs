@@ -3,6 +3,7 @@
 use std::{sync::Arc, time::Duration};
 
 use jevjudge_client::{ApiKey, AttemptHook, Client, ConfigError, limit::Limiter};
+use jevjudge_wire::setting::{Explain, Namer, Setting};
 
 /// How to reach the live API.
 #[derive(Default)]
@@ -34,7 +35,10 @@ pub enum LiveError {
     Key(ConfigError),
     /// No variable holds a key.
     #[error("no System One API key")]
-    NoKey,
+    NoKey {
+        /// The variable named to read it from first, when one was.
+        key_env: Option<String>,
+    },
     /// The other settings are refused (base URL, model, timeout).
     #[error(transparent)]
     Config(ConfigError),
@@ -45,7 +49,9 @@ impl LiveOptions {
     pub fn client(self) -> Result<Client, LiveError> {
         let key = ApiKey::from_env_or_default(self.key_env.as_deref())
             .map_err(LiveError::Key)?
-            .ok_or(LiveError::NoKey)?;
+            .ok_or_else(|| LiveError::NoKey {
+                key_env: self.key_env.clone(),
+            })?;
         self.client_with(key)
     }
 
@@ -67,6 +73,67 @@ impl LiveOptions {
             builder = builder.limiter(limiter);
         }
         builder.build().map_err(LiveError::Config)
+    }
+}
+
+impl Explain for LiveError {
+    /// The refusal with the setting that fixes it. A key pasted where a variable's name belongs
+    /// is never echoed: only a conventional variable name is shown.
+    fn explain(&self, name: Namer<'_>) -> String {
+        let shown = |var: &str| {
+            if jevjudge_client::is_conventional_var_name(var) {
+                var.to_owned()
+            } else {
+                format!(
+                    "the variable named by {} (not shown: it does not look like a variable name; \
+                     give the variable's NAME there, never the key itself)",
+                    name(Setting::ApiKeyEnv)
+                )
+            }
+        };
+        match self {
+            LiveError::Key(ConfigError::InvalidKeyInEnv { name: var }) => format!(
+                "{} does not hold a valid API key (printable ASCII without whitespace)",
+                shown(var)
+            ),
+            LiveError::Key(ConfigError::EnvNotUnicode { name: var }) => {
+                format!("{} is not valid Unicode", shown(var))
+            }
+            LiveError::NoKey { key_env } => format!(
+                "no System One API key: set {}TYPESAFE_API_KEY or JEV_API_KEY (or name another \
+                 variable with {}), or run offline with {} FILE.jevl (recorded answers) or {} (a \
+                 deterministic fake)",
+                key_env
+                    .as_deref()
+                    .map(|var| format!("{}, ", shown(var)))
+                    .unwrap_or_default(),
+                name(Setting::ApiKeyEnv),
+                name(Setting::Replay),
+                name(Setting::Fake)
+            ),
+            LiveError::Config(ConfigError::InsecureHttp { host }) => format!(
+                "{}: plain http is allowed only for loopback hosts, not `{host}`: use https, or \
+                 pass {} (the key then travels in clear text)",
+                name(Setting::BaseUrl),
+                name(Setting::AllowInsecureHttp)
+            ),
+            LiveError::Config(
+                e @ (ConfigError::InvalidBaseUrl
+                | ConfigError::BaseUrlQueryOrFragment
+                | ConfigError::BaseUrlCredentials),
+            ) => format!(
+                "{}: {}",
+                name(Setting::BaseUrl),
+                e.to_string().replace("baseUrl", "the base URL")
+            ),
+            LiveError::Config(ConfigError::BlankModel) => {
+                format!("{}: must not be blank", name(Setting::Model))
+            }
+            LiveError::Config(e @ ConfigError::ZeroTimeout { .. }) => {
+                format!("{}: {e}", name(Setting::Timeout))
+            }
+            other => other.to_string(),
+        }
     }
 }
 

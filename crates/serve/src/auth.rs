@@ -1,5 +1,7 @@
-//! The bearer-token checks: callers' tokens on `/v1/*` (but the queue) and `/metrics`
-//! ([`crate::AuthTokens`]), reviewers' tokens on `/v1/queue/*` ([`crate::ReviewerTokens`]).
+//! The bearer-token checks: callers' tokens on `/v1/*` (but the queue and routes) and
+//! `/metrics` ([`crate::AuthTokens`]), reviewers' tokens on `/v1/queue/*`
+//! ([`crate::ReviewerTokens`]), administrators' tokens to change routes (`/v1/routes*`, where
+//! reads take a caller's token too).
 //!
 //! Both run as route layers, so every method of a protected route — `HEAD`, and methods the
 //! route does not take — is checked before anything else answers: without an accepted token
@@ -15,7 +17,7 @@ use std::net::SocketAddr;
 use crate::{ServeError, ServeState, client_address::client_address, failed_checks::WARN_PAST};
 use axum::{
     extract::{ConnectInfo, Request, State},
-    http::header::AUTHORIZATION,
+    http::{Method, header::AUTHORIZATION},
     middleware::Next,
     response::Response,
 };
@@ -68,10 +70,38 @@ pub(crate) async fn require_reviewer(
     Ok(next.run(request).await)
 }
 
+/// Middleware of `/v1/routes*`: `GET`/`HEAD` take an administrator's or a caller's token;
+/// every other method an administrator's only. A caller's or reviewer's accepted token on a
+/// change is 403 `forbidden`; no accepted token at all is 401.
+pub(crate) async fn require_routes_access(
+    State(state): State<ServeState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ServeError> {
+    let header = request
+        .headers()
+        .get(AUTHORIZATION)
+        .map(|value| value.as_bytes());
+    let config = state.config();
+    let admin = config.admin_tokens.is_enabled() && config.admin_tokens.verify(header);
+    let read = request.method() == Method::GET || request.method() == Method::HEAD;
+    let caller = config.auth_tokens.verify(header);
+    if admin || (read && caller) {
+        return Ok(next.run(request).await);
+    }
+    let known = header.is_some()
+        && ((config.auth_tokens.is_enabled() && caller)
+            || state.reviewer_for_header(header).is_some());
+    if known {
+        return Err(ServeError::Forbidden);
+    }
+    failed(&state, &request);
+    Err(ServeError::Unauthorized)
+}
+
 /// Whether a `/v1/queue/*` route takes `method`: `GET`/`HEAD` for the stats, the held items
 /// and the decisions, `POST` for the others.
-fn queue_route_takes(path: &str, method: &axum::http::Method) -> bool {
-    use axum::http::Method;
+fn queue_route_takes(path: &str, method: &Method) -> bool {
     if ["/v1/queue/stats", "/v1/queue/mine", "/v1/queue/decisions"].contains(&path) {
         method == Method::GET || method == Method::HEAD
     } else {

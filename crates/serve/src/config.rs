@@ -57,6 +57,13 @@ pub struct Config {
     pub retry_after: Duration,
     /// Callers' bearer tokens; empty means no authentication. Default: none.
     pub auth_tokens: AuthTokens,
+    /// Administrators' bearer tokens: the only ones that may change routes (`PUT`, promote,
+    /// rollback); they also read what callers' tokens read of routes. Empty means routes cannot
+    /// be changed through the API. Default: none.
+    pub admin_tokens: AuthTokens,
+    /// The fewest shadowed reviews a version needs to be promoted without `force`.
+    /// Default: [`jevjudge_store::DEFAULT_MIN_SHADOW_REVIEWS`].
+    pub min_shadow_reviews: u64,
     /// How long a client may take to send a whole request head, counted from its first byte;
     /// the connection is closed after. Default: 10 s.
     pub header_timeout: Duration,
@@ -162,6 +169,8 @@ impl Default for Config {
             queue: DEFAULT_QUEUE,
             retry_after: DEFAULT_RETRY_AFTER,
             auth_tokens: AuthTokens::none(),
+            admin_tokens: AuthTokens::none(),
+            min_shadow_reviews: jevjudge_store::DEFAULT_MIN_SHADOW_REVIEWS,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,

@@ -120,6 +120,29 @@ pub enum ServeError {
     /// 403 `not_a_lead`: only a lead (`name:token:lead` in the reviewer list) may do this.
     #[error("only a lead may do this: adjudications and the decisions are the leads'")]
     NotALead,
+    /// 403 `forbidden`: a caller's or a reviewer's token on a request that needs an
+    /// administrator's (changing a route).
+    #[error(
+        "this needs an administrator's token: callers' and reviewers' tokens may not change routes"
+    )]
+    Forbidden,
+    /// 409 `route_conflict`: the route change does not fit the route as held (its live version
+    /// changes only through promote, nothing to roll back, changed meanwhile, a name that is a
+    /// definition version); the message says which.
+    #[error("{message}")]
+    RouteConflict {
+        /// What is in the way.
+        message: String,
+    },
+    /// 409 `promote_refused`: the promote gate refused; the message names the figure, the body
+    /// carries all of them in `figures`; `"force": true` overrides it.
+    #[error("{message}")]
+    PromoteRefused {
+        /// The refusal, naming the figure.
+        message: String,
+        /// The gate's figures.
+        figures: jevjudge_store::PromoteFigures,
+    },
     /// 500 `internal`: a bug; details are only in the logs.
     #[error("internal error")]
     Internal,
@@ -149,7 +172,10 @@ impl ServeError {
             | ServeError::ItemExpired
             | ServeError::TooManyLeases { .. } => StatusCode::CONFLICT,
             ServeError::InvalidDecision { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            ServeError::NotALead => StatusCode::FORBIDDEN,
+            ServeError::NotALead | ServeError::Forbidden => StatusCode::FORBIDDEN,
+            ServeError::RouteConflict { .. } | ServeError::PromoteRefused { .. } => {
+                StatusCode::CONFLICT
+            }
             ServeError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -180,12 +206,15 @@ impl ServeError {
             ServeError::TooManyLeases { .. } => "too_many_leases",
             ServeError::InvalidDecision { .. } => "invalid_decision",
             ServeError::NotALead => "not_a_lead",
+            ServeError::Forbidden => "forbidden",
+            ServeError::RouteConflict { .. } => "route_conflict",
+            ServeError::PromoteRefused { .. } => "promote_refused",
             ServeError::Internal => "internal",
         }
     }
 
     /// Every code, for the OpenAPI document.
-    pub(crate) const CODES: [&'static str; 24] = [
+    pub(crate) const CODES: [&'static str; 27] = [
         "unauthorized",
         "unknown_version",
         "not_found",
@@ -209,6 +238,9 @@ impl ServeError {
         "too_many_leases",
         "invalid_decision",
         "not_a_lead",
+        "forbidden",
+        "route_conflict",
+        "promote_refused",
         "internal",
     ];
 }
@@ -220,6 +252,9 @@ impl IntoResponse for ServeError {
         });
         if let ServeError::TooManyLeases { held } = &self {
             body["held"] = serde_json::json!(held);
+        }
+        if let ServeError::PromoteRefused { figures, .. } = &self {
+            body["figures"] = serde_json::json!(figures);
         }
         let mut response = (self.status(), Json(body)).into_response();
         let headers = response.headers_mut();
@@ -287,6 +322,14 @@ mod tests {
                 message: String::new(),
             },
             ServeError::NotALead,
+            ServeError::Forbidden,
+            ServeError::RouteConflict {
+                message: String::new(),
+            },
+            ServeError::PromoteRefused {
+                message: String::new(),
+                figures: jevjudge_store::PromoteFigures::default(),
+            },
             ServeError::Internal,
         ];
         let codes: Vec<&str> = errors.iter().map(ServeError::code).collect();

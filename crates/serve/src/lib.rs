@@ -148,6 +148,8 @@ mod request_middleware;
 mod review;
 mod reviewers;
 mod reviews_api;
+mod route_changes_api;
+mod route_changes_openapi;
 mod router;
 mod routes;
 mod routes_api;

@@ -278,5 +278,6 @@ pub fn openapi(config: &Config) -> Value {
     crate::reviews_api::describe(&mut document, &secured, &unauthorized);
     crate::queue_openapi::describe(&mut document);
     crate::routes_api::describe(&mut document, &secured, &unauthorized);
+    crate::route_changes_openapi::describe(&mut document, &secured, &unauthorized);
     document
 }

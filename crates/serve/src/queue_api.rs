@@ -58,7 +58,10 @@ fn queue_error(state: &ServeState, error: QueueError) -> ServeError {
 }
 
 /// Reads a small JSON body of `shape` into `T`; an empty body is `{}`.
-async fn json_body<T: DeserializeOwned>(body: Body, shape: &Shape) -> Result<T, ServeError> {
+pub(crate) async fn json_body<T: DeserializeOwned>(
+    body: Body,
+    shape: &Shape,
+) -> Result<T, ServeError> {
     let bytes = axum::body::to_bytes(body, MAX_QUEUE_BODY_BYTES)
         .await
         .map_err(|_| ServeError::BodyTooLarge {
@@ -71,7 +74,7 @@ async fn json_body<T: DeserializeOwned>(body: Body, shape: &Shape) -> Result<T, 
 }
 
 /// The message of an unknown field of a queue body.
-fn unknown(name: &str, fields: &[&str]) -> String {
+pub(crate) fn unknown(name: &str, fields: &[&str]) -> String {
     let expected: Vec<String> = fields.iter().map(|field| format!("`{field}`")).collect();
     format!("unknown field `{name}`; expected {}", expected.join(", "))
 }

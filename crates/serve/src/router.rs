@@ -12,10 +12,10 @@ use axum::{
 
 use crate::{
     ServeError, ServeState,
-    auth::{require_reviewer, require_token},
+    auth::{require_reviewer, require_routes_access, require_token},
     queue_api,
     request_middleware::request_context,
-    review, reviews_api, routes_api,
+    review, reviews_api, route_changes_api, routes_api,
 };
 
 /// Every route of the JSON API as (method, path template), as the OpenAPI document lists them
@@ -23,7 +23,7 @@ use crate::{
 ///
 /// `GET /v1/reviews/{version}` reads a review by id: the segment is a review id there (one
 /// template per path, as the router and OpenAPI require).
-pub const ROUTES: [(&str, &str); 16] = [
+pub const ROUTES: [(&str, &str); 20] = [
     ("POST", "/v1/reviews/{version}"),
     ("GET", "/v1/definitions"),
     ("GET", "/healthz"),
@@ -40,11 +40,16 @@ pub const ROUTES: [(&str, &str); 16] = [
     ("GET", "/v1/queue/decisions"),
     ("GET", "/v1/routes"),
     ("GET", "/v1/routes/{route}"),
+    ("PUT", "/v1/routes/{route}"),
+    ("POST", "/v1/routes/{route}/promote"),
+    ("POST", "/v1/routes/{route}/rollback"),
+    ("GET", "/v1/routes/{route}/history"),
 ];
 
 /// The service's router.
 ///
-/// `/v1/*` and `/metrics` require a bearer token when [`crate::Config::auth_tokens`] has any;
+/// `/v1/*` and `/metrics` require a bearer token when [`crate::Config::auth_tokens`] has any
+/// (changes to routes an administrator's, [`crate::Config::admin_tokens`]);
 /// `/healthz`, `/readyz` and `/openapi.json` never do. Every response (errors included) carries
 /// `x-request-id`, and every error is JSON ([`ServeError`]).
 pub fn app(state: ServeState) -> Router {
@@ -55,11 +60,33 @@ pub fn app(state: ServeState) -> Router {
         )
         .route("/v1/reviews", get(reviews_api::list_reviews))
         .route("/v1/definitions", get(definitions))
-        .route("/v1/routes", get(routes_api::list_routes))
-        .route("/v1/routes/{route}", get(routes_api::get_route))
         .route("/metrics", get(metrics))
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+    // Routes: reads take a caller's or an administrator's token, changes an administrator's.
+    let routes = Router::new()
+        .route("/v1/routes", get(routes_api::list_routes))
+        .route(
+            "/v1/routes/{route}",
+            get(routes_api::get_route).put(route_changes_api::put_route),
+        )
+        .route(
+            "/v1/routes/{route}/promote",
+            post(route_changes_api::promote),
+        )
+        .route(
+            "/v1/routes/{route}/rollback",
+            post(route_changes_api::rollback),
+        )
+        .route(
+            "/v1/routes/{route}/history",
+            get(route_changes_api::history),
+        )
+        .method_not_allowed_fallback(method_not_allowed)
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            require_routes_access,
+        ));
     // Reviewers' routes: their own tokens (`--reviewer-tokens-env`), not the callers'.
     let queue = Router::new()
         .route("/v1/queue/claim", post(queue_api::claim))
@@ -80,6 +107,7 @@ pub fn app(state: ServeState) -> Router {
         .method_not_allowed_fallback(method_not_allowed);
     Router::new()
         .merge(protected)
+        .merge(routes)
         .merge(queue)
         .merge(open)
         .merge(crate::ui::router(state.clone()))

@@ -108,6 +108,11 @@ impl RouteTable {
         }
         Ok(route)
     }
+
+    /// Drops this replica's copy of the route `name` (after a change made here).
+    pub(crate) fn forget(&self, name: &str) {
+        self.cached.lock().expect("not poisoned").remove(name);
+    }
 }
 
 #[cfg(test)]

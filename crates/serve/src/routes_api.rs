@@ -109,6 +109,7 @@ pub(crate) fn describe(document: &mut Value, secured: &Value, unauthorized: &Val
                                           "items": {"$ref": "#/components/schemas/Route"}}}
             }}}},
             "401": unauthorized,
+            "403": error("A reviewer's token (`forbidden`)."),
             "404": error("The service keeps no store (`no_store`)."),
             "503": store_unavailable.clone()
         }
@@ -125,6 +126,7 @@ pub(crate) fn describe(document: &mut Value, secured: &Value, unauthorized: &Val
             "200": {"description": "The route.", "content": {"application/json": {
                 "schema": {"$ref": "#/components/schemas/Route"}}}},
             "401": unauthorized,
+            "403": error("A reviewer's token (`forbidden`)."),
             "404": error("No route has this name (`not_found`), or the service keeps no store \
                           (`no_store`)."),
             "503": store_unavailable

@@ -7,6 +7,7 @@ use std::{fmt, net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 use jevjudge_client::limit::Limiter;
 use jevjudge_judge::Backend;
 use jevjudge_store::{NewRoute, Store, StoreError, StoreUrl};
+use jevjudge_wire::setting::{Explain, Namer, Setting};
 
 use crate::{
     Config, ConfigError, Definitions, Metrics, QueuePolicy, QueuePolicyError, ServeState,
@@ -432,4 +433,56 @@ pub enum BuildError {
     /// The store could not be opened, migrated, or take the definitions.
     #[error(transparent)]
     Store(StoreError),
+}
+
+impl Explain for BuildError {
+    /// The refusal with the settings that fix it.
+    fn explain(&self, name: Namer<'_>) -> String {
+        let queue = || {
+            format!(
+                "the review queue ({})",
+                [
+                    Setting::QueueStatuses,
+                    Setting::SamplePass,
+                    Setting::SecondReview,
+                    Setting::ReviewerTokensEnv,
+                    Setting::ReviewerTokensFile,
+                    Setting::SessionSecretEnv,
+                    Setting::Lease,
+                    Setting::MaxLeasesPerReviewer,
+                ]
+                .map(name)
+                .join(", ")
+            )
+        };
+        const WHY: &str = "reviews and their state text are queued in the store";
+        let (store, state) = (name(Setting::Store), name(Setting::StoreState));
+        match self {
+            BuildError::QueueWithoutStore => {
+                format!("{} needs {store} URL and {state}: {WHY}", queue())
+            }
+            BuildError::QueueWithoutState => format!("{} needs {state}: {WHY}", queue()),
+            BuildError::QueuePolicy(QueuePolicyError::Nothing) => format!(
+                "the review queue needs {} INCONCLUSIVE[,FAIL] or a positive {} RATE: nothing \
+                 would be queued",
+                name(Setting::QueueStatuses),
+                name(Setting::SamplePass)
+            ),
+            BuildError::NoReviewers => format!(
+                "the review queue needs {} VAR or {} PATH (name:token pairs): nobody could \
+                 claim an item",
+                name(Setting::ReviewerTokensEnv),
+                name(Setting::ReviewerTokensFile)
+            ),
+            BuildError::RouteNamesVersion { .. } | BuildError::RouteLiveNotLoaded { .. } => {
+                format!("{}: {self}", name(Setting::Routes))
+            }
+            BuildError::Config(ConfigError::DefaultAboveMax) => format!(
+                "{} must not exceed {}",
+                name(Setting::Budget),
+                name(Setting::MaxBudget)
+            ),
+            other => other.to_string(),
+        }
+    }
 }

@@ -18,6 +18,7 @@ mod queue_metrics;
 mod queue_team;
 mod rate_limits;
 mod record;
+mod route_changes;
 mod routes;
 mod shutdown;
 mod store;

@@ -26,7 +26,9 @@
 //!   [`Store::export_labelled`] read it back.
 //!
 //! - Routes: [`Store::create_route_if_absent`], [`Store::route`], [`Store::routes`] and
-//!   [`Store::set_route_live`] ([`Route`]).
+//!   [`Store::set_route_live`] ([`Route`]); audited changes [`Store::put_route`],
+//!   [`Store::promote_route`] (behind the [`PromoteGate`] on [`Store::promote_figures`]),
+//!   [`Store::rollback_route`] and [`Store::route_history`] ([`RouteChange`]).
 //!
 //! One code path serves both databases: sqlx's `Any` driver with runtime queries, `$N`
 //! placeholders, and only `TEXT` and `BIGINT` columns. No secret is ever stored; state text
@@ -35,8 +37,11 @@
 mod error;
 pub mod export;
 mod group_commit;
+mod promote_figures;
 mod queue;
 mod review;
+mod route_changes;
+mod route_labels;
 mod routes;
 mod schema;
 mod store;
@@ -44,6 +49,9 @@ mod url;
 
 pub use error::{StoreError, StoreKind};
 pub use group_commit::{GroupCommit, GroupCommitConfig, GroupCommitStats};
+pub use promote_figures::{
+    DEFAULT_MIN_SHADOW_REVIEWS, PromoteFigures, PromoteGate, PromoteRefusal,
+};
 pub use queue::{
     Adjudication, AdjudicationClaim, AdjudicationStats, AdjudicationSummary, DecisionCursor,
     DecisionFilter, DecisionPage, DecisionRecord, HeldItem, HistoryEntry, ItemKind, ReviewerAnswer,
@@ -58,6 +66,10 @@ pub use queue::{
 pub use review::{
     Cursor, CursorError, Filter, KeptState, MAX_REFERENCE_CHARS, NewReview, Page, Review, ReviewId,
     ReviewIdError, STATUSES, check_no_controls, check_reference, parse_time,
+};
+pub use route_changes::{
+    Actor, MAX_REASON_CHARS, PromoteRequest, Promoted, PutOutcome, PutRoute, RouteChange,
+    RouteError, check_name as check_route_name,
 };
 pub use routes::{NewRoute, Route};
 pub use schema::SCHEMA_VERSION;

@@ -25,8 +25,8 @@ pub struct NewRoute {
     pub shadow_sample: f64,
 }
 
-/// A route as held by the store.
-#[derive(Debug, Clone, PartialEq)]
+/// A route as held by the store (serialized as the API shows it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Route {
     /// The name callers review under.
     pub name: String,
@@ -45,32 +45,6 @@ pub struct Route {
 const COLUMNS: &str = "name, live, shadows, shadow_sample, created_at, updated_at";
 
 impl Store {
-    /// Creates `route` unless the store holds a route of that name; `true` when it created
-    /// it. A route already held is left exactly as it is.
-    pub async fn create_route_if_absent(&self, route: &NewRoute) -> Result<bool, StoreError> {
-        if !(0.0..=1.0).contains(&route.shadow_sample) {
-            return Err(StoreError::Invalid(format!(
-                "route {}: shadow_sample {} is outside 0 to 1",
-                route.name, route.shadow_sample
-            )));
-        }
-        let now = unix_millis(SystemTime::now());
-        let shadows = serde_json::to_string(&route.shadows).map_err(|_| corrupt("shadows"))?;
-        let done = sqlx::query(
-            "INSERT INTO routes (name, live, shadows, shadow_sample, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING",
-        )
-        .bind(&route.name)
-        .bind(&route.live)
-        .bind(shadows)
-        .bind(route.shadow_sample.to_string())
-        .bind(now)
-        .bind(now)
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() == 1)
-    }
-
     /// The route named `name`.
     pub async fn route(&self, name: &str) -> Result<Option<Route>, StoreError> {
         let row = sqlx::query(&format!("SELECT {COLUMNS} FROM routes WHERE name = $1"))
@@ -88,8 +62,8 @@ impl Store {
         rows.iter().map(route_of).collect()
     }
 
-    /// Points the route `name` at `live`; `true` when the route exists. (The audited promote
-    /// builds on this.)
+    /// Points the route `name` at `live`, unaudited; `true` when the route exists
+    /// ([`Store::promote_route`] is the audited change).
     pub async fn set_route_live(&self, name: &str, live: &str) -> Result<bool, StoreError> {
         let done = sqlx::query("UPDATE routes SET live = $1, updated_at = $2 WHERE name = $3")
             .bind(live)
@@ -101,7 +75,24 @@ impl Store {
     }
 }
 
-fn route_of(row: &AnyRow) -> Result<Route, StoreError> {
+impl std::fmt::Display for Route {
+    /// `refund: live v2, shadows v1, v3 (share 1)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: live {}", self.name, self.live)?;
+        if self.shadows.is_empty() {
+            write!(f, ", no shadows")
+        } else {
+            write!(
+                f,
+                ", shadows {} (share {})",
+                self.shadows.join(", "),
+                self.shadow_sample
+            )
+        }
+    }
+}
+
+pub(crate) fn route_of(row: &AnyRow) -> Result<Route, StoreError> {
     let shadows: String = row.try_get("shadows")?;
     let sample: String = row.try_get("shadow_sample")?;
     Ok(Route {

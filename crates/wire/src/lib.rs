@@ -49,6 +49,7 @@ pub mod record;
 mod request;
 mod response;
 mod secret;
+pub mod setting;
 pub mod strict_json;
 mod usage;
 

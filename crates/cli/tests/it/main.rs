@@ -20,6 +20,7 @@ mod queue;
 mod queue_export;
 mod queue_team;
 mod repeats;
+mod route_changes;
 mod routes;
 mod serve;
 mod weights;

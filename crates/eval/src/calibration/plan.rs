@@ -6,6 +6,7 @@ use std::path::Path;
 
 use jevjudge_judge::{Definition, DefinitionError, DefinitionFormat};
 use jevjudge_stats::Targets;
+use jevjudge_wire::setting::{Explain, Namer, Setting};
 
 use super::{
     Calibration, CalibrationSettings, CriterionSpec, DefinitionTextError, Z,
@@ -38,6 +39,36 @@ pub enum SettingsError {
     /// No stability resample.
     #[error("at least one resample is needed")]
     NoResamples,
+}
+
+impl Explain for SettingsError {
+    /// The setting out of range, named.
+    fn explain(&self, name: Namer<'_>) -> String {
+        match *self {
+            SettingsError::OutOfRange { target, value } => {
+                let setting = match target {
+                    Target::MinPassPrecision => Setting::MinPassPrecision,
+                    Target::MinFailPrecision => Setting::MinFailPrecision,
+                    Target::MaxAbstain => Setting::MaxAbstain,
+                };
+                format!("{} must be within 0..=1, not {value}", name(setting))
+            }
+            SettingsError::NoResamples => {
+                format!("{} must be at least 1", name(Setting::Resamples))
+            }
+        }
+    }
+}
+
+impl Explain for DeltaOutOfRange {
+    /// The bound out of range, named.
+    fn explain(&self, name: Namer<'_>) -> String {
+        format!(
+            "{} must be within (0, 1), not {}",
+            name(Setting::Delta),
+            self.0
+        )
+    }
 }
 
 /// A family-wise error bound δ outside (0, 1) (or NaN).
@@ -139,6 +170,16 @@ pub enum CalibratedFileError {
     /// It cannot be written as the file's format.
     #[error(transparent)]
     Text(DefinitionTextError),
+}
+
+impl Explain for CalibratedFileError {
+    /// The error with the setting that names the version or the file.
+    fn explain(&self, name: Namer<'_>) -> String {
+        match self {
+            CalibratedFileError::Version(e) => format!("{}: {e}", name(Setting::NewVersion)),
+            CalibratedFileError::Text(e) => format!("{}: {e}", name(Setting::WriteDefinition)),
+        }
+    }
 }
 
 /// The file `out` of `definition` with the recommendations of `calibration` (from the report

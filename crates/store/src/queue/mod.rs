@@ -457,12 +457,14 @@ fn json_of(text: Option<String>, what: &str) -> Result<Option<Value>, StoreError
         .transpose()
 }
 
-fn expected_of(text: Option<String>) -> Result<Option<BTreeMap<String, bool>>, StoreError> {
+pub(crate) fn expected_of(
+    text: Option<String>,
+) -> Result<Option<BTreeMap<String, bool>>, StoreError> {
     text.map(|t| serde_json::from_str(&t).map_err(|_| corrupt("expected")))
         .transpose()
 }
 
-fn findings_of(text: &str) -> Result<BTreeMap<String, Option<bool>>, StoreError> {
+pub(crate) fn findings_of(text: &str) -> Result<BTreeMap<String, Option<bool>>, StoreError> {
     serde_json::from_str(text).map_err(|_| corrupt("queue_decisions.findings"))
 }
 

@@ -67,3 +67,6 @@ async fn a_shadow_sample_outside_zero_to_one_is_invalid(url: StoreUrl) {
     assert!(matches!(result, Err(StoreError::Invalid(_))), "{result:?}");
     assert_eq!(store.routes().await.unwrap(), []);
 }
+
+/// Audited changes: put, promote, rollback, history and the promote gate's figures.
+mod changes;
