@@ -1,5 +1,7 @@
 //! The decision log hook of the service (`jevjudge serve --store URL`): every review is written
 //! to a [`Store`] before its response is sent, and `/readyz` follows the store's health.
+//! Concurrent reviews' rows are committed together ([`GroupCommit`]): one transaction per
+//! 2 ms window or 64 rows, each review answered once its own row is committed.
 
 use std::{
     collections::HashMap,
@@ -12,7 +14,8 @@ use std::{
 
 use jevjudge_judge::{Backend, BackendFuture, BackendKind, Definition, Verdict};
 use jevjudge_store::{
-    Enqueue, Inclusion, KeptState, NewReview, QueueItemId, ReviewId, Store, StoreError,
+    Enqueue, GroupCommit, GroupCommitConfig, GroupCommitStats, Inclusion, KeptState, NewReview,
+    QueueItemId, ReviewId, Store, StoreError,
 };
 use jevjudge_wire::{Request, canonical};
 use serde_json::{Map, Value, json};
@@ -33,6 +36,7 @@ pub const RETENTION_SWEEP: Duration = Duration::from_secs(60);
 #[derive(Debug)]
 pub struct DecisionLog {
     store: Store,
+    writer: GroupCommit,
     keep_state: bool,
     requested_model: String,
     digests: RwLock<HashMap<String, String>>,
@@ -51,6 +55,7 @@ impl DecisionLog {
         requested_model: impl Into<String>,
     ) -> Result<DecisionLog, StoreError> {
         let log = DecisionLog {
+            writer: store.group_commit(GroupCommitConfig::default()),
             store,
             keep_state,
             requested_model: requested_model.into(),
@@ -95,6 +100,11 @@ impl DecisionLog {
         &self.store
     }
 
+    /// What the group committer has written so far (transactions, rows, failures).
+    pub fn commit_stats(&self) -> GroupCommitStats {
+        self.writer.stats()
+    }
+
     /// Whether state text is kept.
     pub fn keeps_state(&self) -> bool {
         self.keep_state
@@ -116,8 +126,9 @@ impl DecisionLog {
     }
 
     /// Writes one review and, when `enqueue` says so, its queue item(s) with the review's
-    /// inclusion probability, in one transaction; on failure the service is not ready until a
-    /// check succeeds.
+    /// inclusion probability, in one transaction (shared with concurrent reviews' rows);
+    /// returns once that transaction is committed. On failure the service is not ready until
+    /// a check succeeds.
     pub(crate) async fn write_queued(
         &self,
         review: &NewReview,
@@ -125,11 +136,11 @@ impl DecisionLog {
     ) -> Result<Vec<QueueItemId>, StoreError> {
         let written = match enqueue {
             Some((enqueue, inclusion)) => {
-                self.store
-                    .insert_queued_with(review, Some(enqueue), *inclusion)
+                self.writer
+                    .insert_queued_with(review.clone(), Some(*enqueue), *inclusion)
                     .await
             }
-            None => self.store.insert_queued(review, None).await,
+            None => self.writer.insert_queued(review.clone(), None).await,
         };
         match written {
             Ok(items) => {

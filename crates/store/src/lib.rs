@@ -14,6 +14,9 @@
 //!   write-ahead log truncated after it);
 //!   [`Store::export_records`] rebuilds replayable `.jevl` records; [`Store::ping`] is the
 //!   health check.
+//! - [`Store::group_commit`] starts a committer that writes the rows of concurrent reviews in
+//!   one transaction per short window ([`GroupCommit`], [`GroupCommitConfig`]); each write
+//!   returns once its own row is committed.
 //!
 //! - The review queue: [`Store::insert_queued`] logs a review and queues it in one
 //!   transaction; [`Store::claim`] leases the oldest pending item (atomic across replicas),
@@ -35,6 +38,7 @@
 
 mod error;
 pub mod export;
+mod group_commit;
 mod promote_figures;
 mod queue;
 mod review;
@@ -47,6 +51,7 @@ mod store;
 mod url;
 
 pub use error::{StoreError, StoreKind};
+pub use group_commit::{GroupCommit, GroupCommitConfig, GroupCommitStats};
 pub use promote_figures::{
     DEFAULT_MIN_SHADOW_REVIEWS, PromoteFigures, PromoteGate, PromoteRefusal,
 };

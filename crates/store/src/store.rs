@@ -241,7 +241,7 @@ impl Store {
     /// Writes one review; when this returns `Ok` the row is committed.
     pub async fn insert(&self, review: &NewReview) -> Result<(), StoreError> {
         let mut connection = self.pool.acquire().await?;
-        write_review(&mut connection, review).await
+        Ok(write_review(&mut connection, review).await?)
     }
 
     /// The review with this id.
@@ -379,7 +379,7 @@ impl Store {
 pub(crate) async fn write_review(
     connection: &mut sqlx::AnyConnection,
     review: &NewReview,
-) -> Result<(), StoreError> {
+) -> Result<(), sqlx::Error> {
     let (state, answers, requested_model) = match &review.kept {
         Some(kept) => (
             Some(kept.state.to_string()),

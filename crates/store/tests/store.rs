@@ -41,6 +41,10 @@ mod hardening;
 #[path = "routes/mod.rs"]
 mod routes;
 
+/// Group commit: shared transactions, a refused row fails alone.
+#[path = "group_commit/mod.rs"]
+mod group_commit;
+
 fn sqlite_url() -> StoreUrl {
     StoreUrl::Sqlite(sqlite_file("jevjudge_store"))
 }

@@ -50,6 +50,7 @@ pub use decisions::{
 pub use gauges::{PendingVersion, QueueGauges};
 pub use held::HeldItem;
 pub use inclusion::{Inclusion, InclusionError};
+pub(crate) use ops::{item_ids, write_items};
 pub use sql::statements;
 pub use team::{
     Adjudication, AdjudicationClaim, AdjudicationStats, ItemKind, ReviewerAnswer, ReviewerUpheld,

@@ -51,37 +51,11 @@ impl Store {
             self.insert(review).await?;
             return Ok(Vec::new());
         };
-        if !(1..=2).contains(&enqueue.copies) {
-            return Err(StoreError::Invalid(format!(
-                "a review is queued once or twice (second review), not {} times",
-                enqueue.copies
-            )));
-        }
+        let ids = item_ids(Some(enqueue))?;
         let now = unix_millis(SystemTime::now());
-        let ids: Vec<QueueItemId> = (0..enqueue.copies).map(|_| QueueItemId::new()).collect();
         let mut transaction = self.begin_write().await?;
         write_review(&mut transaction, review).await?;
-        for (index, id) in ids.iter().enumerate() {
-            let reason = if index == 0 {
-                enqueue.reason.as_str()
-            } else {
-                SECOND_REVIEW
-            };
-            sqlx::query(
-                "INSERT INTO queue_items (id, review_id, definition_version, reason, slot, \
-                 queued_at, copies, inclusion) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            )
-            .bind(id.to_string())
-            .bind(review.id.to_string())
-            .bind(&review.definition_version)
-            .bind(reason)
-            .bind(index as i64 + 1)
-            .bind(now)
-            .bind(i64::from(enqueue.copies))
-            .bind(inclusion.map(Inclusion::to_text))
-            .execute(&mut *transaction)
-            .await?;
-        }
+        write_items(&mut transaction, review, enqueue, inclusion, &ids, now).await?;
         transaction.commit().await?;
         Ok(ids)
     }
@@ -642,4 +616,53 @@ async fn held_items(
             id.parse().map_err(|_| corrupt("queue_items.id"))
         })
         .collect()
+}
+
+/// New ids for the queue items of one review: none without `enqueue`, else one per copy
+/// (1, or 2 for a second review; any other count is refused).
+pub(crate) fn item_ids(enqueue: Option<&Enqueue>) -> Result<Vec<QueueItemId>, StoreError> {
+    let Some(enqueue) = enqueue else {
+        return Ok(Vec::new());
+    };
+    if !(1..=2).contains(&enqueue.copies) {
+        return Err(StoreError::Invalid(format!(
+            "a review is queued once or twice (second review), not {} times",
+            enqueue.copies
+        )));
+    }
+    Ok((0..enqueue.copies).map(|_| QueueItemId::new()).collect())
+}
+
+/// Writes the queue items `ids` ([`item_ids`]) of `review`, queued at `now` (Unix ms), on
+/// `connection` (inside the transaction that writes the review).
+pub(crate) async fn write_items(
+    connection: &mut sqlx::AnyConnection,
+    review: &NewReview,
+    enqueue: &Enqueue,
+    inclusion: Option<Inclusion>,
+    ids: &[QueueItemId],
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    for (index, id) in ids.iter().enumerate() {
+        let reason = if index == 0 {
+            enqueue.reason.as_str()
+        } else {
+            SECOND_REVIEW
+        };
+        sqlx::query(
+            "INSERT INTO queue_items (id, review_id, definition_version, reason, slot, \
+             queued_at, copies, inclusion) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(id.to_string())
+        .bind(review.id.to_string())
+        .bind(&review.definition_version)
+        .bind(reason)
+        .bind(index as i64 + 1)
+        .bind(now)
+        .bind(i64::from(enqueue.copies))
+        .bind(inclusion.map(Inclusion::to_text))
+        .execute(&mut *connection)
+        .await?;
+    }
+    Ok(())
 }
