@@ -37,6 +37,8 @@ fn review() -> NewReview {
         request_id: "req-bench".to_owned(),
         backend: "fake".to_owned(),
         kept: None,
+        shadow_of: None,
+        route: None,
     }
 }
 
