@@ -11,11 +11,12 @@ use jevjudge_eval::{
     reviewer::Reviewer,
     session::{Session, SessionError, SessionPlan},
 };
+use jevjudge_judge::backend_settings::BackendSettings;
 use jevjudge_wire::setting::Explain as _;
 use pyo3::prelude::*;
 
 use crate::{
-    backend::{BackendOptions, seconds},
+    backend::{resolve, seconds},
     definition::PyDefinition,
     errors::{self, CasesError},
     report::PyReport,
@@ -122,7 +123,7 @@ pub fn evaluate(
     let runner = plan.runner(concurrency).map_err(session_error)?;
     plan.check_cases_file().map_err(session_error)?;
     let case_set = plan.read_cases(&definition, None).map_err(session_error)?;
-    let options = BackendOptions {
+    let settings = BackendSettings {
         replay,
         fake,
         model,
@@ -133,12 +134,13 @@ pub fn evaluate(
         allow_insecure_http,
         record,
         repeated_records: repeat > 1,
+        ..BackendSettings::default()
     };
     let limiter = Limiter::new(LimitConfig {
         adaptive: !fixed_concurrency,
         ..LimitConfig::new(concurrency)
     });
-    let chosen = options.resolve(Some(limiter.clone()))?;
+    let chosen = resolve(&settings, Some(limiter.clone()))?;
     let reviewer = Reviewer::new(runner, limiter, chosen, &definition, budget)
         .map_err(errors::configuration)?;
     let kind = reviewer.chosen.kind.to_string();

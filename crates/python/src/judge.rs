@@ -4,13 +4,16 @@
 use std::{path::PathBuf, sync::Arc};
 
 use jevjudge_client::limit::{LimitConfig, Limiter};
-use jevjudge_judge::{Backend, Definition, Judge, RecordWriter, Status, Verdict, input};
+use jevjudge_judge::{
+    Backend, Definition, Judge, RecordWriter, Status, Verdict, backend_settings::BackendSettings,
+    input,
+};
 use jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES;
 use pyo3::prelude::*;
 use serde_json::Value;
 
 use crate::{
-    backend::{BackendOptions, seconds},
+    backend::{resolve, seconds},
     definition::PyDefinition,
     errors::{self, StateError},
     json, runtime,
@@ -61,7 +64,7 @@ impl PyJudge {
         if max_in_flight == 0 {
             return Err(errors::configuration("max_in_flight must be at least 1"));
         }
-        let options = BackendOptions {
+        let settings = BackendSettings {
             replay,
             fake,
             model,
@@ -72,9 +75,10 @@ impl PyJudge {
             allow_insecure_http,
             record,
             repeated_records: false,
+            ..BackendSettings::default()
         };
         let limiter = Limiter::new(LimitConfig::new(max_in_flight));
-        let chosen = options.resolve(Some(limiter.clone()))?;
+        let chosen = resolve(&settings, Some(limiter.clone()))?;
         let judge = Judge::new(chosen.backend, budget)
             .map_err(errors::configuration)?
             .with_limiter(limiter);
