@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use jevjudge_judge::input::{self, ReadError};
+use jevjudge_judge::input::{self, InputError, ReadError};
 use jevjudge_wire::setting::{Explain, Setting};
 
 /// The command-line flag of a setting that library errors name: `--max-input-bytes`.
@@ -37,15 +37,12 @@ pub fn read_to_string(path: &Path, what: &str, max_bytes: u64) -> anyhow::Result
 }
 
 fn read_error(error: ReadError, what: &str, path: &Path) -> anyhow::Error {
-    let path = path.display();
-    match error {
-        ReadError::Io(e) => anyhow::anyhow!("cannot read the {what} {path}: {e}"),
-        ReadError::TooLarge { max_bytes } => anyhow::anyhow!(
-            "the {what} {path} is larger than the cap of {max_bytes} bytes (raise it with \
-             --max-input-bytes)"
-        ),
-        ReadError::NotUtf8 => anyhow::anyhow!("the {what} {path} is not valid UTF-8"),
-    }
+    let source = &path.display().to_string();
+    flagged(&InputError {
+        what,
+        source,
+        error,
+    })
 }
 
 /// The value of the environment variable `name`, which the option `flag` (like
