@@ -106,7 +106,7 @@ pub struct Args {
     /// The share of cases that should pass in production (strictly between 0 and 1): adds
     /// the PASS and FAIL precisions at that base rate, and warns when the cases' own mix is
     /// far from it.
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", value_parser = crate::inputs::parse_prevalence)]
     pub prevalence: Option<f64>,
 
     /// Append each finished row to this JSON Lines file as it completes [default: beside
@@ -198,11 +198,7 @@ impl Plan {
             min_coverage: args.min_coverage,
         };
         gates.check()?;
-        let prevalence = args
-            .prevalence
-            .map(jevjudge_eval::prevalence::check)
-            .transpose()
-            .map_err(|e| flagged(&e))?;
+        let prevalence = args.prevalence;
         session.check_cases_file().map_err(|e| flagged(&e))?;
         let outputs = ReportFiles {
             report: args.report,

@@ -11,6 +11,12 @@ pub fn flag(setting: Setting) -> String {
     format!("--{}", setting.key().replace('_', "-"))
 }
 
+/// Parses a production base rate for clap: strictly between 0 and 1.
+pub fn parse_prevalence(text: &str) -> Result<f64, String> {
+    let value: f64 = text.trim().parse().map_err(|e| format!("{e}"))?;
+    jevjudge_eval::prevalence::check(value).map_err(|e| e.to_string())
+}
+
 /// A library error whose message names settings, each named by its flag.
 pub fn flagged(error: &impl Explain) -> anyhow::Error {
     anyhow::Error::msg(error.explain(&flag))

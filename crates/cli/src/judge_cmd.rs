@@ -4,7 +4,7 @@ use std::{io::IsTerminal, path::PathBuf, time::Duration};
 
 use jevjudge_judge::{
     Judge, Status,
-    input::{self, InputError},
+    input::{self, InputError, StateError},
 };
 use serde_json::Value;
 
@@ -68,16 +68,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<Value> {
     let (state, source) = match path {
         Some(path) if path.as_os_str() != "-" => {
-            let file = match crate::inputs::wait_for_writer("--state", path)?.0 {
-                Some(file) => file,
-                None => std::fs::File::open(path).map_err(|e| {
-                    anyhow::anyhow!("cannot read the state {}: {e}", path.display())
-                })?,
-            };
-            (
-                input::read_state(file, max_bytes),
-                path.display().to_string(),
-            )
+            let held = crate::inputs::wait_for_writer("--state", path)?.0;
+            let file = held.map_or_else(|| std::fs::File::open(path), Ok);
+            let state = (file.map_err(|e| StateError::Read(e.into())))
+                .and_then(|file| input::read_state(file, max_bytes));
+            (state, path.display().to_string())
         }
         _ => {
             if std::io::stdin().is_terminal() {
