@@ -78,6 +78,9 @@ if not buckets:
     print("not measured (this binary has no jevjudge_review_added_seconds)")
     sys.exit()
 total = buckets[-1][1]
+if total == 0:
+    print("no answered review")
+    sys.exit()
 def quantile(q):
     below, seen = 0.0, 0
     for bound, count in buckets:
