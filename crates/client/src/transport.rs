@@ -354,6 +354,7 @@ impl Drop for Exchange {
     }
 }
 
+/// Sorts a reqwest failure into a kind; its text (which names the URL) is dropped.
 fn classify(error: reqwest::Error) -> TransportError {
     let kind = if error.is_builder() {
         TransportErrorKind::Other
