@@ -102,9 +102,10 @@ impl Summary {
     }
 }
 
-/// Builds a [`Summary`] one row at a time; memory is four bytes per review (its time, in
-/// [`Latencies`]) and about one byte per case (its tally, see [`crate::RiskBuilder`]).
-#[derive(Debug, Clone, Default)]
+/// Builds a [`Summary`] one row at a time; memory is about one byte per case (its tally, see
+/// [`crate::RiskBuilder`]), the review times going to a temporary file past a fixed number
+/// ([`Latencies`]).
+#[derive(Debug, Default)]
 pub struct SummaryBuilder {
     correct: u64,
     incorrect: u64,
@@ -217,7 +218,7 @@ impl SummaryBuilder {
 /// (rule 58): each remembers the lowest case index it was seen at, so rows may arrive in
 /// completion order. Review times are kept once, by the scenarios; the overall P50/P95 are
 /// taken over their union.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SummariesBuilder {
     overall: SummaryBuilder,
     scenarios: Vec<(String, usize, SummaryBuilder)>,
