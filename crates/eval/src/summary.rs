@@ -505,6 +505,40 @@ mod tests {
     }
 
     #[test]
+    fn summaries_past_the_spill_threshold_give_the_figures_of_full_ones() {
+        // Every scenario holds more times than memory keeps: they go to temporary files.
+        let per_scenario = crate::latencies::SPILL_AT + 1_000;
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let rows: Vec<Row> = (0..3 * per_scenario)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let nanos = state % 50_000_000 + if i % 97 == 0 { 5_000_000_000 } else { 0 };
+                generated(
+                    (i % 3) as u8,
+                    i % 2 == 0,
+                    &[((state >> 40) as u8, nanos)],
+                    1.0,
+                )
+            })
+            .collect();
+        let (overall, scenarios) = summarize(&rows, None);
+        let got: Vec<_> = std::iter::once(&overall)
+            .chain(scenarios.iter().map(|(_, s)| s))
+            .map(|s| {
+                (
+                    s.p50_millis,
+                    s.p95_millis,
+                    s.risk.accuracy_ci,
+                    s.risk.false_pass_rate_upper,
+                )
+            })
+            .collect();
+        assert_eq!(got, reference(&rows));
+    }
+
+    #[test]
     fn errors_are_counted_by_kind_and_detail_most_frequent_first() {
         let mut builder = SummaryBuilder::default();
         builder.add(&row(None, true));
