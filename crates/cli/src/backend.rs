@@ -87,32 +87,16 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
-/// The resolved backend and what reports must say about it.
-pub type ResolvedBackend = Chosen;
-
 impl BackendArgs {
-    /// Builds the backend. Configuration problems (no key, bad URL, unreadable records) are
+    /// Builds the backend (the judge crate's [`BackendSettings::resolve`]); `on_attempt`
+    /// reports every attempt of the live client (for metrics), which also paces its retries
+    /// through `limiter`. Configuration problems (no key, bad URL, unreadable records) are
     /// input errors: exit 2, nothing sent.
-    pub fn resolve(&self) -> anyhow::Result<ResolvedBackend> {
-        self.resolve_with_hook(None)
-    }
-
-    /// Builds the backend like [`BackendArgs::resolve`], with `on_attempt` reporting every
-    /// attempt of the live client (for metrics; offline backends make no attempts).
-    pub fn resolve_with_hook(
-        &self,
-        on_attempt: Option<AttemptHook>,
-    ) -> anyhow::Result<ResolvedBackend> {
-        self.resolve_limited(on_attempt, None)
-    }
-
-    /// Builds the backend like [`BackendArgs::resolve_with_hook`]; the live client also reports
-    /// every attempt to `limiter` and paces its retries through it.
-    pub fn resolve_limited(
+    pub fn resolve(
         &self,
         on_attempt: Option<AttemptHook>,
         limiter: Option<Arc<Limiter>>,
-    ) -> anyhow::Result<ResolvedBackend> {
+    ) -> anyhow::Result<Chosen> {
         // A replay from a named pipe: wait (bounded) for its writer, and hold it open.
         let _held = match &self.replay {
             Some(path) => Some(crate::inputs::wait_for_writer("--replay", path)?),

@@ -98,7 +98,7 @@ pub struct Args {
     /// The share of production cases whose expectation holds (for a one-criterion definition,
     /// the share that should pass), strictly between 0 and 1: adds each pair's PASS and FAIL
     /// precisions at that base rate instead of the labelled cases' own mix.
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", value_parser = crate::inputs::parse_prevalence)]
     pub prevalence: Option<f64>,
 
     /// Ignore case weights (`weight`, 1/π of sampled labels): every case counts once. Without
@@ -192,11 +192,7 @@ impl Plan {
             settings,
             write_definition: args.write_definition,
             new_version: args.new_version,
-            prevalence: args
-                .prevalence
-                .map(jevjudge_eval::prevalence::check)
-                .transpose()
-                .map_err(|e| flagged(&e))?,
+            prevalence: args.prevalence,
             json: args.json,
         })
     }

@@ -53,7 +53,7 @@ pub struct Args {
 
     /// The share of cases that should pass in production (strictly between 0 and 1): adds
     /// each run's PASS and FAIL precisions at that base rate.
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", value_parser = crate::inputs::parse_prevalence)]
     pub prevalence: Option<f64>,
 
     /// Print the compare JSON document instead of the human summary.
@@ -65,11 +65,7 @@ pub struct Args {
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let base = read_report(&args.base)?;
     let candidate = read_report(&args.candidate)?;
-    let prevalence = args
-        .prevalence
-        .map(jevjudge_eval::prevalence::check)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("--prevalence: {e}"))?;
+    let prevalence = args.prevalence;
     let mut comparison = compare(
         &base,
         &candidate,

@@ -9,7 +9,6 @@ use std::{path::Path, path::PathBuf, time::Duration};
 use jevjudge_client::limit::Limiter;
 use jevjudge_eval::{
     Report, Row, RunObserver, Runner,
-    calibration::{CriterionSpec, criteria_at_prevalence},
     gates::{self, Gate, Gates},
     html::case_texts,
     output::ReportFiles,
@@ -107,7 +106,7 @@ pub struct Args {
     /// The share of cases that should pass in production (strictly between 0 and 1): adds
     /// the PASS and FAIL precisions at that base rate, and warns when the cases' own mix is
     /// far from it.
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", value_parser = crate::inputs::parse_prevalence)]
     pub prevalence: Option<f64>,
 
     /// Append each finished row to this JSON Lines file as it completes [default: beside
@@ -199,11 +198,7 @@ impl Plan {
             min_coverage: args.min_coverage,
         };
         gates.check()?;
-        let prevalence = args
-            .prevalence
-            .map(jevjudge_eval::prevalence::check)
-            .transpose()
-            .map_err(|e| flagged(&e))?;
+        let prevalence = args.prevalence;
         session.check_cases_file().map_err(|e| flagged(&e))?;
         let outputs = ReportFiles {
             report: args.report,
@@ -250,7 +245,7 @@ fn reviewer(plan: &Plan) -> anyhow::Result<Reviewer> {
         .limits
         .config(plan.concurrency, session.price_per_million_input)?;
     let limiter = Limiter::new(config);
-    let chosen = plan.backend.resolve_limited(None, Some(limiter.clone()))?;
+    let chosen = plan.backend.resolve(None, Some(limiter.clone()))?;
     let reviewer = Reviewer::new(
         plan.runner.clone(),
         limiter,
@@ -332,12 +327,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     crate::backend::answered_kind(reviewer.chosen.kind, reviewer.answered());
     let mut report = reviewer.report(outcome, &plan.definition);
     if let Some(prevalence) = plan.prevalence {
-        report.set_prevalence(prevalence);
-        if plan.definition.criteria().len() > 1 {
-            let specs = CriterionSpec::from_definition(&plan.definition);
-            report.overall.risk.at_prevalence_by_criterion =
-                criteria_at_prevalence(&report, &specs, prevalence);
-        }
+        report.set_prevalence_of(prevalence, &plan.definition);
     }
 
     let gates = plan.gates.evaluate(&report);

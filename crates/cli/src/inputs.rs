@@ -3,12 +3,18 @@
 
 use std::path::Path;
 
-use jevjudge_judge::input::{self, ReadError};
+use jevjudge_judge::input::{self, InputError, ReadError};
 use jevjudge_wire::setting::{Explain, Setting};
 
 /// The command-line flag of a setting that library errors name: `--max-input-bytes`.
 pub fn flag(setting: Setting) -> String {
     format!("--{}", setting.key().replace('_', "-"))
+}
+
+/// Parses a production base rate for clap: strictly between 0 and 1.
+pub fn parse_prevalence(text: &str) -> Result<f64, String> {
+    let value: f64 = text.trim().parse().map_err(|e| format!("{e}"))?;
+    jevjudge_eval::prevalence::check(value).map_err(|e| e.to_string())
 }
 
 /// A library error whose message names settings, each named by its flag.
@@ -37,15 +43,12 @@ pub fn read_to_string(path: &Path, what: &str, max_bytes: u64) -> anyhow::Result
 }
 
 fn read_error(error: ReadError, what: &str, path: &Path) -> anyhow::Error {
-    let path = path.display();
-    match error {
-        ReadError::Io(e) => anyhow::anyhow!("cannot read the {what} {path}: {e}"),
-        ReadError::TooLarge { max_bytes } => anyhow::anyhow!(
-            "the {what} {path} is larger than the cap of {max_bytes} bytes (raise it with \
-             --max-input-bytes)"
-        ),
-        ReadError::NotUtf8 => anyhow::anyhow!("the {what} {path} is not valid UTF-8"),
-    }
+    let source = &path.display().to_string();
+    flagged(&InputError {
+        what,
+        source,
+        error,
+    })
 }
 
 /// The value of the environment variable `name`, which the option `flag` (like

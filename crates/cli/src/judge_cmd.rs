@@ -4,13 +4,14 @@ use std::{io::IsTerminal, path::PathBuf, time::Duration};
 
 use jevjudge_judge::{
     Judge, Status,
-    input::{self, ReadError, StateError},
+    input::{self, InputError, StateError},
 };
 use serde_json::Value;
 
 use crate::{
     backend::{BackendArgs, parse_positive_duration, report_recording},
     exit::{self, Failure},
+    inputs::flagged,
 };
 
 /// Options of `jevjudge judge`.
@@ -40,7 +41,7 @@ pub struct Args {
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let definition = crate::inputs::definition(&args.definition, args.backend.max_input_bytes)?;
     let state = read_state(args.state.as_deref(), args.backend.max_input_bytes)?;
-    let resolved = args.backend.resolve()?;
+    let resolved = args.backend.resolve(None, None)?;
     let judge = Judge::new(resolved.backend, args.budget)?;
     let verdict = judge.review(state, &definition).await;
     // The Result JSON of §4.1, plus where the answers came from (`fake`/`fixture` must show).
@@ -67,16 +68,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<Value> {
     let (state, source) = match path {
         Some(path) if path.as_os_str() != "-" => {
-            let file = match crate::inputs::wait_for_writer("--state", path)?.0 {
-                Some(file) => file,
-                None => std::fs::File::open(path).map_err(|e| {
-                    anyhow::anyhow!("cannot read the state {}: {e}", path.display())
-                })?,
-            };
-            (
-                input::read_state(file, max_bytes),
-                path.display().to_string(),
-            )
+            let held = crate::inputs::wait_for_writer("--state", path)?.0;
+            let file = held.map_or_else(|| std::fs::File::open(path), Ok);
+            let state = (file.map_err(|e| StateError::Read(e.into())))
+                .and_then(|file| input::read_state(file, max_bytes));
+            (state, path.display().to_string())
         }
         _ => {
             if std::io::stdin().is_terminal() {
@@ -97,17 +93,11 @@ fn read_state(path: Option<&std::path::Path>, max_bytes: u64) -> anyhow::Result<
             )
         }
     };
-    state.map_err(|error| match error {
-        StateError::Read(ReadError::Io(e)) => {
-            anyhow::anyhow!("cannot read the state {source}: {e}")
-        }
-        StateError::Read(ReadError::TooLarge { max_bytes }) => anyhow::anyhow!(
-            "{source}: the state is larger than the cap of {max_bytes} bytes (raise it with \
-             --max-input-bytes)"
-        ),
-        StateError::Read(ReadError::NotUtf8) => {
-            anyhow::anyhow!("{source}: the state is not valid UTF-8")
-        }
-        other => anyhow::anyhow!("{source}: {other}"),
+    state.map_err(|error| {
+        flagged(&InputError {
+            what: "state",
+            source: &source,
+            error,
+        })
     })
 }

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use jevjudge_judge::Status;
-use jevjudge_serve::{QueuePolicy, ReviewerTokens, SessionSecret};
+use jevjudge_serve::{QueuePolicy, QueueSettings, ReviewersSource};
+use jevjudge_wire::setting::Explain as _;
 
 use crate::exit::Failure;
 
@@ -97,48 +98,29 @@ impl QueueArgs {
             || self.max_leases_per_reviewer.is_some()
     }
 
-    /// The policy, or `None` when no queue option was given. The reviewers' variable is read
-    /// here (a missing or bad one is exit 2 naming it, never a token); whether the policy can
-    /// work with the store flags is checked by the service's builder ([`build_error`]).
+    /// The policy, or `None` when no queue option was given. The reviewers' variable or file
+    /// is read here (a missing or bad one is exit 2 naming it, never a token); whether the
+    /// policy can work with the store flags is checked by the service's builder.
     pub fn policy(&self) -> Result<Option<QueuePolicy>, Failure> {
         if !self.any() {
             return Ok(None);
         }
         let reviewers = match (&self.reviewer_tokens_env, &self.reviewer_tokens_file) {
-            (Some(name), _) => {
-                let value = crate::inputs::env_var("--reviewer-tokens-env", name)?;
-                ReviewerTokens::parse(&value)
-                    .map_err(|e| Failure::Input(format!("--reviewer-tokens-env: {name}: {e}")))?
-            }
-            (None, Some(path)) => {
-                let shown = path.display();
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| Failure::Input(format!("--reviewer-tokens-file: {shown}: {e}")))?;
-                ReviewerTokens::parse_file(&text)
-                    .map_err(|e| Failure::Input(format!("--reviewer-tokens-file: {shown}: {e}")))?
-            }
-            // No reviewers: the builder refuses it, after the store flags are checked.
-            (None, None) => ReviewerTokens::default(),
+            (Some(name), _) => Some(ReviewersSource::Env(name.clone())),
+            (None, Some(path)) => Some(ReviewersSource::File(path.clone())),
+            (None, None) => None,
         };
-        let mut policy = QueuePolicy::new(self.queue_statuses.iter().copied(), reviewers);
-        policy.reviewers_file = self.reviewer_tokens_file.clone();
-        if let Some(name) = &self.session_secret_env {
-            let value = crate::inputs::env_var("--session-secret-env", name)?;
-            policy.session_secret = Some(
-                SessionSecret::new(&value)
-                    .map_err(|e| Failure::Input(format!("--session-secret-env: {name}: {e}")))?,
-            );
-        }
-        policy.sample_pass = self.sample_pass.unwrap_or(0.0);
-        policy.second_review = self.second_review.unwrap_or(0.0);
-        policy.seed = self.sample_seed;
-        if let Some(lease) = self.lease {
-            policy.lease = Duration::from_secs(lease);
-        }
-        if let Some(cap) = self.max_leases_per_reviewer {
-            policy.max_leases_per_reviewer = cap;
-        }
-        Ok(Some(policy))
+        let settings = QueueSettings {
+            statuses: self.queue_statuses.clone(),
+            sample_pass: self.sample_pass,
+            second_review: self.second_review,
+            seed: self.sample_seed,
+            reviewers,
+            session_secret_env: self.session_secret_env.clone(),
+            lease: self.lease.map(Duration::from_secs),
+            max_leases_per_reviewer: self.max_leases_per_reviewer,
+        };
+        (settings.policy().map(Some)).map_err(|e| Failure::Input(e.explain(&crate::inputs::flag)))
     }
 }
 

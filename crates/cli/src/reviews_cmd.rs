@@ -1,11 +1,7 @@
 //! `jevjudge reviews list|export`: read the decision log back; `export
 //! --labelled` turns the review queue's decisions into cases.
 
-use std::{
-    collections::{BTreeMap, HashMap},
-    io::Write as _,
-    path::PathBuf,
-};
+use std::{io::Write as _, path::PathBuf};
 
 use jevjudge_eval::export::{self, ExportFailure};
 use jevjudge_store::{Cursor, Filter, MAX_PAGE};
@@ -152,26 +148,17 @@ async fn decisions(args: DecisionsArgs) -> anyhow::Result<u8> {
         ..jevjudge_store::DecisionFilter::default()
     };
     let mut out = std::io::stdout().lock();
-    let mut cursor = None;
-    let mut count = 0;
-    loop {
-        let page = store
-            .queue_decisions(&filter, MAX_PAGE, cursor.as_ref())
-            .await?;
-        for record in &page.decisions {
+    let count = store
+        .each_queue_decision(&filter, |record| -> anyhow::Result<()> {
             if args.json {
                 serde_json::to_writer(&mut out, record)?;
                 writeln!(out)?;
             } else {
                 writeln!(out, "{record}")?;
             }
-        }
-        count += page.decisions.len();
-        match page.next_cursor {
-            Some(next) => cursor = Some(next.parse::<jevjudge_store::DecisionCursor>()?),
-            None => break,
-        }
-    }
+            Ok(())
+        })
+        .await?;
     out.flush()?;
     drop(out);
     store.close().await;
@@ -209,16 +196,10 @@ async fn list(args: ListArgs) -> anyhow::Result<u8> {
     }
     out.flush()?;
     drop(out);
-    match &page.next_cursor {
-        Some(cursor) => eprintln!(
-            "{}; more with --cursor {cursor}",
-            jevjudge_eval::plural::count(page.reviews.len(), "review")
-        ),
-        None => eprintln!(
-            "{}; no more",
-            jevjudge_eval::plural::count(page.reviews.len(), "review")
-        ),
-    }
+    eprintln!(
+        "{}",
+        jevjudge_eval::terminal::page_footer(page.reviews.len(), page.next_cursor.as_deref())
+    );
     Ok(exit::SUCCESS)
 }
 
@@ -251,35 +232,19 @@ fn failure(failure: ExportFailure) -> anyhow::Error {
     }
 }
 
-/// The expected flags of each `--definition`, by version.
-fn definition_flags(paths: &[PathBuf]) -> anyhow::Result<HashMap<String, BTreeMap<String, bool>>> {
-    let mut by_version = HashMap::new();
-    for path in paths {
-        let definition =
-            crate::inputs::definition(path, jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES)?;
-        let flags = export::expected_flags(&definition);
-        if by_version
-            .insert(definition.version().to_owned(), flags)
-            .is_some()
-        {
-            anyhow::bail!(
-                "--definition {}: version {} is given twice",
-                path.display(),
-                definition.version()
-            );
-        }
-    }
-    Ok(by_version)
-}
-
 async fn export_labelled(args: ExportArgs) -> anyhow::Result<u8> {
-    let flags = definition_flags(&args.definition)?;
+    let cap = jevjudge_wire::lines::DEFAULT_MAX_FILE_BYTES;
+    let definitions = (args.definition.iter())
+        .map(|path| crate::inputs::definition(path, cap))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let flags = export::flags_by_version(&definitions)
+        .map_err(|version| anyhow::anyhow!("--definition: version {version} is given twice"))?;
     let store = open(&args.store.store).await?;
     let version = args.definition_version.as_deref();
     let exported = export::export_labelled(store, &args.out, flags, version)
         .await
         .map_err(failure)?;
-    let left_out = exported.left_out;
+    let left_out = &exported.left_out;
     if exported.unrecorded_inclusion > 0 {
         eprintln!(
             "jevjudge: warning: {} queued before the store recorded sampling rates: weight 1 \
@@ -287,20 +252,10 @@ async fn export_labelled(args: ExportArgs) -> anyhow::Result<u8> {
             jevjudge_eval::plural::count(exported.unrecorded_inclusion, "case")
         );
     }
-    let Some((cases_path, records_path)) = exported.files else {
+    let Some(text) = jevjudge_eval::terminal::labelled_export(&exported) else {
         eprintln!("jevjudge: no labelled review to export ({left_out}); nothing written");
         return Ok(exit::FAILED);
     };
-    let mut text = format!(
-        "{}: {}\n{}: {}\n{left_out}\n",
-        cases_path.display(),
-        jevjudge_eval::plural::count(exported.cases, "case"),
-        records_path.display(),
-        jevjudge_eval::plural::count(exported.records, "record")
-    );
-    for figure in &exported.agreement {
-        text.push_str(&format!("{figure}\n"));
-    }
     output::print_stdout(&text);
     Ok(exit::SUCCESS)
 }

@@ -117,14 +117,14 @@ pub struct Args {
     /// 2001:db8::/32); repeatable. Only from peers inside these networks is X-Forwarded-For read
     /// (its rightmost address outside them is the client) for the per-address limits of
     /// sign-in attempts and failed token checks; from any other peer its own address counts.
-    #[arg(long = "trusted-proxy", value_name = "CIDR", value_parser = parse_trusted_proxy)]
+    #[arg(long = "trusted-proxy", value_name = "CIDR")]
     pub trusted_proxies: Vec<TrustedProxy>,
 
     /// The address reviewers reach the service at when it is behind a proxy, like
     /// https://review.example.com. An https URL makes the reviewer pages' cookies Secure
     /// whatever the Host header says (so does X-Forwarded-Proto: https from any peer), and a
     /// form posted from its origin counts as the service's own.
-    #[arg(long, value_name = "URL", value_parser = parse_public_url)]
+    #[arg(long, value_name = "URL")]
     pub public_url: Option<PublicUrl>,
 
     /// Log format on standard error.
@@ -158,16 +158,6 @@ pub enum LogFormat {
     Json,
 }
 
-fn parse_trusted_proxy(text: &str) -> Result<TrustedProxy, String> {
-    text.parse()
-        .map_err(|e: jevjudge_serve::TrustedProxyError| e.to_string())
-}
-
-fn parse_public_url(text: &str) -> Result<PublicUrl, String> {
-    text.parse()
-        .map_err(|e: jevjudge_serve::PublicUrlError| e.to_string())
-}
-
 /// Runs the service until SIGINT or SIGTERM.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     init_logging(args.log_format);
@@ -182,7 +172,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let limiter = Limiter::new(LimitConfig::new(config.max_concurrent));
     let resolved = args
         .backend
-        .resolve_limited(Some(metrics.attempt_hook()), Some(limiter.clone()))?;
+        .resolve(Some(metrics.attempt_hook()), Some(limiter.clone()))?;
     let mut builder = Service::builder(resolved.backend, definitions)
         .config(config)
         .metrics(metrics)
@@ -276,14 +266,9 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         shadow_max_concurrent: args.shadow_max_concurrent.map(|n| n as usize),
         ..Config::default()
     };
-    config.validate().map_err(|e| {
-        Failure::Input(match e {
-            jevjudge_serve::ConfigError::DefaultAboveMax => {
-                "--budget must not exceed --max-budget".to_owned()
-            }
-            other => other.to_string(),
-        })
-    })?;
+    config
+        .validate()
+        .map_err(|e| Failure::Input(e.explain(&crate::inputs::flag)))?;
     Ok(config)
 }
 

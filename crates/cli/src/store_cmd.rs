@@ -11,12 +11,6 @@ use crate::{
     exit::{self, Failure},
 };
 
-/// Parses a store URL for clap.
-pub fn parse_store_url(text: &str) -> Result<StoreUrl, String> {
-    text.parse()
-        .map_err(|e: jevjudge_store::StoreUrlError| e.to_string())
-}
-
 /// The decision-log options of `jevjudge serve`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServeStoreArgs {
@@ -25,8 +19,12 @@ pub struct ServeStoreArgs {
     /// before its answer; when the store cannot take it the caller gets 503
     /// store_unavailable and /readyz says not ready. Migrations are applied at start. Prefer
     /// the JEVJUDGE_STORE variable for a URL with a password.
-    #[arg(long, value_name = "URL", env = "JEVJUDGE_STORE", hide_env_values = true,
-          value_parser = parse_store_url)]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "JEVJUDGE_STORE",
+        hide_env_values = true
+    )]
     pub store: Option<StoreUrl>,
 
     /// Also keep each review's state text (and the answers), so `jevjudge reviews export`
@@ -73,8 +71,12 @@ enum StoreCommand {
 #[derive(Debug, clap::Args)]
 pub struct StoreArg {
     /// The store: `sqlite:PATH` or `postgresql://…` (or the JEVJUDGE_STORE variable).
-    #[arg(long, value_name = "URL", env = "JEVJUDGE_STORE", hide_env_values = true,
-          value_parser = parse_store_url)]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "JEVJUDGE_STORE",
+        hide_env_values = true
+    )]
     pub store: StoreUrl,
 }
 
@@ -108,21 +110,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 .migrate()
                 .await
                 .map_err(|e| store_error(&args.store, &e))?;
-            if migrated.from == migrated.to {
-                crate::output::print_stdout(
-                    &(format!(
-                        "{}: schema version {} is current; nothing to do",
-                        args.store, migrated.to
-                    ) + "\n"),
-                );
-            } else {
-                crate::output::print_stdout(
-                    &(format!(
-                        "{}: migrated schema version {} → {}",
-                        args.store, migrated.from, migrated.to
-                    ) + "\n"),
-                );
-            }
+            crate::output::print_stdout(&format!("{}: {migrated}\n", args.store));
             store.close().await;
             Ok(exit::SUCCESS)
         }

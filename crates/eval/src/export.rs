@@ -122,6 +122,24 @@ pub fn expected_flags(definition: &jevjudge_judge::Definition) -> BTreeMap<Strin
         .collect()
 }
 
+/// The expected flags of each definition, by version ([`expected_flags`]); `Err` names a
+/// version given twice.
+pub fn flags_by_version<'a>(
+    definitions: impl IntoIterator<Item = &'a jevjudge_judge::Definition>,
+) -> Result<HashMap<String, BTreeMap<String, bool>>, String> {
+    let mut by_version = HashMap::new();
+    for definition in definitions {
+        let version = definition.version().to_owned();
+        if by_version
+            .insert(version.clone(), expected_flags(definition))
+            .is_some()
+        {
+            return Err(version);
+        }
+    }
+    Ok(by_version)
+}
+
 /// Creates `dir` and starts its file `name`, private (0600, never through a link).
 fn start_private(dir: &Path, name: &str) -> Result<AtomicFile, ExportFailure> {
     std::fs::create_dir_all(dir).map_err(|error| ExportFailure::Directory {
@@ -268,6 +286,29 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    #[test]
+    fn flags_by_version_takes_each_definitions_expected_flags_and_refuses_a_version_twice() {
+        let definition = |version: &str| {
+            jevjudge_judge::Definition::from_str_as(
+                &format!(
+                    "version = \"{version}\"\n[[criteria]]\nid = \"grounded\"\n\
+                     expected = false\nfail_at_or_below = 0.3\npass_at_or_above = 0.7\n\
+                     [criteria.question]\ninstructions = \"Is it grounded?\"\n"
+                ),
+                jevjudge_judge::DefinitionFormat::Toml,
+            )
+            .unwrap()
+        };
+        let (one, two) = (definition("a-v1"), definition("a-v2"));
+        let flags = flags_by_version([&one, &two]).unwrap();
+        assert_eq!(
+            flags["a-v1"],
+            BTreeMap::from([("grounded".to_owned(), false)])
+        );
+        assert_eq!(flags.len(), 2);
+        assert_eq!(flags_by_version([&one, &two, &one]), Err("a-v1".to_owned()));
     }
 
     #[tokio::test]

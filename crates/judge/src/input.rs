@@ -4,6 +4,8 @@
 
 use std::{fs::File, io, path::Path, time::Duration};
 
+use jevjudge_wire::setting::{Explain, Namer, Setting, plain};
+
 /// How long a FIFO input may wait for a writer before [`wait_for_writer`] gives up.
 pub const FIFO_WRITER_WAIT: Duration = Duration::from_secs(5);
 
@@ -114,6 +116,53 @@ pub fn read_state(input: impl io::Read, max_bytes: u64) -> Result<serde_json::Va
     }
 }
 
+/// An input's error with what the input is (`"state"`, `"definition"`) and where it came from
+/// (a path, or `standard input`); its message names the setting that raises the cap.
+#[derive(Debug)]
+pub struct InputError<'a, E> {
+    /// What the input is.
+    pub what: &'a str,
+    /// Where it came from.
+    pub source: &'a str,
+    /// Why it could not be read.
+    pub error: E,
+}
+
+impl Explain for InputError<'_, ReadError> {
+    fn explain(&self, name: Namer<'_>) -> String {
+        read_message(self.what, self.source, &self.error, name)
+    }
+}
+
+impl Explain for InputError<'_, StateError> {
+    fn explain(&self, name: Namer<'_>) -> String {
+        match &self.error {
+            StateError::Read(error) => read_message(self.what, self.source, error, name),
+            other => format!("{}: {other}", self.source),
+        }
+    }
+}
+
+fn read_message(what: &str, source: &str, error: &ReadError, name: Namer<'_>) -> String {
+    match error {
+        ReadError::Io(e) => format!("{source}: cannot read the {what}: {e}"),
+        ReadError::TooLarge { max_bytes } => format!(
+            "{source}: the {what} is larger than the cap of {max_bytes} bytes (raise it with {})",
+            name(Setting::MaxInputBytes)
+        ),
+        ReadError::NotUtf8 => format!("{source}: the {what} is not valid UTF-8"),
+    }
+}
+
+impl<E> std::fmt::Display for InputError<'_, E>
+where
+    Self: Explain,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.explain(&plain))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +212,33 @@ mod tests {
             wait_for_writer(&dir.path().join("missing"))
                 .expect("passes")
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn an_input_error_names_the_input_and_the_setting_that_raises_the_cap() {
+        let too_large = InputError {
+            what: "state",
+            source: "s.json",
+            error: read_state(&b"\"abcdef\""[..], 4).expect_err("too large"),
+        };
+        assert_eq!(
+            too_large.explain(&|s| format!("--{}", s.key())),
+            "s.json: the state is larger than the cap of 4 bytes (raise it with --max_input_bytes)"
+        );
+        assert!(
+            too_large
+                .to_string()
+                .ends_with("(raise it with the max input bytes setting)")
+        );
+        let kind = InputError {
+            what: "state",
+            source: "standard input",
+            error: read_state(&b"1"[..], 4).expect_err("not content"),
+        };
+        assert_eq!(
+            kind.to_string(),
+            "standard input: the state must be a JSON string, object or array, not number"
         );
     }
 }

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use jevjudge_client::limit::{LimitConfig, Limiter};
 use jevjudge_eval::{
     Row, RunObserver,
-    calibration::{CriterionSpec, criteria_at_prevalence},
     reviewer::Reviewer,
     session::{Session, SessionError, SessionPlan},
 };
@@ -181,12 +180,7 @@ pub fn evaluate(
     let outcome = session.finish(ran).map_err(session_error)?;
     let mut report = reviewer.report(outcome, &definition);
     if let Some(prevalence) = prevalence {
-        report.set_prevalence(prevalence);
-        if definition.criteria().len() > 1 {
-            let specs = CriterionSpec::from_definition(&definition);
-            report.overall.risk.at_prevalence_by_criterion =
-                criteria_at_prevalence(&report, &specs, prevalence);
-        }
+        report.set_prevalence_of(prevalence, &definition);
     }
     Ok(PyReport::new(report, Some(definition)))
 }

@@ -218,6 +218,21 @@ pub enum ConfigError {
     NoConnections,
 }
 
+impl jevjudge_wire::setting::Explain for ConfigError {
+    /// The error; the default budget above the cap names both settings.
+    fn explain(&self, name: jevjudge_wire::setting::Namer<'_>) -> String {
+        use jevjudge_wire::setting::Setting;
+        match self {
+            ConfigError::DefaultAboveMax => format!(
+                "{} must not exceed {}",
+                name(Setting::Budget),
+                name(Setting::MaxBudget)
+            ),
+            other => other.to_string(),
+        }
+    }
+}
+
 impl Config {
     /// Checks that the settings can work together.
     pub fn validate(&self) -> Result<(), ConfigError> {

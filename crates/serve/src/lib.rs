@@ -143,6 +143,7 @@ mod openapi;
 mod queue_api;
 mod queue_openapi;
 mod queue_policy;
+mod queue_settings;
 mod reload;
 mod request_middleware;
 mod review;
@@ -180,6 +181,7 @@ pub use queue_policy::{
     DEFAULT_LEASE, DEFAULT_MAX_LEASES_PER_REVIEWER, QueuePolicy, QueuePolicyError, Queueing,
     Reason, draw,
 };
+pub use queue_settings::{QueueSettings, QueueSettingsError, ReviewersSource};
 pub use reload::{ReloadOutcome, reload_definitions, reload_reviewers};
 pub use request_middleware::{REQUEST_ID_HEADER, RequestId};
 pub use review::{MAX_STATE_VALUES, ReviewRequest};

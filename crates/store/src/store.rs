@@ -56,6 +56,17 @@ pub struct Migrated {
     pub to: i64,
 }
 
+impl std::fmt::Display for Migrated {
+    /// `schema version 8 is current; nothing to do`, or `migrated schema version 7 → 8`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.from == self.to {
+            write!(f, "schema version {} is current; nothing to do", self.to)
+        } else {
+            write!(f, "migrated schema version {} → {}", self.from, self.to)
+        }
+    }
+}
+
 impl Store {
     /// Connects without touching the schema (the SQLite file is created, mode 0600, when
     /// missing). Nothing is checked until the first statement.

@@ -103,7 +103,7 @@ fn calibrate_prevalence_gives_each_pairs_precisions_at_the_production_rate() {
     );
     let bad = calibrate(&["--prevalence", "1"]);
     assert_eq!(code(&bad), 2);
-    assert!(stderr(&bad).contains("--prevalence: a prevalence must be strictly between 0 and 1"));
+    assert!(stderr(&bad).contains("'--prevalence <P>': a prevalence must be strictly between 0 and 1"));
 }
 
 // cli-and-formats.md §1.5: the calibrate document, key for key, with metrics recomputed here
@@ -655,6 +655,6 @@ fn eval_prevalence_adds_precisions_at_the_production_rate_and_refuses_a_rate_out
             .arg("--replay")
             .arg(example("sms-spam/recordings.jevl"))
             .args(["--prevalence", "1.5"]),
-        "--prevalence: a prevalence must be strictly between 0 and 1, not 1.5",
+        "'--prevalence <P>': a prevalence must be strictly between 0 and 1, not 1.5",
     );
 }

@@ -20,7 +20,7 @@ pub use calibrate::{calibration, criterion_block};
 pub use compare::{compare, compare_with_gates};
 pub use ending::{Ending, ending, stop_line};
 pub use hints::{HintContext, error_hint};
-pub use reviews::reviews;
+pub use reviews::{labelled_export, page_footer, reviews};
 pub use summary::{risk_table, summary};
 
 /// The width of a table's scope column: the longest scope name, at least `overall`'s 7 and at

@@ -29,6 +29,33 @@ pub fn reviews(reviews: &[Review]) -> String {
     out
 }
 
+/// The line after a `reviews list` page: how many, and the cursor of the next page if any.
+pub fn page_footer(count: usize, next_cursor: Option<&str>) -> String {
+    let count = crate::plural::count(count, "review");
+    match next_cursor {
+        Some(cursor) => format!("{count}; more with --cursor {cursor}"),
+        None => format!("{count}; no more"),
+    }
+}
+
+/// What `reviews export --labelled` wrote: the two files with their counts, what was left
+/// out, and the reviewers' agreement figures, one a line.
+pub fn labelled_export(exported: &crate::export::LabelledExported) -> Option<String> {
+    let (cases_path, records_path) = exported.files.as_ref()?;
+    let mut text = format!(
+        "{}: {}\n{}: {}\n{}\n",
+        cases_path.display(),
+        crate::plural::count(exported.cases, "case"),
+        records_path.display(),
+        crate::plural::count(exported.records, "record"),
+        exported.left_out
+    );
+    for figure in &exported.agreement {
+        let _ = writeln!(text, "{figure}");
+    }
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +102,14 @@ mod tests {
         );
         assert!(text.ends_with('\n'));
         assert_eq!(reviews(&[]), "");
+    }
+
+    #[test]
+    fn a_page_footer_counts_the_reviews_and_gives_the_next_cursor() {
+        assert_eq!(page_footer(1, None), "1 review; no more");
+        assert_eq!(
+            page_footer(50, Some("c1.abc")),
+            "50 reviews; more with --cursor c1.abc"
+        );
     }
 }

@@ -149,6 +149,28 @@ pub struct HistoryEntry {
 }
 
 impl Store {
+    /// Every queued review [`Store::queue_decisions`] selects, oldest first, read a page at a
+    /// time: `each` sees them in order (its first error stops the walk). Returns how many.
+    pub async fn each_queue_decision<E: From<StoreError>>(
+        &self,
+        filter: &DecisionFilter,
+        mut each: impl FnMut(&DecisionRecord) -> Result<(), E>,
+    ) -> Result<usize, E> {
+        let (mut cursor, mut count) = (None, 0);
+        loop {
+            let page = self
+                .queue_decisions(filter, MAX_PAGE, cursor.as_ref())
+                .await?;
+            page.decisions.iter().try_for_each(&mut each)?;
+            count += page.decisions.len();
+            match page.next_cursor {
+                // The store's own cursor always parses.
+                Some(next) => cursor = Some(next.parse().map_err(|_| StoreError::Invalid(next))?),
+                None => return Ok(count),
+            }
+        }
+    }
+
     /// The queued reviews with at least one decision, oldest first decision first,
     /// keyset-paged (`limit` 1 to [`MAX_PAGE`]): each reviewer's answer, the adjudication
     /// and the final label with who gave it.
