@@ -8,14 +8,18 @@
 # 3. Phase "bound": `jevjudge serve` in front of it (--max-concurrent 32, default queue 256),
 #    20,000 reviews from 64 concurrent callers. Prints failed requests, throughput against the
 #    ideal set by the backend bound (max-concurrent / latency), the service's added latency
-#    (round trip minus the review time each Result reports) and the serve process's peak memory.
+#    (round trip minus the review time each Result reports), the added latency the service
+#    measured itself (`jevjudge_review_added_seconds`: from the complete request head until the
+#    response was written, less the slot wait and the review, so the load generator's own
+#    scheduling on the shared cores is left out) and the serve process's peak memory.
 # 4. Phase "shed": the same service with a low queue bound (--max-concurrent 4 --queue 4), five
 #    rounds of 100,000 requests from 64 callers: most are refused with a fast 503 + Retry-After,
 #    and resident memory stays flat from round to round.
 #
 # Settings (environment): REQUESTS (20000), CALLERS (64), LATENCY_MS (20), MAX_CONCURRENT (32),
 # SHED_MAX_CONCURRENT (4), SHED_QUEUE (4), SHED_REQUESTS (100000), SHED_ROUNDS (5), MAX_SECONDS
-# per loadgen run (300), RUST_LOG for the service (info: one log line per request, to a file).
+# per loadgen run (300), RUST_LOG for the service (info: one log line per request, to a file),
+# JEVJUDGE_BIN to measure another jevjudge binary (an earlier build) with the same load generator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -26,6 +30,7 @@ export RUST_LOG
 echo "== building release binaries"
 build_jevjudge release -p jevjudge-serve --example loadgen
 LOADGEN="$TARGET_DIR/release/examples/loadgen"
+JEVJUDGE=${JEVJUDGE_BIN:-$JEVJUDGE}
 make_work load
 
 kib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
@@ -61,6 +66,36 @@ load() {
 
 metric() { curl -s --max-time 5 "$SERVE_URL/metrics" | grep -E "$1" || true; }
 
+# The service's own added-latency histogram: p50 and p99 (interpolated inside their bucket),
+# the share at or under 1 ms and the bucket holding the largest value.
+added_on_server() {
+    curl -s --max-time 5 "$SERVE_URL/metrics" | python3 -c '
+import re, sys
+buckets = [(float(m.group(1)), int(m.group(2))) for m in
+           (re.match(r"jevjudge_review_added_seconds_bucket\{le=\"([^\"]+)\"\} (\d+)", line)
+            for line in sys.stdin) if m]
+if not buckets:
+    print("not measured (this binary has no jevjudge_review_added_seconds)")
+    sys.exit()
+total = buckets[-1][1]
+if total == 0:
+    print("no answered review")
+    sys.exit()
+def quantile(q):
+    below, seen = 0.0, 0
+    for bound, count in buckets:
+        if count >= q * total:
+            if bound == float("inf"):
+                return "> %.0f" % (below * 1e3)
+            return "%.3f" % (1e3 * (below + (bound - below) * (q * total - seen) / max(1, count - seen)))
+        below, seen = bound, count
+under = dict(buckets).get(0.001, 0)
+top = next(bound for bound, count in buckets if count == total)
+print("p50 %s  p99 %s  max <= %s ms; %.2f%% at or under 1 ms (n=%d)" % (
+    quantile(0.5), quantile(0.99), "%g" % (top * 1e3), 100 * under / max(1, total), total))
+'
+}
+
 echo "== starting the fake System One server (latency ${LATENCY_MS} ms)"
 start_fake "$WORK/fake.out" --latency "$LATENCY_MS"
 echo "fake at $FAKE_URL"
@@ -78,6 +113,7 @@ echo "throughput:             $(json "$WORK/bound.json" "'%.0f' % d['throughput_
 echo "review time ms:         p50 $(json "$WORK/bound.json" "'%.2f' % d['review_ms']['p50']")  p99 $(json "$WORK/bound.json" "'%.2f' % d['review_ms']['p99']")"
 echo "added latency ms:       p50 $(json "$WORK/bound.json" "'%.2f' % d['added_ms']['p50']")  p99 $(json "$WORK/bound.json" "'%.2f' % d['added_ms']['p99']")  (round trip - review, queue wait included)"
 echo "added, no queue wait:   p50 $(json "$WORK/bound.json" "'%.2f' % d['added_without_queue_ms']['p50']")  p99 $(json "$WORK/bound.json" "'%.2f' % d['added_without_queue_ms']['p99']")"
+echo "added, server-side ms:  $(added_on_server)"
 echo "serve peak memory:      VmHWM $(kib "$(status_kib "$SERVE_PID" VmHWM)"), RSS now $(kib "$(status_kib "$SERVE_PID" VmRSS)")"
 metric '^jevjudge_(backend_attempts_total|backend_retries_total|backend_responses_total|queue_rejections_total)'
 stop_serve

@@ -2,6 +2,8 @@
 # The whole test suite, as CI runs it (.ci/run calls exactly this):
 #   1. cargo fmt --check
 #   2. cargo clippy --all-targets -- -D warnings
+#   2b. every Criterion benchmark built and run once in test mode (not timed), and the bench and
+#      load scripts checked by `bash -n`
 #   3. cargo test (unit, integration, property and doc tests; the binary against real
 #      HTTP servers on 127.0.0.1), inside scripts/pg.sh with CI=1: the store suites (crate,
 #      service over HTTP, PostgreSQL stopped mid-test) run on SQLite and on a real, throwaway
@@ -48,6 +50,10 @@ rustfmt --edition 2024 --check fuzz/fuzz_targets/*.rs
 
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "benchmarks build and run once, untimed (Criterion in test mode; bench scripts parse)"
+cargo test --workspace --bench '*' --quiet
+for script in scripts/bench-*.sh scripts/load-*.sh; do bash -n "$script"; done
 
 step "cargo test, the store suites also on a throwaway PostgreSQL (scripts/pg.sh; CI=1: no skips)"
 # Cargo runs one test binary at a time, so the store-down binaries (which stop and start the

@@ -160,7 +160,8 @@ pub enum LogFormat {
 
 /// Runs the service until SIGINT or SIGTERM.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    init_logging(args.log_format);
+    // Held to the end: dropping it writes out every line logged before.
+    let _log = init_logging(args.log_format);
     // First of all, so that no signal during start-up takes its default action.
     let signals = OsSignals::install().context("cannot handle signals")?;
     let config = config(&args)?;
@@ -272,13 +273,14 @@ fn config(args: &Args) -> anyhow::Result<Config> {
     Ok(config)
 }
 
-/// Logs to standard error: text (colour only on a terminal) or JSON lines; `RUST_LOG` sets the
-/// filter (default `info`).
-fn init_logging(format: LogFormat) {
+/// Logs to standard error, from a thread of its own (no request waits for a write): text
+/// (colour only on a terminal) or JSON lines; `RUST_LOG` sets the filter (default `info`).
+fn init_logging(format: LogFormat) -> jevjudge_serve::LogSinkGuard {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let (lines, guard) = jevjudge_serve::log_sink(std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(move || lines.line());
     // A subscriber set earlier (tests) stays; the service runs either way.
     let _ = match format {
         LogFormat::Text => builder
@@ -286,6 +288,7 @@ fn init_logging(format: LogFormat) {
             .try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+    guard
 }
 
 #[cfg(test)]

@@ -297,15 +297,63 @@ impl HttpTransport {
 }
 
 impl Transport for HttpTransport {
+    /// Runs the exchange as its own task once first polled, so building the request, the
+    /// connection's work and reading the body spread over the runtime's workers instead of
+    /// running on the thread of whoever awaits it (one thread for every review of a run).
+    /// Nothing is sent before the first poll; dropping the future aborts the task, which
+    /// cancels the request as before.
     fn send(
         &self,
         request: HttpRequest,
     ) -> impl Future<Output = Result<HttpResponse, TransportError>> + Send {
-        self.exchange(request)
+        Exchange::NotStarted(Some((self.clone(), request)))
     }
 }
 
-/// Sorts a reqwest failure into a kind; its text (which names the URL) is dropped.
+/// An exchange: not started until polled, then running as a task; dropped, it aborts the task.
+enum Exchange {
+    NotStarted(Option<(HttpTransport, HttpRequest)>),
+    Running(tokio::task::JoinHandle<Result<HttpResponse, TransportError>>),
+}
+
+impl Future for Exchange {
+    type Output = Result<HttpResponse, TransportError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = &mut *self;
+        if let Exchange::NotStarted(start) = this {
+            let Some((transport, request)) = start.take() else {
+                return std::task::Poll::Ready(Err(TransportErrorKind::Other.into()));
+            };
+            *this = Exchange::Running(tokio::spawn(
+                async move { transport.exchange(request).await },
+            ));
+        }
+        let Exchange::Running(task) = this else {
+            return std::task::Poll::Ready(Err(TransportErrorKind::Other.into()));
+        };
+        std::pin::Pin::new(task).poll(cx).map(|joined| {
+            joined.unwrap_or_else(|error| match error.try_into_panic() {
+                // A panic inside reqwest stays a panic, as when it ran in the caller's task.
+                Ok(panic) => std::panic::resume_unwind(panic),
+                // Only aborted by dropping this future, so never seen here.
+                Err(_) => Err(TransportErrorKind::Other.into()),
+            })
+        })
+    }
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        if let Exchange::Running(task) = self {
+            task.abort();
+        }
+    }
+}
+
 fn classify(error: reqwest::Error) -> TransportError {
     let kind = if error.is_builder() {
         TransportErrorKind::Other
@@ -351,6 +399,55 @@ mod tests {
             "{shown}"
         );
         assert_eq!(response.header("x-request-id"), Some("req_9"));
+    }
+
+    /// A server on 127.0.0.1 that takes one request and never answers.
+    async fn silent_server() -> (tokio::net::TcpListener, HttpRequest) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let request = HttpRequest {
+            method: Method::Post,
+            url: format!("http://{}/v1/systemone", listener.local_addr().unwrap()),
+            headers: vec![("Content-Type", "application/json".into())],
+            body: b"{}".to_vec(),
+        };
+        (listener, request)
+    }
+
+    #[tokio::test]
+    async fn dropping_a_send_in_flight_closes_its_connection() {
+        use tokio::io::AsyncReadExt as _;
+        let (listener, request) = silent_server().await;
+        let transport = HttpTransport::new().unwrap();
+        let mut send = Box::pin(transport.send(request));
+        let mut socket = tokio::select! {
+            accepted = listener.accept() => accepted.unwrap().0,
+            _ = &mut send => panic!("the silent server never answers"),
+        };
+        let mut head = Vec::new();
+        let mut buffer = [0_u8; 1024];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            tokio::select! {
+                read = socket.read(&mut buffer) => {
+                    let n = read.unwrap();
+                    assert!(n > 0, "closed before the request head");
+                    head.extend_from_slice(&buffer[..n]);
+                }
+                _ = &mut send => panic!("the silent server never answers"),
+            }
+        }
+        assert!(head.starts_with(b"POST /v1/systemone HTTP/1.1\r\n"));
+        drop(send);
+        // The aborted task drops the connection: the server reads the end of the stream
+        // (after the 2-byte body, which may still be unread). A hang here fails by timeout.
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+            loop {
+                if socket.read(&mut buffer).await.unwrap_or(0) == 0 {
+                    break;
+                }
+            }
+        })
+        .await;
+        assert!(ended.is_ok(), "the connection stayed open after the drop");
     }
 
     #[test]

@@ -35,11 +35,7 @@ impl ReportFiles {
         texts: Option<&std::collections::HashMap<String, String>>,
     ) -> Result<(), WriteError> {
         if let Some(path) = &self.report {
-            let json = serde_json::to_string_pretty(report).map_err(|e| WriteError::Io {
-                path: path.clone(),
-                source: e.into(),
-            })?;
-            write_atomic(path, &(json + "\n"))?;
+            write_json(path, report)?;
         }
         if let Some(path) = &self.junit {
             write_atomic(path, &crate::junit::to_junit(report))?;
@@ -171,6 +167,38 @@ pub fn write_file(path: &Path, contents: &str, policy: Policy) -> Result<(), Wri
 /// Writes a result file ([`Policy::WriteThrough`]).
 pub fn write_atomic(path: &Path, contents: &str) -> Result<(), WriteError> {
     write_file(path, contents, Policy::WriteThrough)
+}
+
+/// Writes `value` as pretty JSON and a newline to a result file ([`Policy::WriteThrough`]). A
+/// file that is replaced whole is streamed through a buffered writer into its temporary
+/// sibling, so the text is never held whole in memory; other destinations get the same bytes.
+pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), WriteError> {
+    if !replaced_whole(path) {
+        let json = serde_json::to_string_pretty(value).map_err(|e| io_error(path)(e.into()))?;
+        return write_atomic(path, &(json + "\n"));
+    }
+    let mut file = AtomicFile::create(path, Policy::WriteThrough)?;
+    serde_json::to_writer_pretty(&mut file.writer, value).map_err(|e| io_error(path)(e.into()))?;
+    file.write_all(b"\n")?;
+    file.commit().map(drop)
+}
+
+/// Whether `path` is a regular file or missing (so replaced through a temporary sibling), not
+/// this process's standard output or error, a symlink, a pipe or a device (written through).
+fn replaced_whole(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    let standard = matches!(
+        &*text,
+        "/dev/stdout"
+            | "/dev/fd/1"
+            | "/proc/self/fd/1"
+            | "/dev/stderr"
+            | "/dev/fd/2"
+            | "/proc/self/fd/2"
+    );
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let regular = std::fs::metadata(path).ok().map(|m| m.is_file());
+    !standard && !is_link && regular != Some(false)
 }
 
 /// Writes `contents` through `path` when it is this process's standard output or error, a
@@ -348,6 +376,32 @@ mod tests {
         assert!(meta.is_file());
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_to_string(&target).expect("read"), "untouched");
+    }
+
+    #[test]
+    fn a_json_result_streamed_to_a_file_has_the_bytes_of_the_whole_text() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let value = serde_json::json!({"rows": [{"id": "a", "score": 0.5}], "é": "\u{1f600}"});
+        let expected = serde_json::to_string_pretty(&value).expect("text") + "\n";
+        let path = dir.path().join("report.json");
+        std::fs::write(&path, "old").expect("written");
+        write_json(&path, &value).expect("written");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), expected);
+        assert_eq!(std::fs::read_dir(dir.path()).expect("listed").count(), 1);
+        #[cfg(unix)]
+        {
+            let target = dir.path().join("target.json");
+            let link = dir.path().join("link.json");
+            std::os::unix::fs::symlink(&target, &link).expect("linked");
+            write_json(&link, &value).expect("written");
+            assert!(
+                std::fs::symlink_metadata(&link)
+                    .expect("meta")
+                    .file_type()
+                    .is_symlink()
+            );
+            assert_eq!(std::fs::read_to_string(&target).expect("read"), expected);
+        }
     }
 
     #[test]

@@ -86,9 +86,15 @@ impl<B: Backend> Judge<B> {
         let _permit = match &self.limiter {
             None => None,
             Some(limiter) => {
-                let estimate = request
-                    .to_body(jevjudge_wire::DEFAULT_MODEL)
-                    .map_or(0, |body| estimate_tokens(body.len()));
+                // Serialising the body only to count it is worth it only when a token rate
+                // or an input-token cap reads the estimate.
+                let estimate = if limiter.counts_tokens() {
+                    request
+                        .to_body(jevjudge_wire::DEFAULT_MODEL)
+                        .map_or(0, |body| estimate_tokens(body.len()))
+                } else {
+                    0
+                };
                 match limiter.acquire(estimate).await {
                     Ok(permit) => Some(permit),
                     Err(stop) => {

@@ -5,6 +5,10 @@
 //! hyper sees only bytes and requests; the idle and header timeouts need both, so the socket is
 //! wrapped ([`Watched`] notes every read) and every response body is wrapped ([`Guarded`] marks
 //! the request finished when hyper drops the body, that is once it was written).
+//!
+//! The same guard times what the service adds to a review: from the complete head until hyper
+//! took the whole response, minus the wait for a backend slot and the review time, which the
+//! review handler reports on the request's [`ReviewClock`].
 
 use std::{
     collections::BTreeMap,
@@ -23,6 +27,8 @@ use tokio::{
     sync::Notify,
     time::Instant,
 };
+
+use crate::Metrics;
 
 /// No head has started.
 const NONE: u64 = u64::MAX;
@@ -76,6 +82,7 @@ impl Activity {
         self.head_started.store(NONE, Ordering::Release);
         RequestGuard {
             activity: Arc::clone(self),
+            timed: None,
         }
     }
 
@@ -122,10 +129,69 @@ impl Activity {
 #[derive(Debug)]
 pub(crate) struct RequestGuard {
     activity: Arc<Activity>,
+    timed: Option<Timed>,
+}
+
+/// What a timed request's guard needs to observe the service's added time.
+#[derive(Debug)]
+struct Timed {
+    head: Instant,
+    clock: ReviewClock,
+    metrics: Metrics,
+}
+
+impl RequestGuard {
+    /// Observes, when the guard is dropped (the response written), the time the service added
+    /// to a review that reported its own times on `clock` (a request that is not an answered
+    /// review observes nothing).
+    pub(crate) fn timed(mut self, clock: ReviewClock, metrics: Metrics) -> RequestGuard {
+        self.timed = Some(Timed {
+            head: Instant::now(),
+            clock,
+            metrics,
+        });
+        self
+    }
+}
+
+/// A request's slot for the times that were not the service's own: the wait for a backend
+/// slot and the review. Cheap to clone: clones share the slot.
+#[derive(Debug, Clone)]
+pub(crate) struct ReviewClock {
+    /// Nanoseconds of queue wait plus review time, or [`NONE`] while not reported.
+    outside_nanos: Arc<AtomicU64>,
+}
+
+impl ReviewClock {
+    /// A clock nothing was reported on yet.
+    pub(crate) fn new() -> ReviewClock {
+        ReviewClock {
+            outside_nanos: Arc::new(AtomicU64::new(NONE)),
+        }
+    }
+
+    /// The review answered after `queue_wait` for a slot and `review` in the backend call.
+    pub(crate) fn report(&self, queue_wait: Duration, review: Duration) {
+        let nanos = u64::try_from(queue_wait.saturating_add(review).as_nanos()).unwrap_or(NONE - 1);
+        self.outside_nanos.store(nanos, Ordering::Release);
+    }
+
+    /// The time the service added to a request that took `total`, if its review reported.
+    pub(crate) fn added(&self, total: Duration) -> Option<Duration> {
+        match self.outside_nanos.load(Ordering::Acquire) {
+            NONE => None,
+            nanos => Some(total.saturating_sub(Duration::from_nanos(nanos))),
+        }
+    }
 }
 
 impl Drop for RequestGuard {
     fn drop(&mut self) {
+        if let Some(timed) = &self.timed {
+            if let Some(added) = timed.clock.added(timed.head.elapsed()) {
+                timed.metrics.record_added(added);
+            }
+        }
         let activity = &self.activity;
         activity
             .idle_since
@@ -316,6 +382,65 @@ mod tests {
         assert_eq!(activity.expired(HEADER, IDLE), None);
         tokio::time::advance(IDLE).await;
         assert_eq!(activity.expired(HEADER, IDLE), Some("idle_timeout"));
+    }
+
+    fn added_buckets(metrics: &Metrics) -> Vec<String> {
+        let text = metrics.render(crate::metrics::Gauges {
+            in_flight: 0,
+            waiting: 0,
+            max_concurrent: 1,
+            queue: 0,
+        });
+        text.lines()
+            .filter(|line| line.starts_with("jevjudge_review_added_seconds_"))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_added_time_leaves_out_the_slot_wait_and_the_review() {
+        let registry = Registry::new(4);
+        let activity = registry.admit().unwrap();
+        let metrics = Metrics::new();
+        let clock = ReviewClock::new();
+        let guard = activity
+            .begin_request()
+            .timed(clock.clone(), metrics.clone());
+        // 5 ms for a slot, 20 ms of review, 30 ms in all: the service added 5 ms.
+        tokio::time::advance(Duration::from_millis(30)).await;
+        clock.report(Duration::from_millis(5), Duration::from_millis(20));
+        assert!(
+            added_buckets(&metrics).contains(&"jevjudge_review_added_seconds_count 0".to_owned()),
+            "nothing is observed before the response is written"
+        );
+        drop(guard);
+        let lines = added_buckets(&metrics);
+        for sample in [
+            "jevjudge_review_added_seconds_count 1",
+            r#"jevjudge_review_added_seconds_bucket{le="0.003"} 0"#,
+            r#"jevjudge_review_added_seconds_bucket{le="0.005"} 1"#,
+        ] {
+            assert!(lines.contains(&sample.to_owned()), "{sample} in {lines:?}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_that_is_not_an_answered_review_is_not_timed() {
+        let registry = Registry::new(4);
+        let activity = registry.admit().unwrap();
+        let metrics = Metrics::new();
+        let guard = activity
+            .begin_request()
+            .timed(ReviewClock::new(), metrics.clone());
+        tokio::time::advance(Duration::from_millis(3)).await;
+        drop(guard);
+        assert!(
+            added_buckets(&metrics).contains(&"jevjudge_review_added_seconds_count 0".to_owned())
+        );
+        // Queue and review longer than the whole (clocks read at different moments): zero.
+        let clock = ReviewClock::new();
+        clock.report(Duration::from_millis(2), Duration::from_millis(2));
+        assert_eq!(clock.added(Duration::from_millis(3)), Some(Duration::ZERO));
     }
 
     #[tokio::test(start_paused = true)]

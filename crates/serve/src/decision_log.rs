@@ -1,7 +1,8 @@
 //! The decision log hook of the service (`jevjudge serve --store URL`): every review is written
 //! to a [`Store`] before its response is sent, and `/readyz` follows the store's health.
-//! Concurrent reviews' rows are committed together ([`GroupCommit`]): one transaction per
-//! 2 ms window or 64 rows, each review answered once its own row is committed.
+//! Concurrent reviews' rows are committed together ([`GroupCommit`]): an idle committer
+//! writes what waits at once (up to 64 rows), rows arriving meanwhile form the next batch, and
+//! each review is answered once its own row is committed.
 
 use std::{
     collections::HashMap,

@@ -138,6 +138,7 @@ mod definitions;
 mod episodes;
 mod error;
 mod failed_checks;
+mod log_sink;
 mod metrics;
 mod openapi;
 mod queue_api;
@@ -174,6 +175,7 @@ pub use config::{
 pub use decision_log::{DecisionLog, RETENTION_SWEEP};
 pub use definitions::{Definitions, DefinitionsError};
 pub use error::ServeError;
+pub use log_sink::{LOG_BACKLOG_LINES, LogLine, LogLines, LogSinkGuard, log_sink};
 pub use metrics::Metrics;
 pub use openapi::openapi;
 pub use queue_api::{MAX_QUEUE_BODY_BYTES, claim_json};

@@ -38,6 +38,13 @@ const BUCKETS: [f64; 14] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
 
+/// Bucket upper bounds of the service's added time, in seconds: fine below a millisecond,
+/// where the service's own share of a review lies.
+const ADDED_BUCKETS: [f64; 18] = [
+    0.00005, 0.0001, 0.00015, 0.0002, 0.0003, 0.0004, 0.0005, 0.00075, 0.001, 0.0015, 0.002, 0.003,
+    0.005, 0.01, 0.025, 0.1, 0.25, 1.0,
+];
+
 /// Attempt failures that are not a response, by reason (always shown, zero or not).
 const FAILURE_REASONS: [&str; 6] = [
     "connect",
@@ -127,6 +134,7 @@ struct Inner {
     responses: Family<StatusLabel, Counter>,
     failures: Family<ReasonLabel, Counter>,
     attempt_seconds: Histogram,
+    added_seconds: Histogram,
     http: Family<HttpLabels, Counter>,
     store: Arc<StoreFigures>,
     limiter: Arc<LimiterFigures>,
@@ -341,6 +349,7 @@ impl Metrics {
             responses: Family::default(),
             failures: Family::default(),
             attempt_seconds: histogram(),
+            added_seconds: Histogram::new(ADDED_BUCKETS),
             http: Family::default(),
             store: Arc::default(),
             limiter: Arc::default(),
@@ -419,6 +428,13 @@ impl Metrics {
                 error: verdict.error.as_str(),
             })
             .inc();
+    }
+
+    /// Observes the time the service added to one answered review: from its complete request
+    /// head until its response was written, less its wait for a backend slot and its review
+    /// time.
+    pub(crate) fn record_added(&self, added: Duration) {
+        self.inner.added_seconds.observe(seconds(added));
     }
 
     /// Shows what this scrape read from the store (until the next call).
@@ -558,6 +574,13 @@ impl Inner {
             "jevjudge_backend_attempt_duration_seconds",
             "Time of each System One attempt",
             self.attempt_seconds.clone(),
+        );
+        registry.register(
+            "jevjudge_review_added_seconds",
+            "Time the service added to each answered review: from its complete request head \
+             until its response was written, less the wait for a backend slot and the review \
+             time",
+            self.added_seconds.clone(),
         );
         registry.register(
             "jevjudge_http_requests",

@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use crate::{
     RequestId, ServeError, ServeState,
     body::{self, Shape},
+    connection::ReviewClock,
     decision_log::{capturing_answers, state_digest},
     metrics::Rejection,
 };
@@ -244,6 +245,7 @@ pub(crate) async fn review(
     State(state): State<ServeState>,
     path: Result<Path<String>, PathRejection>,
     request_id: Option<Extension<RequestId>>,
+    clock: Option<Extension<ReviewClock>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ServeError> {
@@ -412,6 +414,9 @@ pub(crate) async fn review(
         .into_response();
     if let Ok(value) = HeaderValue::from_str(&timing) {
         response.headers_mut().insert("server-timing", value);
+    }
+    if let Some(Extension(clock)) = clock {
+        clock.report(queue_wait, verdict.elapsed);
     }
     Ok(response)
 }

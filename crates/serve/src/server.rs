@@ -24,7 +24,7 @@ use tower::ServiceExt as _;
 
 use crate::{
     Metrics, ServeState, app,
-    connection::{Activity, Guarded, Registry, Watched},
+    connection::{Activity, Guarded, Registry, ReviewClock, Watched},
 };
 
 /// The largest request head (and read buffer) a connection keeps, in bytes: a head beyond it
@@ -143,11 +143,17 @@ async fn connection(
     let io = TokioIo::new(Watched::new(stream, Arc::clone(&activity)));
     let service = hyper::service::service_fn({
         let activity = Arc::clone(&activity);
+        let metrics = metrics.clone();
         move |request: Request<Incoming>| {
-            let guard = activity.begin_request();
+            let clock = ReviewClock::new();
+            let guard = activity
+                .begin_request()
+                .timed(clock.clone(), metrics.clone());
             let router = router.clone();
             async move {
                 let mut request = request.map(Body::new);
+                // The review handler reports its queue wait and review time here.
+                request.extensions_mut().insert(clock);
                 // The client's address, for what is limited per address (sign-in attempts).
                 request.extensions_mut().insert(ConnectInfo(peer));
                 let response = match router.oneshot(request).await {

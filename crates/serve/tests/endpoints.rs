@@ -217,6 +217,9 @@ async fn metrics_count_reviews_attempts_statuses_and_requests() {
         r#"jevjudge_queue_rejections_total{reason="full"} 0"#,
         r#"jevjudge_http_requests_total{route="/v1/reviews/{version}",method="POST",status="200"} 2"#,
         r#"jevjudge_http_requests_total{route="/v1/reviews/{version}",method="POST",status="404"} 1"#,
+        // The two answered reviews' added time, observed once each response was written; the
+        // 404 and the scrape are not reviews.
+        "jevjudge_review_added_seconds_count 2",
     ] {
         assert!(has_sample(&text, sample), "missing `{sample}` in:\n{text}");
     }

@@ -1,5 +1,5 @@
 //! Concurrent decision-log writes: 32 reviews written at once, one transaction each
-//! (`Store::insert`) against group commit (`GroupCommit::insert`, 2 ms window, 64 rows), on
+//! (`Store::insert`) against group commit (`GroupCommit::insert`, default settings), on
 //! SQLite and, when `JEVJUDGE_TEST_PG_URL` is set, on PostgreSQL (run it under
 //! `bash scripts/pg.sh --fsync -- …` for durable commits).
 //!

@@ -1,12 +1,17 @@
-//! Group commit: the rows of concurrent reviews written in one transaction per short window.
+//! Group commit: the rows of concurrent reviews written in one transaction each batch.
 //!
-//! [`Store::group_commit`] starts one committer task. Each write ([`GroupCommit::insert_queued`]
-//! and friends) hands its review (and its queue items) to the committer and waits. The
-//! committer takes the first waiting row, then every row that arrives until
-//! [`GroupCommitConfig::window`] after that first row was handed over or until
-//! [`GroupCommitConfig::max_rows`] are taken, writes them all in ONE transaction and answers
-//! each writer only after `COMMIT` returned: a write that returns `Ok` is as durable as a
-//! single-row insert. A review and its queue items are always in the same transaction.
+//! [`Store::group_commit`] starts [`GroupCommitConfig::committers`] committer tasks sharing one
+//! queue (on SQLite always one: it has one writer). Each write ([`GroupCommit::insert_queued`]
+//! and friends) hands its review (and its queue items) to the queue and waits. An idle
+//! committer takes the first waiting row and every row already waiting behind it (at most
+//! [`GroupCommitConfig::max_rows`]) and commits them at once, in ONE transaction: there is no
+//! fixed wait, so a lone row is written as soon as it arrives. Rows that arrive while every
+//! committer is busy wait in the queue and form the next batch: the batch grows with the load,
+//! bounded by the time a commit takes (the classic group commit). On PostgreSQL several
+//! committers let one batch form and start while another's `COMMIT` waits for its fsync.
+//! Each writer is answered only after its own batch's `COMMIT` returned: a write that returns
+//! `Ok` is as durable as a single-row insert. A review and its queue items are always in the
+//! same transaction.
 //!
 //! A failed transaction wrote nothing, so every row of it is answered with an error, except
 //! when the database refused a statement (a constraint, a value it cannot store): then one row
@@ -16,6 +21,7 @@
 
 use std::{
     fmt,
+    future::Future,
     sync::{
         Arc,
         atomic::{AtomicU64, Ordering},
@@ -25,6 +31,7 @@ use std::{
 
 use tokio::{
     sync::{
+        Mutex,
         mpsc::{self, error::TryRecvError},
         oneshot,
     },
@@ -41,27 +48,38 @@ use crate::{
 /// Rows waiting for the committer before writers wait to hand theirs over.
 const QUEUE_BOUND: usize = 4096;
 
-/// How the committer groups rows.
+/// Committers on PostgreSQL unless [`GroupCommitConfig::committers`] says otherwise.
+pub const DEFAULT_PG_COMMITTERS: usize = 4;
+
+/// The most committers on PostgreSQL (each holds a pool connection while it commits).
+pub const MAX_COMMITTERS: usize = 8;
+
+/// How the committers group rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GroupCommitConfig {
     /// The most rows in one transaction (at least 1).
     pub max_rows: usize,
-    /// How long after the first row of a batch was handed over the committer waits for more.
-    /// Zero: only the rows already waiting join it.
+    /// How long after the first row of a batch was handed over a committer waits for more
+    /// before it commits. Zero (the default): no wait; only the rows already waiting join, so
+    /// a batch holds what arrived while the previous commits were in flight.
     pub window: Duration,
+    /// Transactions in flight at once on PostgreSQL (1 to [`MAX_COMMITTERS`]; default
+    /// [`DEFAULT_PG_COMMITTERS`]). SQLite has one writer: always one committer there.
+    pub committers: usize,
 }
 
 impl Default for GroupCommitConfig {
-    /// 64 rows, 2 ms.
+    /// 64 rows, no window, 4 committers on PostgreSQL.
     fn default() -> GroupCommitConfig {
         GroupCommitConfig {
             max_rows: 64,
-            window: Duration::from_millis(2),
+            window: Duration::ZERO,
+            committers: DEFAULT_PG_COMMITTERS,
         }
     }
 }
 
-/// What the committer has done since it started.
+/// What the committers have done since they started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GroupCommitStats {
     /// Transactions committed.
@@ -121,16 +139,31 @@ struct Pending {
 }
 
 impl Store {
-    /// Starts a committer on this store's pool (a task on the current tokio runtime; call
+    /// Starts the committers on this store's pool (tasks on the current tokio runtime; call
     /// inside one) and returns the handle writers share.
     pub fn group_commit(&self, config: GroupCommitConfig) -> GroupCommit {
         let config = GroupCommitConfig {
             max_rows: config.max_rows.max(1),
+            committers: match self.kind {
+                StoreKind::Sqlite => 1,
+                StoreKind::Postgres => config.committers.clamp(1, MAX_COMMITTERS),
+            },
             ..config
         };
         let (sender, receiver) = mpsc::channel(QUEUE_BOUND);
         let counters = Arc::new(Counters::default());
-        tokio::spawn(run(self.clone(), receiver, config, counters.clone()));
+        let store = self.clone();
+        let shared = counters.clone();
+        spawn_committers(
+            receiver,
+            config,
+            |pending: &Pending| pending.handed_at,
+            move |batch| {
+                let store = store.clone();
+                let counters = shared.clone();
+                async move { commit(&store, batch, &counters).await }
+            },
+        );
         GroupCommit { sender, counters }
     }
 }
@@ -200,21 +233,42 @@ fn stopped() -> StoreError {
     StoreError::Unavailable("the decision log's committer has stopped".to_owned())
 }
 
-/// The committer: batches until every writer's handle is dropped.
-async fn run(
-    store: Store,
-    mut receiver: mpsc::Receiver<Pending>,
+/// Starts `config.committers` tasks sharing `receiver`: each takes the next batch
+/// ([`collect`]) and hands it to `commit`; while one commits, another takes the rows that
+/// arrived meanwhile. Each stops once the channel is closed and empty.
+pub(crate) fn spawn_committers<T, C, F>(
+    receiver: mpsc::Receiver<T>,
     config: GroupCommitConfig,
-    counters: Arc<Counters>,
-) {
-    while let Some(batch) = collect(&mut receiver, config, |pending| pending.handed_at).await {
-        commit(&store, batch, &counters).await;
+    handed_at: fn(&T) -> Instant,
+    commit: C,
+) where
+    T: Send + 'static,
+    C: Fn(Vec<T>) -> F + Clone + Send + 'static,
+    F: Future<Output = ()> + Send + 'static,
+{
+    let receiver = Arc::new(Mutex::new(receiver));
+    for _ in 0..config.committers.max(1) {
+        let receiver = receiver.clone();
+        let commit = commit.clone();
+        tokio::spawn(async move {
+            loop {
+                // Only the committer holding the lock collects; the others wait for it.
+                let batch = {
+                    let mut receiver = receiver.lock().await;
+                    collect(&mut receiver, config, handed_at).await
+                };
+                match batch {
+                    Some(batch) => commit(batch).await,
+                    None => break,
+                }
+            }
+        });
     }
 }
 
 /// The next batch: waits for a first item, then takes items until `config.max_rows` are taken
 /// or `config.window` has passed since the first was handed over (`handed_at`); items already
-/// waiting join without waiting. `None` once the channel is closed and empty.
+/// waiting join without waiting (with a zero window, only they join). `None` once the channel is closed and empty.
 pub(crate) async fn collect<T>(
     receiver: &mut mpsc::Receiver<T>,
     config: GroupCommitConfig,
@@ -231,6 +285,7 @@ pub(crate) async fn collect<T>(
                 continue;
             }
             Err(TryRecvError::Disconnected) => break,
+            Err(TryRecvError::Empty) if config.window.is_zero() => break,
             Err(TryRecvError::Empty) => {}
         }
         match tokio::time::timeout_at(deadline, receiver.recv()).await {
@@ -329,6 +384,7 @@ mod tests {
         GroupCommitConfig {
             max_rows,
             window: Duration::from_millis(window_ms),
+            committers: 1,
         }
     }
 
@@ -438,5 +494,74 @@ mod tests {
                 .await
                 .is_none()
         );
+    }
+
+    /// Runs `committers` committers whose commit takes 5 ms (the fsync) on rows `(n, at_ms)`
+    /// sent at their time; returns each batch as (ms from the start when its commit began,
+    /// its rows), in the order the commits began.
+    async fn committed_batches(committers: usize, rows: &[(u32, u64)]) -> Vec<(u64, Vec<u32>)> {
+        let (sender, receiver) = mpsc::channel(64);
+        let (done, mut batches) = mpsc::unbounded_channel();
+        let start = Instant::now();
+        let config = GroupCommitConfig {
+            committers,
+            ..GroupCommitConfig::default()
+        };
+        spawn_committers(
+            receiver,
+            config,
+            |item: &(u32, Instant)| item.1,
+            move |batch: Vec<(u32, Instant)>| {
+                let done = done.clone();
+                async move {
+                    let began = start.elapsed().as_millis() as u64;
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    let _ = done.send((began, numbers(&batch)));
+                }
+            },
+        );
+        for (n, at) in rows {
+            send_at(&sender, *n, Duration::from_millis(*at));
+        }
+        drop(sender);
+        let mut all = Vec::new();
+        while let Some(batch) = batches.recv().await {
+            all.push(batch);
+        }
+        all.sort_by_key(|(began, rows)| (*began, rows.clone()));
+        all
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_committer_commits_a_lone_row_at_once() {
+        let batches = committed_batches(1, &[(1, 0), (2, 20)]).await;
+        assert_eq!(batches, [(0, vec![1]), (20, vec![2])]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn rows_that_arrive_during_a_commit_form_the_next_batch() {
+        let batches = committed_batches(1, &[(1, 0), (2, 1), (3, 2), (4, 4), (5, 6)]).await;
+        assert_eq!(
+            batches,
+            [(0, vec![1]), (5, vec![2, 3, 4]), (10, vec![5])],
+            "one committer: a batch holds what waited for the commit in flight"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_second_committer_starts_a_batch_while_the_first_one_commits() {
+        let batches = committed_batches(2, &[(1, 0), (2, 1), (3, 2), (4, 4), (5, 6)]).await;
+        assert_eq!(
+            batches,
+            [(0, vec![1]), (1, vec![2]), (5, vec![3, 4]), (6, vec![5])],
+            "two committers: two transactions in flight, no row waits for both"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_default_config_has_no_window() {
+        assert_eq!(GroupCommitConfig::default().window, Duration::ZERO);
+        let batches = committed_batches(4, &[(1, 0)]).await;
+        assert_eq!(batches, [(0, vec![1])]);
     }
 }

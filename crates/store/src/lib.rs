@@ -14,8 +14,9 @@
 //!   write-ahead log truncated after it);
 //!   [`Store::export_records`] rebuilds replayable `.jevl` records; [`Store::ping`] is the
 //!   health check.
-//! - [`Store::group_commit`] starts a committer that writes the rows of concurrent reviews in
-//!   one transaction per short window ([`GroupCommit`], [`GroupCommitConfig`]); each write
+//! - [`Store::group_commit`] starts committers that write the rows of concurrent reviews
+//!   together: an idle committer commits the rows waiting at once, the rows that arrive
+//!   meanwhile form the next batch ([`GroupCommit`], [`GroupCommitConfig`]); each write
 //!   returns once its own row is committed.
 //!
 //! - The review queue: [`Store::insert_queued`] logs a review and queues it in one

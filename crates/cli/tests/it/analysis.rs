@@ -103,7 +103,9 @@ fn calibrate_prevalence_gives_each_pairs_precisions_at_the_production_rate() {
     );
     let bad = calibrate(&["--prevalence", "1"]);
     assert_eq!(code(&bad), 2);
-    assert!(stderr(&bad).contains("'--prevalence <P>': a prevalence must be strictly between 0 and 1"));
+    assert!(
+        stderr(&bad).contains("'--prevalence <P>': a prevalence must be strictly between 0 and 1")
+    );
 }
 
 // cli-and-formats.md §1.5: the calibrate document, key for key, with metrics recomputed here

@@ -94,6 +94,7 @@ async fn a_batch_holds_at_most_max_rows(url: StoreUrl) {
     let commit = store.group_commit(GroupCommitConfig {
         max_rows: 12,
         window: Duration::from_secs(600),
+        ..GroupCommitConfig::default()
     });
     let reviews = (0..48)
         .map(|_| (review(Some("batches"), "PASS", "batch-v1"), None))
@@ -119,6 +120,7 @@ async fn a_row_the_database_refuses_fails_alone_and_its_neighbours_are_written(u
     let commit = store.group_commit(GroupCommitConfig {
         max_rows: 8,
         window: Duration::from_secs(600),
+        ..GroupCommitConfig::default()
     });
     // Eight rows, one batch; the fourth repeats an id already stored.
     let reviews: Vec<_> = (0..8)
