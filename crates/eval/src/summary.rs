@@ -102,9 +102,10 @@ impl Summary {
     }
 }
 
-/// Builds a [`Summary`] one row at a time; memory is four bytes per review (its time, in
-/// [`Latencies`]) and about one byte per case (its tally, see [`crate::RiskBuilder`]).
-#[derive(Debug, Clone, Default)]
+/// Builds a [`Summary`] one row at a time; memory is about one byte per case (its tally, see
+/// [`crate::RiskBuilder`]), the review times going to a temporary file past a fixed number
+/// ([`Latencies`]).
+#[derive(Debug, Default)]
 pub struct SummaryBuilder {
     correct: u64,
     incorrect: u64,
@@ -217,7 +218,7 @@ impl SummaryBuilder {
 /// (rule 58): each remembers the lowest case index it was seen at, so rows may arrive in
 /// completion order. Review times are kept once, by the scenarios; the overall P50/P95 are
 /// taken over their union.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SummariesBuilder {
     overall: SummaryBuilder,
     scenarios: Vec<(String, usize, SummaryBuilder)>,
@@ -501,6 +502,40 @@ mod tests {
                 .collect();
             proptest::prop_assert_eq!(got, reference(&rows));
         }
+    }
+
+    #[test]
+    fn summaries_past_the_spill_threshold_give_the_figures_of_full_ones() {
+        // Every scenario holds more times than memory keeps: they go to temporary files.
+        let per_scenario = crate::latencies::SPILL_AT + 1_000;
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let rows: Vec<Row> = (0..3 * per_scenario)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let nanos = state % 50_000_000 + if i % 97 == 0 { 5_000_000_000 } else { 0 };
+                generated(
+                    (i % 3) as u8,
+                    i % 2 == 0,
+                    &[((state >> 40) as u8, nanos)],
+                    1.0,
+                )
+            })
+            .collect();
+        let (overall, scenarios) = summarize(&rows, None);
+        let got: Vec<_> = std::iter::once(&overall)
+            .chain(scenarios.iter().map(|(_, s)| s))
+            .map(|s| {
+                (
+                    s.p50_millis,
+                    s.p95_millis,
+                    s.risk.accuracy_ci,
+                    s.risk.false_pass_rate_upper,
+                )
+            })
+            .collect();
+        assert_eq!(got, reference(&rows));
     }
 
     #[test]
