@@ -327,7 +327,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     crate::backend::answered_kind(reviewer.chosen.kind, reviewer.answered());
     let mut report = reviewer.report(outcome, &plan.definition);
     if let Some(prevalence) = plan.prevalence {
-        report.set_prevalence_of(prevalence, &plan.definition);
+        jevjudge_eval::calibration::set_prevalence_of(&mut report, prevalence, &plan.definition);
     }
 
     let gates = plan.gates.evaluate(&report);

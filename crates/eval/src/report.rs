@@ -127,18 +127,6 @@ impl Report {
             summary.risk.at_prevalence = Some(summary.at_prevalence(prevalence));
         }
     }
-
-    /// [`Report::set_prevalence`] for a run of `definition`; with several criteria, also each
-    /// criterion's precisions at that base rate.
-    pub fn set_prevalence_of(&mut self, prevalence: f64, definition: &jevjudge_judge::Definition) {
-        use crate::calibration::{CriterionSpec, criteria_at_prevalence};
-        self.set_prevalence(prevalence);
-        if definition.criteria().len() > 1 {
-            let specs = CriterionSpec::from_definition(definition);
-            self.overall.risk.at_prevalence_by_criterion =
-                criteria_at_prevalence(self, &specs, prevalence);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -180,7 +180,7 @@ pub fn evaluate(
     let outcome = session.finish(ran).map_err(session_error)?;
     let mut report = reviewer.report(outcome, &definition);
     if let Some(prevalence) = prevalence {
-        report.set_prevalence_of(prevalence, &definition);
+        jevjudge_eval::calibration::set_prevalence_of(&mut report, prevalence, &definition);
     }
     Ok(PyReport::new(report, Some(definition)))
 }

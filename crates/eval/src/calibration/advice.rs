@@ -41,6 +41,17 @@ pub struct WeightedDecisions {
     pub effective_n: f64,
 }
 
+/// [`Report::set_prevalence`] for a run of `definition`; with several criteria, also each
+/// criterion's precisions at that base rate ([`criteria_at_prevalence`]).
+pub fn set_prevalence_of(report: &mut Report, prevalence: f64, definition: &Definition) {
+    report.set_prevalence(prevalence);
+    if definition.criteria().len() > 1 {
+        let specs = CriterionSpec::from_definition(definition);
+        report.overall.risk.at_prevalence_by_criterion =
+            criteria_at_prevalence(report, &specs, prevalence);
+    }
+}
+
 /// Per criterion of `specs` with known thresholds and labelled rows in `report`: the current
 /// thresholds' PASS and FAIL precisions at `prevalence` (the share of production cases whose
 /// expectation holds), weighted like [`Calibration::set_prevalence`] when the cases carry

@@ -51,7 +51,7 @@ mod version;
 
 pub use advice::{
     Calibration, CriterionCalibration, PairsAtPrevalence, Recommendation, Refusal,
-    WeightedDecisions, calibrate, criteria_at_prevalence, weighted_decisions,
+    WeightedDecisions, calibrate, criteria_at_prevalence, set_prevalence_of, weighted_decisions,
 };
 pub use document::{
     CalibrationDocument, CriterionDocument, GuaranteeDocument, RecommendationDocument,
