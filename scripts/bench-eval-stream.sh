@@ -2,7 +2,9 @@
 # A streaming `jevjudge eval` (`--max-cases N`) of N generated cases against
 # `jevjudge fake-server --latency 0` (loopback only) at concurrency 32: peak resident memory
 # (`/usr/bin/time`'s maximum RSS), the run's wall time and reviews per second.
-# Usage: [CASES=FILE] scripts/bench-eval-stream.sh [N]   (default 1000000; builds release;
+# With RESUME=1 the rows file is then cut to its first half and the run resumed (`--resume`):
+# the resumed run's peak RSS, wall time and reviews per second too.
+# Usage: [CASES=FILE] [RESUME=1] scripts/bench-eval-stream.sh [N]   (default 1000000; builds release;
 # writes target/bench-eval-stream/). The cases are FILE (N of make_refund_cases' cases), or
 # generated and removed at the end, as the rows file is: 1,000,000 cases take about 270 MB.
 set -euo pipefail
@@ -38,3 +40,21 @@ print(f"{n} streamed cases, concurrency 32, latency 0: peak RSS {int(peak_kib) /
       f"run {run:.1f} s, {o['total'] / run:,.0f} reviews/s; rows {o['total']}, errors {o['errors']}, "
       f"p50 {o['p50_millis']} ms, p95 {o['p95_millis']} ms")
 PY
+if [[ "${RESUME:-}" == 1 ]]; then
+    rows="$out/report-$n.rows.jsonl"
+    head -n $((n / 2 + 1)) "$rows" >"$rows.half"
+    mv "$rows.half" "$rows"
+    TYPESAFE_API_KEY=bench-not-a-secret /usr/bin/time -f "%M %e %U %S" -o "$out/time-resume-$n.txt" \
+        "$JEVJUDGE" eval --definition examples/refund/definition.toml --cases "$cases" \
+        --max-cases "$n" --concurrency 32 --budget 10s --base-url "$FAKE_URL" --resume \
+        --report "$out/report-$n.json" >"$out/eval-resume-$n.txt" 2>&1
+    python3 - "$n" "$out/time-resume-$n.txt" "$out/report-$n.json" <<'PY'
+import json, sys
+n = int(sys.argv[1])
+peak_kib, elapsed, user, system = open(sys.argv[2]).read().split()
+o = json.load(open(sys.argv[3]))["overall"]
+print(f"resumed with {n - n // 2} of {n} cases left: peak RSS {int(peak_kib) / 1024:.1f} MiB; "
+      f"process {float(elapsed):.1f} s (user {float(user):.1f} s, sys {float(system):.1f} s); "
+      f"rows {o['total']}, errors {o['errors']}, p50 {o['p50_millis']} ms, p95 {o['p95_millis']} ms")
+PY
+fi

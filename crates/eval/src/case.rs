@@ -513,7 +513,7 @@ impl IdCheck for ExactIds {
 }
 
 /// What a fault of the line reader means for a cases source.
-fn fault_kind(fault: LineFault) -> CasesErrorKind {
+pub(crate) fn fault_kind(fault: LineFault) -> CasesErrorKind {
     match fault {
         LineFault::Io(e) => CasesErrorKind::Io(e),
         LineFault::TooLong { cap } => CasesErrorKind::LineTooLong { cap },

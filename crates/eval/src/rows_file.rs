@@ -458,6 +458,58 @@ pub fn read_rows_for(
     cases: Option<&HashMap<&str, usize>>,
     max_line_bytes: usize,
 ) -> Result<PreviousRows, RowsError> {
+    let mut rows = HashMap::new();
+    let scanned = scan_rows(path, max_line_bytes, |_, index, row| {
+        if let Some(cases) = cases {
+            check_row_index(cases.get(row.id.as_str()).copied(), &row.id, index)?;
+        }
+        rows.insert(row.id.clone(), (index, row));
+        Ok(())
+    })?;
+    Ok(PreviousRows {
+        header: scanned.header,
+        rows,
+        torn_tail: scanned.torn_tail,
+        whole_len: scanned.whole_len,
+    })
+}
+
+/// The problem with a row whose id `id` is the case at `case_index` (`None`: no case has it)
+/// but that was written with index `index`; nothing when they agree.
+pub(crate) fn check_row_index(
+    case_index: Option<usize>,
+    id: &str,
+    index: usize,
+) -> Result<(), String> {
+    match case_index {
+        None => Err(format!("row `{id}` is not one of the cases")),
+        Some(case_index) if case_index != index => Err(format!(
+            "row `{id}` has index {index} but that case is number {case_index}"
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// A rows file read by [`scan_rows`]: its header, whether its last line was cut short, and the
+/// length of its whole lines.
+#[derive(Debug)]
+pub(crate) struct Scanned {
+    pub(crate) header: RowsHeader,
+    pub(crate) torn_tail: bool,
+    pub(crate) whole_len: u64,
+    /// The number of the last whole line (the header is line 1).
+    pub(crate) last_line: usize,
+}
+
+/// Reads a rows file strictly, one line at a time: the header, then each whole row, passed to
+/// `on_row` with its line number (the header is line 1) and index. A problem `on_row` returns
+/// becomes the error naming that line. Only a final line without its newline (a write cut short
+/// by a crash) is tolerated and skipped; memory is one line whatever the file's size.
+pub(crate) fn scan_rows(
+    path: &Path,
+    max_line_bytes: usize,
+    mut on_row: impl FnMut(usize, usize, Row) -> Result<(), String>,
+) -> Result<Scanned, RowsError> {
     use jevjudge_wire::lines::{LineRead, read_line_bounded};
     let at = |line: Option<usize>, problem: String| RowsError {
         path: match line {
@@ -469,9 +521,9 @@ pub fn read_rows_for(
     let file = File::open(path).map_err(|e| at(None, format!("cannot read: {e}")))?;
     let mut reader = BufReader::new(file);
     let mut header: Option<RowsHeader> = None;
-    let mut rows = HashMap::new();
     let mut torn_tail = false;
     let mut whole_len: u64 = 0;
+    let mut last_line = 0;
     let mut buffer = Vec::new();
     let mut number = 0;
     loop {
@@ -509,43 +561,26 @@ pub fn read_rows_for(
             }
             header = Some(parsed);
             whole_len += bytes as u64;
+            last_line = number;
             continue;
         }
         match serde_json::from_str::<Line>(text) {
             Ok(_) if !complete => torn_tail = true,
             Ok(line) => {
-                if let Some(cases) = cases {
-                    match cases.get(line.row.id.as_str()) {
-                        None => {
-                            return Err(at(
-                                Some(number),
-                                format!("row `{}` is not one of the cases", line.row.id),
-                            ));
-                        }
-                        Some(&index) if index != line.index => {
-                            return Err(at(
-                                Some(number),
-                                format!(
-                                    "row `{}` has index {} but that case is number {index}",
-                                    line.row.id, line.index
-                                ),
-                            ));
-                        }
-                        Some(_) => {}
-                    }
-                }
+                on_row(number, line.index, line.row)
+                    .map_err(|problem| at(Some(number), problem))?;
                 whole_len += bytes as u64;
-                rows.insert(line.row.id.clone(), (line.index, line.row));
+                last_line = number;
             }
             Err(_) if !complete => torn_tail = true,
             Err(e) => return Err(at(Some(number), format!("not a row: {e}"))),
         }
     }
     let header = header.ok_or_else(|| at(None, "empty rows file".to_owned()))?;
-    Ok(PreviousRows {
+    Ok(Scanned {
         header,
-        rows,
         torn_tail,
         whole_len,
+        last_line,
     })
 }

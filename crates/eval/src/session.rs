@@ -22,7 +22,7 @@ use jevjudge_client::limit::Stop;
 use jevjudge_judge::{BackendKind, Definition, Status};
 use jevjudge_wire::setting::{Explain, Namer, Setting};
 
-use stream::{stream_cases, streamed_ids};
+use stream::stream_cases;
 use todo::Todo;
 
 use crate::{
@@ -340,8 +340,8 @@ pub struct Session<'p> {
     plan: &'p SessionPlan,
     /// How many cases the run has.
     cases: usize,
-    /// The case ids in input order: a run that keeps its cases has them; a streaming run reads
-    /// them again only to resume.
+    /// The case ids in input order (none for a streaming run, which resumes by the bits of
+    /// [`resume`]).
     ids: Vec<String>,
     kept: Vec<Case>,
     header: RowsHeader,
@@ -349,6 +349,8 @@ pub struct Session<'p> {
     writer: Option<RowsWriter>,
     torn_tail: bool,
     todo: Todo,
+    /// A resumed streaming run's rows file, kept in bounded memory (its rows are not).
+    streamed: Option<resume::Streamed>,
 }
 
 /// Maps the runner's positions (within the cases that run) to input indexes, writes each row
@@ -356,6 +358,8 @@ pub struct Session<'p> {
 struct Positions<'a, O> {
     indexes: &'a Todo,
     rows_file: Option<&'a mut RowsWriter>,
+    /// A resumed streaming run's cases that got a new row.
+    written: Option<&'a mut resume::Bits>,
     inner: O,
 }
 
@@ -364,6 +368,9 @@ impl<O: RunObserver> RunObserver for Positions<'_, O> {
         let index = self.indexes.index(position);
         if let Some(writer) = self.rows_file.as_deref_mut() {
             writer.row_finished(index, row);
+        }
+        if let Some(written) = self.written.as_deref_mut() {
+            written.set(index, true);
         }
         self.inner.row_finished(index, row);
     }
@@ -391,7 +398,7 @@ impl<'p> Session<'p> {
     ) -> Result<Session<'p>, SessionError> {
         let CaseSet {
             count,
-            mut ids,
+            ids,
             kept,
             digest,
         } = cases;
@@ -400,15 +407,31 @@ impl<'p> Session<'p> {
             .with_backend(backend, model);
         let mut previous = HashMap::new();
         let mut torn_tail = false;
+        let mut streamed = None;
+        let mut todo = Todo::All(count);
         let writer = match &plan.rows {
             None if plan.resume => {
                 return Err(SessionError::ResumeWithoutRows);
             }
             None => None,
-            Some(path) if plan.resume => {
-                if plan.streaming {
-                    ids = streamed_ids(plan)?;
+            Some(path) if plan.resume && plan.streaming => {
+                let (scanned, done, kept) = resume::open(plan, path, count)?;
+                if let Some(problem) = scanned.header.mismatch(&header) {
+                    return Err(SessionError::CannotResume(format!(
+                        "{} cannot be resumed: {problem}",
+                        path.display()
+                    )));
                 }
+                torn_tail = scanned.torn_tail;
+                if kept.kept > 0 {
+                    todo = Todo::Missing(resume::Missing::new(done));
+                }
+                streamed = Some(kept);
+                Some(RowsWriter::resume(path, scanned.whole_len).map_err(|e| {
+                    SessionError::Failed(format!("cannot append to {}: {e}", path.display()))
+                })?)
+            }
+            Some(path) if plan.resume => {
                 let found = read_rows_for(path, Some(&index_of(&ids)), plan.max_line_bytes)
                     .map_err(|e| SessionError::CannotResume(e.to_string()))?;
                 if let Some(problem) = found.header.mismatch(&header) {
@@ -442,17 +465,15 @@ impl<'p> Session<'p> {
                 })?
             }),
         };
-        let todo = if previous.is_empty() {
-            Todo::All(count)
-        } else {
-            Todo::Listed(
+        if !previous.is_empty() {
+            todo = Todo::Listed(
                 ids.iter()
                     .enumerate()
                     .filter(|(_, id)| !previous.contains_key(*id))
                     .map(|(index, _)| index)
                     .collect(),
-            )
-        };
+            );
+        }
         Ok(Session {
             plan,
             cases: count,
@@ -463,6 +484,7 @@ impl<'p> Session<'p> {
             writer,
             torn_tail,
             todo,
+            streamed,
         })
     }
 
@@ -474,6 +496,9 @@ impl<'p> Session<'p> {
 
     /// The input tokens the resumed rows already spent (a spending cap covers the whole run).
     pub fn previous_input_tokens(&self) -> u64 {
+        if let Some(streamed) = &self.streamed {
+            return streamed.input_tokens;
+        }
         self.previous
             .values()
             .filter_map(|(_, row)| row.verdict.usage)
@@ -504,6 +529,7 @@ impl<'p> Session<'p> {
         let observer = Positions {
             indexes: &self.todo,
             rows_file: self.writer.as_mut(),
+            written: self.streamed.as_mut().map(|streamed| &mut streamed.written),
             inner: observer,
         };
         let second_pass = Arc::new(Mutex::new(CasesDigest::default()));
@@ -584,23 +610,21 @@ impl<'p> Session<'p> {
             reviews_this_run,
             cases: self.cases,
         };
+        if let Some(streamed) = self.streamed.as_ref().filter(|streamed| streamed.kept > 0) {
+            // A streaming run kept no rows in memory: the rows file has them all.
+            let path = plan.rows.as_deref().unwrap_or(Path::new(""));
+            (outcome.overall, outcome.scenarios) = resume::finish(plan, path, streamed)?;
+            return Ok(outcome);
+        }
         let mut previous = self.previous;
         if previous.is_empty() {
             return Ok(outcome);
         }
         let index_of = index_of(&self.ids);
-        if plan.streaming {
-            // A streaming run kept no rows in memory: the rows file has them all.
-            let path = plan.rows.as_deref().unwrap_or(Path::new(""));
-            previous = read_rows_for(path, Some(&index_of), plan.max_line_bytes)
-                .map_err(|e| SessionError::Failed(format!("cannot read the rows back: {e}")))?
-                .rows;
-        } else {
-            // Finished rows by id: an interrupted run has gaps, so positions cannot be zipped.
-            for row in std::mem::take(&mut outcome.rows) {
-                if let Some(&index) = index_of.get(row.id.as_str()) {
-                    previous.insert(row.id.clone(), (index, row));
-                }
+        // Finished rows by id: an interrupted run has gaps, so positions cannot be zipped.
+        for row in std::mem::take(&mut outcome.rows) {
+            if let Some(&index) = index_of.get(row.id.as_str()) {
+                previous.insert(row.id.clone(), (index, row));
             }
         }
         let mut by_index: Vec<Option<Row>> = vec![None; self.cases];
@@ -613,7 +637,7 @@ impl<'p> Session<'p> {
         let (overall, scenarios) = summarize(&rows, plan.price_per_million_input);
         outcome.overall = overall;
         outcome.scenarios = scenarios;
-        outcome.rows = if plan.streaming { Vec::new() } else { rows };
+        outcome.rows = rows;
         Ok(outcome)
     }
 }
@@ -671,6 +695,7 @@ fn index_of(ids: &[String]) -> HashMap<&str, usize> {
         .collect()
 }
 
+mod resume;
 mod stream;
 mod todo;
 

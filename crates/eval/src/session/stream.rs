@@ -1,5 +1,4 @@
-//! A streaming session's second reads of its cases file: the cases, lazily, for the run, and
-//! their ids, to resume.
+//! A streaming session's second read of its cases file: the cases, lazily, for the run.
 
 use std::{
     fs::File,
@@ -8,22 +7,8 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use super::{SessionError, SessionPlan};
+use super::SessionError;
 use crate::{Case, parse_case, rows_file::CasesDigest};
-
-/// The ids of a streaming run's cases in input order, read again (to resume it).
-pub(super) fn streamed_ids(plan: &SessionPlan) -> Result<Vec<String>, SessionError> {
-    let mut ids = Vec::new();
-    crate::for_each_case_in_file_capped(
-        &plan.cases,
-        plan.case_limit,
-        plan.max_line_bytes,
-        None,
-        |case| ids.push(case.id),
-    )
-    .map_err(|e| SessionError::Failed(format!("cannot read the cases again: {e}")))?;
-    Ok(ids)
-}
 
 /// Reads a cases file again, lazily, for a streaming run (it was checked in a first pass and
 /// is a regular file). A line that no longer reads as a case (the file changed since) ends the
@@ -47,4 +32,36 @@ pub(super) fn stream_cases(
         }
         Some(case)
     }))
+}
+
+/// Reads a streaming run's cases file again, passing each case's id to `each` in input order,
+/// in memory of one line (no check for repeated ids: the first pass made it). A line that no
+/// longer reads as a case (the file changed since) is an error.
+pub(super) fn each_id(
+    path: &Path,
+    max_line_bytes: usize,
+    mut each: impl FnMut(&str),
+) -> Result<(), SessionError> {
+    let failed = |problem: String| {
+        SessionError::Failed(format!(
+            "cannot read the cases {} again: {problem}",
+            path.display()
+        ))
+    };
+    let file = File::open(path).map_err(|e| failed(e.to_string()))?;
+    let mut lines =
+        jevjudge_wire::lines::CappedLines::new(BufReader::new(file), max_line_bytes, None);
+    loop {
+        match lines.next_line() {
+            Ok(None) => return Ok(()),
+            Ok(Some((number, line))) => match parse_case(line) {
+                Ok(case) => each(&case.id),
+                Err(e) => return Err(failed(format!("line {number}: {e}"))),
+            },
+            Err((number, fault)) => {
+                let kind = crate::case::fault_kind(fault);
+                return Err(failed(format!("line {number}: {kind}")));
+            }
+        }
+    }
 }

@@ -120,6 +120,148 @@ async fn a_streaming_session_keeps_no_rows_and_a_resumed_one_reads_them_back() {
     );
 }
 
+/// The summaries of the rows a rows file holds (the last row of each case counts), in input
+/// order: what a resumed run must report.
+fn summaries_of_file(path: &std::path::Path) -> (Summary, Vec<(String, Summary)>) {
+    let mut rows: Vec<(usize, Row)> = crate::rows_file::read_rows(path)
+        .unwrap()
+        .rows
+        .into_values()
+        .collect();
+    rows.sort_by_key(|(index, _)| *index);
+    let rows: Vec<Row> = rows.into_iter().map(|(_, row)| row).collect();
+    summarize(&rows, None)
+}
+
+#[tokio::test]
+async fn a_resumed_streaming_session_reports_the_rows_its_file_holds() {
+    let dir = jevjudge_test_support::temp_dir("session-streaming-resume-figures");
+    let rows = dir.join("run.rows.jsonl");
+    let definition = definition("definition.toml");
+    let streaming = plan(&rows, Some(MAX_CASES + 1));
+    run(&streaming, &definition).await.unwrap();
+    tear(&rows, 77);
+    let resumed = SessionPlan {
+        resume: true,
+        ..streaming
+    };
+    let (outcome, _) = run(&resumed, &definition).await.unwrap();
+    assert_eq!(outcome.reviews_this_run, 73);
+    // Every figure, review times included, is the one of the file's 150 rows.
+    let (overall, scenarios) = summaries_of_file(&rows);
+    assert_eq!(overall.total, 150);
+    assert_eq!(outcome.overall, overall);
+    assert_eq!(outcome.scenarios, scenarios);
+}
+
+#[tokio::test]
+async fn a_streaming_resume_that_retries_errors_counts_only_each_cases_last_row() {
+    let dir = jevjudge_test_support::temp_dir("session-streaming-retry");
+    let definition = definition("definition.toml");
+    // Three cases the recording does not have: their rows are ERROR (not recorded).
+    let text = std::fs::read_to_string(sms_spam("cases.jsonl")).unwrap();
+    let mut cases = String::new();
+    for (number, line) in text.lines().enumerate() {
+        cases.push_str(line);
+        cases.push('\n');
+        if number % 50 == 7 {
+            let extra = line
+                .replacen("\"id\":\"", "\"id\":\"unrecorded-", 1)
+                .replacen("\"message\":\"", "\"message\":\"never recorded ", 1);
+            cases.push_str(&extra);
+            cases.push('\n');
+        }
+    }
+    let cases_path = dir.join("cases.jsonl");
+    std::fs::write(&cases_path, cases).unwrap();
+    let rows = dir.join("run.rows.jsonl");
+    let streaming = SessionPlan {
+        rows: Some(rows.clone()),
+        ..SessionPlan::new(cases_path, Some(MAX_CASES + 1))
+    };
+    let (first, _) = run(&streaming, &definition).await.unwrap();
+    assert_eq!((first.overall.total, first.overall.errors), (153, 3));
+    let retry = SessionPlan {
+        resume: true,
+        retry_errors: true,
+        ..streaming
+    };
+    // Twice: the second resume meets each errored case's two rows and keeps the last.
+    for round in 1..=2 {
+        let cases = retry.read_cases(&definition, None).unwrap();
+        let session = Session::open(&retry, &definition, cases, "replay", "jev-1.13.0").unwrap();
+        assert_eq!(session.to_run(), 3, "round {round}");
+        drop(session);
+        let (outcome, _) = run(&retry, &definition).await.unwrap();
+        assert_eq!(outcome.reviews_this_run, 3);
+        let (overall, scenarios) = summaries_of_file(&rows);
+        assert_eq!((overall.total, overall.errors), (153, 3));
+        assert_eq!(outcome.overall, overall, "round {round}");
+        assert_eq!(outcome.scenarios, scenarios);
+    }
+    assert_eq!(
+        std::fs::read_to_string(&rows).unwrap().lines().count(),
+        1 + 153 + 6
+    );
+}
+
+#[tokio::test]
+async fn a_streaming_resume_names_a_row_that_is_not_its_cases_as_a_kept_one_does() {
+    let dir = jevjudge_test_support::temp_dir("session-streaming-foreign-row");
+    let rows = dir.join("run.rows.jsonl");
+    let definition = definition("definition.toml");
+    run(&plan(&rows, Some(MAX_CASES + 1)), &definition)
+        .await
+        .unwrap();
+    let text = std::fs::read_to_string(&rows).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let line = |n: usize| lines[n - 1];
+    let index = |l: &str| -> usize {
+        serde_json::from_str::<serde_json::Value>(l).unwrap()["index"]
+            .as_u64()
+            .unwrap() as usize
+    };
+    let error = |edited: String, streaming: bool| {
+        std::fs::write(&rows, &edited).unwrap();
+        let plan = SessionPlan {
+            resume: true,
+            ..plan(&rows, if streaming { Some(MAX_CASES + 1) } else { None })
+        };
+        let cases = plan.read_cases(&definition, None).unwrap();
+        Session::open(&plan, &definition, cases, "replay", "jev-1.13.0")
+            .unwrap_err()
+            .to_string()
+    };
+    // Line 5 claims an id no case has; line 9 another case's index.
+    let (fifth, ninth) = (line(5), line(9));
+    let renamed = text.replacen(
+        fifth,
+        &fifth.replacen("\"id\":\"sms-", "\"id\":\"not-sms-", 1),
+        1,
+    );
+    let moved = text.replacen(
+        ninth,
+        &ninth.replacen(
+            &format!("{{\"index\":{}", index(ninth)),
+            &format!("{{\"index\":{}", index(ninth) + 1),
+            1,
+        ),
+        1,
+    );
+    for (edited, at) in [(renamed, ":5"), (moved, ":9")] {
+        let kept = error(edited.clone(), false);
+        assert!(
+            kept.contains(&format!("{}{at}: row `", rows.display())),
+            "{kept}"
+        );
+        // The header names other cases only for a kept run's plan: compare the row's words.
+        let streamed = error(edited, true);
+        let problem = |e: &str| e.split(": row ").nth(1).unwrap_or_default().to_owned();
+        assert_eq!(problem(&streamed), problem(&kept), "{streamed}");
+        assert!(streamed.contains(&format!("{at}: row `")), "{streamed}");
+    }
+}
+
 #[tokio::test]
 async fn a_streaming_session_gives_the_figures_of_one_that_keeps_its_rows() {
     let dir = jevjudge_test_support::temp_dir("session-streaming-figures");

@@ -7,6 +7,8 @@ pub(super) enum Todo {
     All(usize),
     /// Those a resumed run misses.
     Listed(Vec<usize>),
+    /// Those a resumed streaming run misses, one bit per case.
+    Missing(super::resume::Missing),
 }
 
 impl Todo {
@@ -14,6 +16,7 @@ impl Todo {
         match self {
             Todo::All(n) => *n,
             Todo::Listed(indexes) => indexes.len(),
+            Todo::Missing(missing) => missing.len(),
         }
     }
 
@@ -22,6 +25,7 @@ impl Todo {
         match self {
             Todo::All(_) => position,
             Todo::Listed(indexes) => indexes.get(position).copied().unwrap_or(position),
+            Todo::Missing(missing) => missing.index(position),
         }
     }
 
@@ -29,6 +33,7 @@ impl Todo {
         match self {
             Todo::All(n) => index < *n,
             Todo::Listed(indexes) => indexes.binary_search(&index).is_ok(),
+            Todo::Missing(missing) => missing.contains(index),
         }
     }
 }
