@@ -22,6 +22,10 @@
 # Settings (environment): ROUNDS (5), REQUESTS (10000), CALLERS (64), LATENCY_MS (20),
 # MAX_CONCURRENT (32), STORES ("none sqlite postgres"), BINARIES ("" = build this tree),
 # LOADGEN (built unless set), MAX_SECONDS per run (300).
+# PROFILE_PG=1 profiles each PostgreSQL run's commits: the server's WAL statistics
+# (pg_stat_wal with track_wal_io_timing on: WAL flushes, their mean time, commits per flush)
+# and, through `perf trace`, every fdatasync/fsync the server made with its duration
+# (p50/p90/p99/max).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -44,6 +48,10 @@ RESULTS="$out/results.jsonl"
 : >"$RESULTS"
 echo "PostgreSQL fsync: $(psql "$JEVJUDGE_TEST_PG_URL" -tAc 'show fsync'), synchronous_commit: $(psql "$JEVJUDGE_TEST_PG_URL" -tAc 'show synchronous_commit')"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [[ "${PROFILE_PG:-}" == 1 ]]; then
+    command -v perf >/dev/null || { echo "PROFILE_PG=1 needs perf (apt-get install linux-perf)" >&2; exit 2; }
+    psql "$JEVJUDGE_TEST_PG_URL" -qc "ALTER SYSTEM SET track_wal_io_timing = on" -c "SELECT pg_reload_conf()" >/dev/null
+fi
 
 first_binary=${BINARIES%% *}
 JEVJUDGE=${first_binary#*=}
@@ -67,10 +75,23 @@ run() {
     spawn_listening "$log.out" env TYPESAFE_API_KEY=loadtest-dummy-key "$binary" serve \
         --definitions "$WORK/definitions" --addr 127.0.0.1:0 --base-url "$FAKE_URL" \
         --max-concurrent "$MAX_CONCURRENT" --log-format json "${store_args[@]}"
-    local url=$LISTEN_URL pid=$LISTEN_PID
+    local url=$LISTEN_URL pid=$LISTEN_PID trace_pid=""
+    if [[ "$store" == postgres && "${PROFILE_PG:-}" == 1 ]]; then
+        psql "$JEVJUDGE_TEST_PG_URL" -qAtc "SELECT pg_stat_reset_shared('wal')" >/dev/null
+        perf trace -a -e fdatasync,fsync -o "$log.trace" &
+        trace_pid=$!
+        sleep 1
+    fi
     "$LOADGEN" --url "$url" --requests "$REQUESTS" --concurrency "$CALLERS" \
         --max-seconds "$MAX_SECONDS" >"$log.txt"
     grep '^LOADGEN_JSON ' "$log.txt" | sed 's/^LOADGEN_JSON //' >"$log.json"
+    if [[ -n "$trace_pid" ]]; then
+        kill -INT "$trace_pid"
+        wait "$trace_pid" || true
+        python3 scripts/bench_store.py profile "$log.trace" \
+            "$(psql "$JEVJUDGE_TEST_PG_URL" -qAtc "SELECT wal_sync, wal_sync_time, wal_write FROM pg_stat_wal")" \
+            "$(psql "$JEVJUDGE_TEST_PG_URL" -qAtc "SELECT xact_commit FROM pg_stat_database WHERE datname = '$db'")"
+    fi
     stop "$pid"
     case "$store" in
         sqlite) rows=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from reviews').fetchone()[0])" "$WORK/$name-$round.db")

@@ -4,6 +4,7 @@ load generator's summary, and the summary over interleaved rounds.
     python3 scripts/bench_store.py run ROUND NAME STORE ROWS LOADGEN.json SERVE.err  # one JSON line
     python3 scripts/bench_store.py line < that line                               # readable
     python3 scripts/bench_store.py summary results.jsonl                          # medians, spread
+    python3 scripts/bench_store.py profile TRACE "SYNCS|SYNC_MS|WRITES" COMMITS   # PROFILE_PG=1
 
 The added latency is the service's own, read from its `request finished` log lines
 (`--log-format json`): handler time (`millis`) minus the wait for a backend slot
@@ -84,6 +85,27 @@ def summary(path):
               f"{'yes' if rows_ok else 'NO'}")
 
 
+def profile(trace_path, wal, commits):
+    """One PostgreSQL run's commits: the server's WAL flushes (pg_stat_wal) against the
+    database's commits, and the durations of the server's fdatasync/fsync calls (perf trace)."""
+    syncs, sync_ms, writes = wal.split("|")
+    syncs, sync_ms, writes, commits = int(syncs), float(sync_ms), int(writes), int(commits or 0)
+    durations = []
+    with open(trace_path) as trace:
+        for text in trace:
+            # "   0.000 ( 1.569 ms): postgres/8645 fdatasync(fd: 3)   = 0"
+            if "postgres/" not in text or "ms):" not in text:
+                continue
+            durations.append(float(text.split("(", 1)[1].split("ms)", 1)[0]))
+    print(f"  profile: {commits} commits, {syncs} WAL flushes ({writes} writes): "
+          f"{commits / syncs if syncs else 0:.1f} commits a flush; "
+          f"mean WAL flush {sync_ms / syncs if syncs else 0:.2f} ms (pg_stat_wal)")
+    if durations:
+        f = nearest_rank(durations, 50, 90, 99)
+        print(f"  profile: {f['n']} fdatasync/fsync by the server: p50 {f['p50']:.2f} ms, "
+              f"p90 {f['p90']:.2f} ms, p99 {f['p99']:.2f} ms, max {f['max']:.2f} ms (perf trace)")
+
+
 if __name__ == "__main__":
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command == "run" and len(sys.argv) == 8:
@@ -92,5 +114,7 @@ if __name__ == "__main__":
         line()
     elif command == "summary" and len(sys.argv) == 3:
         summary(sys.argv[2])
+    elif command == "profile" and len(sys.argv) == 5:
+        profile(*sys.argv[2:])
     else:
         sys.exit(__doc__)

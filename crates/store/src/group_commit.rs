@@ -9,7 +9,9 @@
 //! committer is busy wait in the queue and form the next batch: the batch grows with the load,
 //! bounded by the time a commit takes (the classic group commit). On PostgreSQL several
 //! committers let one batch form and start while another's `COMMIT` waits for its fsync.
-//! Each writer is answered only after its own batch's `COMMIT` returned: a write that returns
+//! A batch of reviews alone is one multi-row `INSERT` in autocommit (one statement, one
+//! transaction, one round trip); a batch with queue items is `BEGIN`, its statements and
+//! `COMMIT`. Each writer is answered only after its own batch's commit returned: a write that returns
 //! `Ok` is as durable as a single-row insert. A review and its queue items are always in the
 //! same transaction.
 //!
@@ -42,7 +44,7 @@ use crate::{
     Enqueue, Inclusion, NewReview, QueueItemId, QueueReason, Store, StoreError, StoreKind,
     queue::{item_ids, write_items},
     review::unix_millis,
-    store::write_review,
+    store::{write_review, write_reviews},
 };
 
 /// Rows waiting for the committer before writers wait to hand theirs over.
@@ -54,10 +56,14 @@ pub const DEFAULT_PG_COMMITTERS: usize = 4;
 /// The most committers on PostgreSQL (each holds a pool connection while it commits).
 pub const MAX_COMMITTERS: usize = 8;
 
+/// The most rows in one batch: a batch of reviews is one `INSERT` of 21 parameters a row,
+/// and SQLite takes at most 32,766 parameters in a statement.
+pub const MAX_BATCH_ROWS: usize = 1_000;
+
 /// How the committers group rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GroupCommitConfig {
-    /// The most rows in one transaction (at least 1).
+    /// The most rows in one transaction (1 to [`MAX_BATCH_ROWS`]).
     pub max_rows: usize,
     /// How long after the first row of a batch was handed over a committer waits for more
     /// before it commits. Zero (the default): no wait; only the rows already waiting join, so
@@ -143,7 +149,7 @@ impl Store {
     /// inside one) and returns the handle writers share.
     pub fn group_commit(&self, config: GroupCommitConfig) -> GroupCommit {
         let config = GroupCommitConfig {
-            max_rows: config.max_rows.max(1),
+            max_rows: config.max_rows.clamp(1, MAX_BATCH_ROWS),
             committers: match self.kind {
                 StoreKind::Sqlite => 1,
                 StoreKind::Postgres => config.committers.clamp(1, MAX_COMMITTERS),
@@ -355,6 +361,13 @@ fn is_refused_statement(error: &sqlx::Error) -> bool {
 
 /// The reviews and queue items of `batch` in one transaction (SQLite: `BEGIN IMMEDIATE`).
 async fn write_batch(store: &Store, batch: &[Pending], now: i64) -> Result<(), sqlx::Error> {
+    if batch.iter().all(|pending| pending.enqueue.is_none()) {
+        // Reviews only: one multi-row INSERT, its own transaction in autocommit, so a batch
+        // costs one round trip to the database instead of BEGIN, an INSERT a row and COMMIT.
+        let reviews: Vec<&NewReview> = batch.iter().map(|pending| &pending.review).collect();
+        let mut connection = store.pool.acquire().await?;
+        return write_reviews(&mut connection, &reviews).await;
+    }
     let mut transaction = match store.kind {
         StoreKind::Sqlite => store.pool.begin_with("BEGIN IMMEDIATE").await?,
         StoreKind::Postgres => store.pool.begin().await?,

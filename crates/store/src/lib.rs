@@ -52,7 +52,10 @@ mod store;
 mod url;
 
 pub use error::{StoreError, StoreKind};
-pub use group_commit::{GroupCommit, GroupCommitConfig, GroupCommitStats};
+pub use group_commit::{
+    DEFAULT_PG_COMMITTERS, GroupCommit, GroupCommitConfig, GroupCommitStats, MAX_BATCH_ROWS,
+    MAX_COMMITTERS,
+};
 pub use promote_figures::{
     DEFAULT_MIN_SHADOW_REVIEWS, PromoteFigures, PromoteGate, PromoteRefusal,
 };

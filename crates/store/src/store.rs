@@ -386,52 +386,77 @@ impl Store {
     }
 }
 
-/// Writes one review on this connection (in its transaction, if one is open).
+/// Writes one review row.
 pub(crate) async fn write_review(
     connection: &mut sqlx::AnyConnection,
     review: &NewReview,
 ) -> Result<(), sqlx::Error> {
-    let (state, answers, requested_model) = match &review.kept {
-        Some(kept) => (
-            Some(kept.state.to_string()),
-            kept.answers
-                .as_ref()
-                .map(|a| Value::Object(a.clone()).to_string()),
-            Some(kept.requested_model.clone()),
-        ),
-        None => (None, None, None),
-    };
-    let elapsed = i64::try_from(review.elapsed.as_micros()).unwrap_or(i64::MAX);
-    sqlx::query(
+    write_reviews(connection, &[review]).await
+}
+
+/// Writes review rows in ONE statement (`INSERT … VALUES (…), (…)`): in autocommit it is one
+/// transaction and one round trip, all rows or none.
+pub(crate) async fn write_reviews(
+    connection: &mut sqlx::AnyConnection,
+    reviews: &[&NewReview],
+) -> Result<(), sqlx::Error> {
+    const COLUMNS: usize = 21;
+    // `$n` placeholders, which both PostgreSQL and SQLite read (sqlx's Any driver passes the
+    // text through as it is).
+    let mut sql = String::from(
         "INSERT INTO reviews (id, received_at, definition_version, definition_digest, \
-             state_digest, reference, status, error, detail, findings, model, input_tokens, \
-             output_tokens, elapsed_micros, request_id, backend, state, answers, \
-             requested_model, shadow_of, route) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
-    )
-    .bind(review.id.to_string())
-    .bind(unix_millis(review.id.received_at()))
-    .bind(&review.definition_version)
-    .bind(&review.definition_digest)
-    .bind(&review.state_digest)
-    .bind(&review.reference)
-    .bind(&review.status)
-    .bind(&review.error)
-    .bind(&review.detail)
-    .bind(review.findings.to_string())
-    .bind(&review.model)
-    .bind(review.usage.map(|u| clamp(u.input_tokens)))
-    .bind(review.usage.map(|u| clamp(u.output_tokens)))
-    .bind(elapsed)
-    .bind(&review.request_id)
-    .bind(&review.backend)
-    .bind(state)
-    .bind(answers)
-    .bind(requested_model)
-    .bind(review.shadow_of.map(|id| id.to_string()))
-    .bind(&review.route)
-    .execute(&mut *connection)
-    .await?;
+         state_digest, reference, status, error, detail, findings, model, input_tokens, \
+         output_tokens, elapsed_micros, request_id, backend, state, answers, requested_model, \
+         shadow_of, route) VALUES ",
+    );
+    for row in 0..reviews.len() {
+        sql.push_str(if row == 0 { "(" } else { ", (" });
+        for column in 0..COLUMNS {
+            if column > 0 {
+                sql.push_str(", ");
+            }
+            sql.push('$');
+            sql.push_str(&(row * COLUMNS + column + 1).to_string());
+        }
+        sql.push(')');
+    }
+    let mut insert = sqlx::query(&sql);
+    for review in reviews {
+        let (state, answers, requested_model) = match &review.kept {
+            Some(kept) => (
+                Some(kept.state.to_string()),
+                kept.answers
+                    .as_ref()
+                    .map(|a| Value::Object(a.clone()).to_string()),
+                Some(kept.requested_model.clone()),
+            ),
+            None => (None, None, None),
+        };
+        let elapsed = i64::try_from(review.elapsed.as_micros()).unwrap_or(i64::MAX);
+        insert = insert
+            .bind(review.id.to_string())
+            .bind(unix_millis(review.id.received_at()))
+            .bind(review.definition_version.as_str())
+            .bind(review.definition_digest.as_str())
+            .bind(review.state_digest.as_str())
+            .bind(review.reference.as_deref())
+            .bind(review.status.as_str())
+            .bind(review.error.as_str())
+            .bind(review.detail.as_deref())
+            .bind(review.findings.to_string())
+            .bind(review.model.as_deref())
+            .bind(review.usage.map(|u| clamp(u.input_tokens)))
+            .bind(review.usage.map(|u| clamp(u.output_tokens)))
+            .bind(elapsed)
+            .bind(review.request_id.as_str())
+            .bind(review.backend.as_str())
+            .bind(state)
+            .bind(answers)
+            .bind(requested_model)
+            .bind(review.shadow_of.map(|id| id.to_string()))
+            .bind(review.route.as_deref());
+    }
+    insert.execute(&mut *connection).await?;
     Ok(())
 }
 
