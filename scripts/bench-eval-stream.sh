@@ -24,37 +24,36 @@ else
     on_exit() { rm -f "$out/report-$n.rows.jsonl"; }
 fi
 start_fake "$out/fake-server.log" --latency 0
-TYPESAFE_API_KEY=bench-not-a-secret /usr/bin/time -f "%M %e %U %S" -o "$out/time-$n.txt" \
-    "$JEVJUDGE" eval --definition examples/refund/definition.toml --cases "$cases" \
-    --max-cases "$n" --concurrency 32 --budget 10s --base-url "$FAKE_URL" --overwrite \
-    --report "$out/report-$n.json" >"$out/eval-$n.txt" 2>&1
-python3 - "$n" "$out/time-$n.txt" "$out/report-$n.json" <<'PY'
+
+# measured NAME FLAG: one streaming eval of the cases (FLAG --overwrite or --resume) under
+# /usr/bin/time, then its line: peak RSS, process and run time, reviews/s, the report's figures.
+measured() {
+    local name=$1 flag=$2
+    TYPESAFE_API_KEY=bench-not-a-secret /usr/bin/time -f "%M %e %U %S" -o "$out/time-$name.txt" \
+        "$JEVJUDGE" eval --definition examples/refund/definition.toml --cases "$cases" \
+        --max-cases "$n" --concurrency 32 --budget 10s --base-url "$FAKE_URL" "$flag" \
+        --report "$out/report-$n.json" >"$out/eval-$name.txt" 2>&1
+    python3 - "$n" "$name" "$out/time-$name.txt" "$out/report-$n.json" <<'PY'
 import json, sys
-n = int(sys.argv[1])
-peak_kib, elapsed, user, system = open(sys.argv[2]).read().split()
-r = json.load(open(sys.argv[3]))
+n, name = int(sys.argv[1]), sys.argv[2]
+peak_kib, elapsed, user, system = open(sys.argv[3]).read().split()
+r = json.load(open(sys.argv[4]))
 o = r["overall"]
-run = r["wall_millis"] / 1000
-print(f"{n} streamed cases, concurrency 32, latency 0: peak RSS {int(peak_kib) / 1024:.1f} MiB; "
+what = (f"resumed with {n - n // 2} of {n} cases left" if name == "resume"
+        else f"{n} streamed cases, concurrency 32, latency 0")
+# A resumed run's wall time is its own; its rows include the earlier half.
+rate = "" if name == "resume" else f"{o['total'] / (r['wall_millis'] / 1000):,.0f} reviews/s; "
+print(f"{what}: peak RSS {int(peak_kib) / 1024:.1f} MiB; "
       f"process {float(elapsed):.1f} s (user {float(user):.1f} s, sys {float(system):.1f} s); "
-      f"run {run:.1f} s, {o['total'] / run:,.0f} reviews/s; rows {o['total']}, errors {o['errors']}, "
+      f"run {r['wall_millis'] / 1000:.1f} s, {rate}rows {o['total']}, errors {o['errors']}, "
       f"p50 {o['p50_millis']} ms, p95 {o['p95_millis']} ms")
 PY
+}
+
+measured "$n" --overwrite
 if [[ "${RESUME:-}" == 1 ]]; then
     rows="$out/report-$n.rows.jsonl"
     head -n $((n / 2 + 1)) "$rows" >"$rows.half"
     mv "$rows.half" "$rows"
-    TYPESAFE_API_KEY=bench-not-a-secret /usr/bin/time -f "%M %e %U %S" -o "$out/time-resume-$n.txt" \
-        "$JEVJUDGE" eval --definition examples/refund/definition.toml --cases "$cases" \
-        --max-cases "$n" --concurrency 32 --budget 10s --base-url "$FAKE_URL" --resume \
-        --report "$out/report-$n.json" >"$out/eval-resume-$n.txt" 2>&1
-    python3 - "$n" "$out/time-resume-$n.txt" "$out/report-$n.json" <<'PY'
-import json, sys
-n = int(sys.argv[1])
-peak_kib, elapsed, user, system = open(sys.argv[2]).read().split()
-o = json.load(open(sys.argv[3]))["overall"]
-print(f"resumed with {n - n // 2} of {n} cases left: peak RSS {int(peak_kib) / 1024:.1f} MiB; "
-      f"process {float(elapsed):.1f} s (user {float(user):.1f} s, sys {float(system):.1f} s); "
-      f"rows {o['total']}, errors {o['errors']}, p50 {o['p50_millis']} ms, p95 {o['p95_millis']} ms")
-PY
+    measured resume --resume
 fi
