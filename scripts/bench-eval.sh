@@ -9,6 +9,7 @@
 #      wall) and the CPU per review (user + sys ÷ reviews, whole process);
 #   2. 10,000 cases at concurrency 32 and L = 20 ms: peak resident memory (VmHWM) of eval.
 # Usage: scripts/bench-eval.sh [ROUNDS]   (default 5; builds release; writes target/bench-eval/)
+#        LATENCIES="0" scripts/bench-eval.sh 15   measures only the latencies listed
 # Wall times: eval's own (report `wall_millis`, first review to last row) and the bare client's
 # (first request to last answer); both processes first read every case.
 set -euo pipefail
@@ -28,21 +29,22 @@ cases="$out/cases-$n.jsonl"
 results="$out/ratios.tsv"
 : >"$results"
 
-# timed KIND LATENCY COMMAND...: runs COMMAND under /usr/bin/time, appends
-# "KIND LATENCY WALL_S CPU_S" to $results (WALL_S from the run's own clock).
+# timed KIND LATENCY COMMAND...: runs COMMAND under scripts/cpu-time.py, appends
+# "KIND LATENCY WALL_S CPU_S" to $results (WALL_S from the run's own clock, CPU_S user +
+# system to the microsecond).
 timed() {
     local kind=$1 latency=$2 wall
     shift 2
-    /usr/bin/time -f "%U %S" -o "$out/time.txt" "$@" >"$out/run.txt" 2>"$out/run.err"
+    python3 scripts/cpu-time.py "$out/cpu.txt" "$@" >"$out/run.txt" 2>"$out/run.err"
     if [[ "$kind" == bare ]]; then
         wall=$(sed -n 's/.*wall \([0-9.]*\) s.*/\1/p' "$out/run.txt")
     else
         wall=$(json "$out/report.json" 'd["wall_millis"] / 1000')
     fi
-    echo "$kind $latency $wall $(awk '{print $1 + $2}' "$out/time.txt")" >>"$results"
+    echo "$kind $latency $wall $(cat "$out/cpu.txt")" >>"$results"
 }
 
-for latency in 0 5 20; do
+for latency in ${LATENCIES:-0 5 20}; do
     start_fake "$out/fake-server-$latency.log" --latency "$latency"
     for _ in $(seq 1 "$rounds"); do
         timed bare "$latency" "$BARE" examples/refund/definition.toml "$cases" "$FAKE_URL" "$concurrency"

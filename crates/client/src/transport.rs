@@ -11,6 +11,8 @@
 
 use std::{fmt, future::Future, sync::Arc};
 
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
 use crate::ConfigError;
 
 /// The default cap on a response body, in bytes (4 MiB). A System One answer is a few
@@ -64,10 +66,10 @@ impl HttpRequest {
 }
 
 /// The first value of the header `name` (case-insensitive) among `headers`.
-fn find_header<'a, K: AsRef<str>>(headers: &'a [(K, String)], name: &str) -> Option<&'a str> {
+fn find_header<'a>(headers: &'a [(&'static str, String)], name: &str) -> Option<&'a str> {
     headers
         .iter()
-        .find(|(key, _)| key.as_ref().eq_ignore_ascii_case(name))
+        .find(|(key, _)| key.eq_ignore_ascii_case(name))
         .map(|(_, value)| value.as_str())
 }
 
@@ -99,12 +101,12 @@ impl fmt::Debug for HttpRequest {
 /// One complete response: status, headers and the whole body.
 ///
 /// `Debug` shows the body only by size.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct HttpResponse {
     /// The HTTP status code.
     pub status: u16,
-    /// Header names (lower-case) and values; values that are not visible ASCII are dropped.
-    pub headers: Vec<(String, String)>,
+    /// The headers as they arrived (taken over from the HTTP stack, not copied).
+    headers: HeaderMap,
     /// The body.
     pub body: Vec<u8>,
 }
@@ -114,28 +116,57 @@ impl HttpResponse {
     pub fn new(status: u16, body: impl Into<Vec<u8>>) -> HttpResponse {
         HttpResponse {
             status,
-            headers: Vec::new(),
+            headers: HeaderMap::new(),
             body: body.into(),
         }
     }
 
-    /// Adds a header (the name is stored lower-case).
+    /// Adds a header. A name or value HTTP does not allow in a header is left out, as a
+    /// transport would never have received it.
     pub fn with_header(mut self, name: &str, value: impl Into<String>) -> HttpResponse {
-        self.headers.push((name.to_ascii_lowercase(), value.into()));
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value.into()),
+        ) {
+            self.headers.append(name, value);
+        }
         self
     }
 
-    /// The first value of a header, by case-insensitive name.
+    /// The first value of a header, by case-insensitive name; a value that is not visible
+    /// ASCII counts as absent.
     pub fn header(&self, name: &str) -> Option<&str> {
-        find_header(&self.headers, name)
+        self.headers.get(name)?.to_str().ok()
+    }
+
+    /// Every header whose value is visible ASCII, names lower-case: each name in the order it
+    /// first arrived, with its values in arrival order.
+    pub fn headers(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.headers
+            .iter()
+            .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)))
     }
 }
 
+impl PartialEq for HttpResponse {
+    fn eq(&self, other: &HttpResponse) -> bool {
+        self.status == other.status && self.body == other.body && self.headers().eq(other.headers())
+    }
+}
+
+impl Eq for HttpResponse {}
+
 impl fmt::Debug for HttpResponse {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Headers<'a>(&'a HttpResponse);
+        impl fmt::Debug for Headers<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_list().entries(self.0.headers()).finish()
+            }
+        }
         f.debug_struct("HttpResponse")
             .field("status", &self.status)
-            .field("headers", &self.headers)
+            .field("headers", &Headers(self))
             .field("body_bytes", &self.body.len())
             .finish()
     }
@@ -265,14 +296,7 @@ impl HttpTransport {
         }
         let mut response = builder.send().await.map_err(classify)?;
         let status = response.status().as_u16();
-        let headers = response
-            .headers()
-            .iter()
-            .filter_map(|(name, value)| {
-                let value = value.to_str().ok()?;
-                Some((name.as_str().to_owned(), value.to_owned()))
-            })
-            .collect();
+        let headers = std::mem::take(response.headers_mut());
         let mut body = Vec::new();
         if let Some(length) = response.content_length() {
             if length > self.max_body_bytes as u64 {
@@ -400,6 +424,29 @@ mod tests {
             "{shown}"
         );
         assert_eq!(response.header("x-request-id"), Some("req_9"));
+    }
+
+    #[test]
+    fn response_headers_keep_their_order_and_leave_out_what_http_refuses() {
+        let response = HttpResponse::new(429, "")
+            .with_header("Retry-After", "3")
+            .with_header("x-note", "first")
+            .with_header("X-Note", "second")
+            .with_header("bad name", "x")
+            .with_header("x-bad-value", "line\nbreak");
+        assert_eq!(
+            response.headers().collect::<Vec<_>>(),
+            [
+                ("retry-after", "3"),
+                ("x-note", "first"),
+                ("x-note", "second")
+            ]
+        );
+        assert_eq!(response.header("RETRY-AFTER"), Some("3"));
+        assert_eq!(response.header("x-note"), Some("first"));
+        assert_eq!(response.header("x-bad-value"), None);
+        assert_eq!(response, response.clone());
+        assert_ne!(response, HttpResponse::new(429, ""));
     }
 
     /// A server on 127.0.0.1 that takes one request and never answers.

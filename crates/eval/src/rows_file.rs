@@ -13,10 +13,13 @@ use std::{
 };
 
 use jevjudge_judge::Definition;
+use jevjudge_wire::canonical::{
+    CanonicalError, write_canonical, write_canonical_f64, write_canonical_str,
+};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{Case, Row, RunObserver};
+use crate::{Case, CaseInput, Row, RunObserver};
 
 /// The `format` of a rows file's header.
 pub const ROWS_FORMAT: &str = "jevjudge.rows.v1";
@@ -161,6 +164,8 @@ pub fn cases_digest(cases: &[Case]) -> String {
 pub struct CasesDigest {
     hasher: Sha256,
     count: usize,
+    /// One case's canonical entry, reused from case to case.
+    entry: String,
 }
 
 impl std::fmt::Debug for CasesDigest {
@@ -172,33 +177,21 @@ impl std::fmt::Debug for CasesDigest {
 }
 
 impl CasesDigest {
-    /// Adds the next case.
+    /// Adds the next case: the canonical form of
+    /// `[id, scenario, expected_pass, state, findings]`, with `weight` appended when it is
+    /// not one, then a newline. The entry is written piece by piece into a buffer kept from
+    /// case to case, so no JSON value is built and nothing is allocated once the buffer has
+    /// grown to the largest case. An entry with no canonical form (a state built in code that
+    /// nests deeper than the canonical writer allows) counts as empty text.
     pub fn add(&mut self, case: &Case) {
-        let hasher = &mut self.hasher;
         self.count += 1;
-        {
-            let findings = case.expected_findings.as_ref().map(|labels| {
-                labels
-                    .iter()
-                    .map(|(id, label)| serde_json::json!([id, label]))
-                    .collect::<Vec<_>>()
-            });
-            let mut entry = serde_json::json!([
-                case.id,
-                case.scenario,
-                case.expected_pass,
-                case.input.to_state(),
-                findings
-            ]);
-            if case.weight != 1.0
-                && let Some(entry) = entry.as_array_mut()
-            {
-                entry.push(serde_json::json!(case.weight));
-            }
-            let text = jevjudge_wire::canonical::to_canonical_string(&entry).unwrap_or_default();
-            hasher.update(text.as_bytes());
-            hasher.update(b"\n");
+        let entry = &mut self.entry;
+        entry.clear();
+        if write_case_entry(case, entry).is_err() {
+            entry.clear();
         }
+        self.hasher.update(entry.as_bytes());
+        self.hasher.update(b"\n");
     }
 
     /// How many cases were added.
@@ -210,6 +203,60 @@ impl CasesDigest {
     pub fn finish(self) -> String {
         format!("sha256:{}", hex::encode(self.hasher.finalize()))
     }
+}
+
+/// Appends a case's digest entry (see [`CasesDigest::add`]) in canonical form: the same text
+/// as the canonical form of the JSON array, keys in code point order.
+fn write_case_entry(case: &Case, out: &mut String) -> Result<(), CanonicalError> {
+    out.push('[');
+    write_canonical_str(&case.id, out);
+    out.push(',');
+    write_canonical_str(&case.scenario, out);
+    out.push_str(if case.expected_pass {
+        ",true,"
+    } else {
+        ",false,"
+    });
+    match &case.input {
+        CaseInput::Evaluator(request) => {
+            // "assistant_answer" < "supporting_context" < "user_question"
+            out.push_str("{\"assistant_answer\":");
+            write_canonical_str(&request.answer, out);
+            out.push_str(",\"supporting_context\":[");
+            for (i, item) in request.supporting_context.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical_str(item, out);
+            }
+            out.push_str("],\"user_question\":");
+            write_canonical_str(&request.question, out);
+            out.push('}');
+        }
+        CaseInput::State(state) => write_canonical(state, out)?,
+    }
+    out.push(',');
+    match &case.expected_findings {
+        None => out.push_str("null"),
+        Some(labels) => {
+            out.push('[');
+            for (i, (id, label)) in labels.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push('[');
+                write_canonical_str(id, out);
+                out.push_str(if *label { ",true]" } else { ",false]" });
+            }
+            out.push(']');
+        }
+    }
+    if case.weight != 1.0 {
+        out.push(',');
+        write_canonical_f64(case.weight, out)?;
+    }
+    out.push(']');
+    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -583,4 +630,125 @@ pub(crate) fn scan_rows(
         whole_len,
         last_line,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::{EvaluatorRequest, parse_case};
+
+    /// The digest entry of a case built the plain way: the JSON array as a value, then its
+    /// canonical form. [`write_case_entry`] must write exactly this text.
+    fn entry_as_value(case: &Case) -> String {
+        let findings = case.expected_findings.as_ref().map(|labels| {
+            labels
+                .iter()
+                .map(|(id, label)| json!([id, label]))
+                .collect::<Vec<_>>()
+        });
+        let mut entry = json!([
+            case.id,
+            case.scenario,
+            case.expected_pass,
+            case.input.to_state(),
+            findings
+        ]);
+        if case.weight != 1.0
+            && let Some(entry) = entry.as_array_mut()
+        {
+            entry.push(json!(case.weight));
+        }
+        jevjudge_wire::canonical::to_canonical_string(&entry).unwrap_or_default()
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |x| x.is_finite())
+                .prop_map(Value::from),
+            any::<String>().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::btree_map(any::<String>(), inner, 0..5)
+                    .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn case() -> impl Strategy<Value = Case> {
+        let input = prop_oneof![
+            (
+                any::<String>(),
+                proptest::collection::vec(any::<String>(), 0..4),
+                any::<String>()
+            )
+                .prop_map(|(question, supporting_context, answer)| {
+                    CaseInput::Evaluator(EvaluatorRequest {
+                        question,
+                        supporting_context,
+                        answer,
+                    })
+                }),
+            json_value().prop_map(CaseInput::State),
+        ];
+        let weight = prop_oneof![
+            Just(1.0),
+            any::<f64>().prop_filter("positive, finite", |w| *w > 0.0 && w.is_finite()),
+        ];
+        (
+            any::<String>(),
+            any::<String>(),
+            input,
+            any::<bool>(),
+            proptest::option::of(proptest::collection::vec(
+                (any::<String>(), any::<bool>()),
+                0..3,
+            )),
+            weight,
+        )
+            .prop_map(
+                |(scenario, id, input, expected_pass, expected_findings, weight)| Case {
+                    scenario,
+                    id,
+                    input,
+                    expected_pass,
+                    expected_findings,
+                    weight,
+                },
+            )
+    }
+
+    proptest! {
+        #[test]
+        fn a_case_entry_is_the_canonical_form_of_its_array(case in case()) {
+            let mut entry = String::new();
+            write_case_entry(&case, &mut entry).unwrap();
+            prop_assert_eq!(entry, entry_as_value(&case));
+        }
+    }
+
+    /// The digest a rows file's header holds for these cases; a resumed run compares it, so it
+    /// must never change for the same cases.
+    #[test]
+    fn the_cases_digest_of_known_cases_is_unchanged() {
+        let lines = [
+            r#"{"scenario": "Refund \"promises\"\u0001", "id": "honest-é", "question": "Has my refund\ngone through? 😀", "supporting_context": ["Business record: no refund", "tab\there \\ back"], "answer": "No refund yet.", "expected_pass": true, "expected_findings": {"supported": true}}"#,
+            r#"{"scenario": "States", "id": "state-1", "state": {"z": [1, -2, 1.5, 1e-7, 1e21, 100.0, null, true], "a": {"b": "c", "A": 18446744073709551615}, "ｄ": "\u007f"}, "expected_pass": false, "weight": 2.5}"#,
+            r#"{"scenario": "States", "id": "empty", "question": "", "supporting_context": [], "answer": "", "expected_pass": false, "expected_findings": {"supported": false}, "weight": 3}"#,
+        ];
+        let cases: Vec<Case> = lines.iter().map(|line| parse_case(line).unwrap()).collect();
+        assert_eq!(
+            cases_digest(&cases),
+            "sha256:ea31341eb84317531621fd677f3133fc6b11ac2afc91a7331199a7d2dc66137f"
+        );
+    }
 }

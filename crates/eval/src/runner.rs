@@ -255,8 +255,11 @@ impl Runner {
             .enumerate()
             .flat_map(move |(index, case)| {
                 // Case-major order: a case's repeats run next to each other, so few cases are
-                // partly done at any time.
-                (0..repeats).map(move |repeat| (index, repeat, case.clone()))
+                // partly done at any time. The last (with one repeat, the only) run takes the
+                // case itself; only the others clone it.
+                std::iter::repeat_n(case, repeats)
+                    .enumerate()
+                    .map(move |(repeat, case)| (index, repeat, case))
             })
             .map(|(index, repeat, case)| async move {
                 let admitted = admit_and_evaluate(evaluator, admission, index, case);

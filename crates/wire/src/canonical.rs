@@ -95,6 +95,22 @@ pub fn write_canonical(value: &Value, out: &mut String) -> Result<(), CanonicalE
     result
 }
 
+/// Appends the canonical form of the string `s` (quoted and escaped) to `out`, for callers
+/// that write a compound value piece by piece instead of building it as a [`Value`].
+pub fn write_canonical_str(s: &str, out: &mut String) {
+    write_str(s, out);
+}
+
+/// Appends the canonical form of the float `x` (Python's `repr`) to `out`, as
+/// [`write_canonical`] writes a float [`Value`]; a non-finite `x` is refused and `out` is left
+/// as it was.
+pub fn write_canonical_f64(x: f64, out: &mut String) -> Result<(), CanonicalError> {
+    let mut buf = StackBuf::new();
+    write_python_float(x, &mut buf)?;
+    out.push_str(buf.as_str());
+    Ok(())
+}
+
 /// The canonical form of `value` as a new string.
 pub fn to_canonical_string(value: &Value) -> Result<String, CanonicalError> {
     let mut out = String::new();
@@ -525,6 +541,35 @@ mod tests {
             out,
             "\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0000\\u001f\u{7f}\u{2028}\u{2029}é😀\""
         );
+    }
+
+    #[test]
+    fn pieces_written_alone_match_the_value_they_stand_for() {
+        for text in ["", "plain", "a\"b\\c\n\u{1}\u{7f}é😀"] {
+            let mut piece = String::from("[");
+            write_canonical_str(text, &mut piece);
+            assert_eq!(piece[1..], to_canonical_string(&json!(text)).unwrap());
+        }
+        for x in [
+            0.5,
+            1.0,
+            2.5,
+            1e-7,
+            1e21,
+            123456.789,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+        ] {
+            let mut piece = String::from("[");
+            write_canonical_f64(x, &mut piece).unwrap();
+            assert_eq!(piece[1..], to_canonical_string(&json!(x)).unwrap());
+        }
+        let mut kept = String::from("[");
+        assert_eq!(
+            write_canonical_f64(f64::NAN, &mut kept),
+            Err(CanonicalError::NonFiniteNumber)
+        );
+        assert_eq!(kept, "[");
     }
 
     #[test]

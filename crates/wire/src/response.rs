@@ -1,6 +1,6 @@
 //! The 200 response body and its checks (systemone-wire.md §6–§7).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::{Answer, Detail, Question, Questions, Usage, answer::NoulAnswer};
 
@@ -126,7 +126,14 @@ impl Response {
     /// [`Response::check`]'s job.
     pub fn from_slice(body: &[u8]) -> Result<Response, AnswerError> {
         let value: Value = serde_json::from_slice(body).map_err(|_| AnswerError::BodyUnreadable)?;
-        Response::from_json(&value)
+        let Value::Object(mut map) = value else {
+            return Err(AnswerError::BodyUnreadable);
+        };
+        // The parsed answers are moved into the response, not copied.
+        match map.remove("answers") {
+            Some(Value::Object(raw_answers)) => Ok(Response::read(&map, raw_answers)),
+            _ => Err(AnswerError::BodyUnreadable),
+        }
     }
 
     /// Reads a parsed 200 body; see [`Response::from_slice`].
@@ -136,6 +143,11 @@ impl Response {
             .get("answers")
             .and_then(Value::as_object)
             .ok_or(AnswerError::BodyUnreadable)?;
+        Ok(Response::read(map, raw_answers.clone()))
+    }
+
+    /// The response of a body's object `map` whose `answers` object is `raw_answers`.
+    fn read(map: &Map<String, Value>, raw_answers: Map<String, Value>) -> Response {
         let answers = raw_answers
             .iter()
             .map(|(id, answer)| {
@@ -145,12 +157,12 @@ impl Response {
                 )
             })
             .collect();
-        Ok(Response {
+        Response {
             model: map.get("model").and_then(Value::as_str).map(str::to_owned),
             answers,
             usage: map.get("usage").and_then(Usage::from_json),
-            raw_answers: Some(raw_answers.clone()),
-        })
+            raw_answers: Some(raw_answers),
+        }
     }
 
     /// The answer with this id.
