@@ -155,11 +155,11 @@ fn run_transport(
                 method: Method::Post,
                 url: endpoint.to_owned(),
                 headers: vec![
-                    ("Authorization", "Bearer apikey_bench".to_owned()),
-                    ("Content-Type", "application/json".to_owned()),
-                    ("Accept", "application/json".to_owned()),
+                    ("Authorization", "Bearer apikey_bench".into()),
+                    ("Content-Type", "application/json".into()),
+                    ("Accept", "application/json".into()),
                 ],
-                body: body.to_vec(),
+                body: body.to_vec().into(),
             };
             set.spawn(async move { transport.send(request).await });
         }

@@ -7,7 +7,9 @@
 //! deadline. Everything runs on the caller's task with tokio timers: dropping the call's future
 //! drops the in-flight request or the sleep, and nothing outlives it.
 
-use std::{fmt, sync::Arc, time::Duration, time::SystemTime};
+use std::{borrow::Cow, fmt, sync::Arc, time::Duration, time::SystemTime};
+
+use bytes::Bytes;
 
 use jevjudge_wire::{ModelList, Request, Response, Usage};
 use serde_json::Value;
@@ -164,8 +166,9 @@ impl<T: Transport> Client<T> {
     ) -> Result<Exchange, Error> {
         let settings = &self.inner.settings;
         let started = Instant::now();
-        let body = request
+        let body: Bytes = request
             .to_body(&settings.model)
+            .map(Bytes::from)
             .map_err(|error| Error::new(ErrorKind::RequestRefused(error), 0))?;
         let requested_model = request.model_or(&settings.model).to_owned();
         let deadline = Deadline::start(options.deadline, settings.call_timeout, started);
@@ -214,7 +217,7 @@ impl<T: Transport> Client<T> {
             .execute(
                 Method::Get,
                 &settings.endpoints.models,
-                Vec::new(),
+                Bytes::new(),
                 deadline,
             )
             .await?;
@@ -232,7 +235,7 @@ impl<T: Transport> Client<T> {
         &self,
         method: Method,
         url: &str,
-        body: Vec<u8>,
+        body: Bytes,
         deadline: Deadline,
     ) -> Result<Delivered, Error> {
         let settings = &self.inner.settings;
@@ -372,24 +375,25 @@ impl<T: Transport> Client<T> {
     }
 
     /// The request of one attempt, with the headers of systemone-wire.md §3.
-    fn request(&self, method: Method, url: &str, body: &[u8], retry: u32) -> HttpRequest {
-        let mut headers: Vec<(&'static str, String)> = Vec::with_capacity(5);
+    /// The body is shared with the other attempts, not copied.
+    fn request(&self, method: Method, url: &str, body: &Bytes, retry: u32) -> HttpRequest {
+        let mut headers: Vec<(&'static str, Cow<'static, str>)> = Vec::with_capacity(5);
         if let Some(authorization) = &self.inner.authorization {
-            headers.push(("Authorization", authorization.clone()));
+            headers.push(("Authorization", authorization.clone().into()));
         }
         if method == Method::Post {
-            headers.push(("Content-Type", "application/json".to_owned()));
+            headers.push(("Content-Type", "application/json".into()));
         }
-        headers.push(("Accept", "application/json".to_owned()));
-        headers.push(("User-Agent", USER_AGENT.to_owned()));
+        headers.push(("Accept", "application/json".into()));
+        headers.push(("User-Agent", USER_AGENT.into()));
         if retry > 0 {
-            headers.push((RETRY_COUNT_HEADER, retry.to_string()));
+            headers.push((RETRY_COUNT_HEADER, retry.to_string().into()));
         }
         HttpRequest {
             method,
             url: url.to_owned(),
             headers,
-            body: body.to_vec(),
+            body: body.clone(),
         }
     }
 

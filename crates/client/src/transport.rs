@@ -9,8 +9,14 @@
 //! comes back as a response, so the key never goes to another host), no proxy, and a cap on
 //! the response body size.
 
-use std::{fmt, future::Future, sync::Arc};
+use std::{
+    borrow::Cow,
+    fmt,
+    future::Future,
+    sync::{Arc, Mutex},
+};
 
+use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::ConfigError;
@@ -53,9 +59,9 @@ pub struct HttpRequest {
     /// The absolute URL.
     pub url: String,
     /// Header names (as the client spells them) and values, in sending order.
-    pub headers: Vec<(&'static str, String)>,
-    /// The body (empty for `GET`).
-    pub body: Vec<u8>,
+    pub headers: Vec<(&'static str, Cow<'static, str>)>,
+    /// The body (empty for `GET`), shared by every attempt of a call.
+    pub body: Bytes,
 }
 
 impl HttpRequest {
@@ -66,16 +72,19 @@ impl HttpRequest {
 }
 
 /// The first value of the header `name` (case-insensitive) among `headers`.
-fn find_header<'a>(headers: &'a [(&'static str, String)], name: &str) -> Option<&'a str> {
+fn find_header<'a>(
+    headers: &'a [(&'static str, Cow<'static, str>)],
+    name: &str,
+) -> Option<&'a str> {
     headers
         .iter()
         .find(|(key, _)| key.eq_ignore_ascii_case(name))
-        .map(|(_, value)| value.as_str())
+        .map(|(_, value)| value.as_ref())
 }
 
 impl fmt::Debug for HttpRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        struct Headers<'a>(&'a [(&'static str, String)]);
+        struct Headers<'a>(&'a [(&'static str, Cow<'static, str>)]);
         impl fmt::Debug for Headers<'_> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 let mut map = f.debug_map();
@@ -258,7 +267,13 @@ impl<T: Transport> Transport for Arc<T> {
 pub struct HttpTransport {
     client: reqwest::Client,
     max_body_bytes: usize,
+    /// URLs already parsed, by their text: a client sends to one or two endpoints, and
+    /// parsing one costs more than the rest of building the request.
+    parsed_urls: Arc<Mutex<Vec<(String, reqwest::Url)>>>,
 }
+
+/// How many distinct URLs a transport keeps parsed; others are parsed on every request.
+const MAX_PARSED_URLS: usize = 8;
 
 impl HttpTransport {
     /// A transport with its own connection pool and a [`DEFAULT_MAX_BODY_BYTES`] body cap.
@@ -272,6 +287,7 @@ impl HttpTransport {
         Ok(HttpTransport {
             client,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            parsed_urls: Arc::default(),
         })
     }
 
@@ -282,14 +298,31 @@ impl HttpTransport {
         self
     }
 
+    /// `text` parsed as a URL, from the transport's parsed URLs when it is among them.
+    fn parsed_url(&self, text: &str) -> Option<reqwest::Url> {
+        let mut parsed = self.parsed_urls.lock().ok()?;
+        if let Some((_, url)) = parsed.iter().find(|(known, _)| known == text) {
+            return Some(url.clone());
+        }
+        let url = reqwest::Url::parse(text).ok()?;
+        if parsed.len() < MAX_PARSED_URLS {
+            parsed.push((text.to_owned(), url.clone()));
+        }
+        Some(url)
+    }
+
     async fn exchange(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
         let method = match request.method {
             Method::Get => reqwest::Method::GET,
             Method::Post => reqwest::Method::POST,
         };
-        let mut builder = self.client.request(method, &request.url);
+        let mut builder = match self.parsed_url(&request.url) {
+            Some(url) => self.client.request(method, url),
+            // Not a URL: reqwest reports it as it would have.
+            None => self.client.request(method, &request.url),
+        };
         for (name, value) in &request.headers {
-            builder = builder.header(*name, value);
+            builder = builder.header(*name, value.as_ref());
         }
         if request.method == Method::Post {
             builder = builder.body(request.body);
@@ -403,7 +436,7 @@ mod tests {
                 ("Authorization", "Bearer apikey_SENTINEL".into()),
                 ("Accept", "application/json".into()),
             ],
-            body: br#"{"state":"RAW-EVIDENCE-91c2"}"#.to_vec(),
+            body: Bytes::from_static(br#"{"state":"RAW-EVIDENCE-91c2"}"#),
         };
         let shown = format!("{request:?}");
         assert!(!shown.contains("SENTINEL"), "{shown}");
@@ -449,6 +482,76 @@ mod tests {
         assert_ne!(response, HttpResponse::new(429, ""));
     }
 
+    /// A server on 127.0.0.1 that answers every request with its path as the body.
+    async fn path_echo_server() -> std::net::SocketAddr {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0_u8; 1024];
+                    loop {
+                        let Ok(n) = socket.read(&mut buf).await else {
+                            return;
+                        };
+                        if n == 0 {
+                            return;
+                        }
+                        head.extend_from_slice(&buf[..n]);
+                        while let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let text = String::from_utf8_lossy(&head[..end]).into_owned();
+                            head.drain(..end + 4);
+                            let path = text.split(' ').nth(1).unwrap_or_default().to_owned();
+                            let reply = format!(
+                                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{path}",
+                                path.len()
+                            );
+                            if socket.write_all(reply.as_bytes()).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn every_request_goes_to_its_own_url_past_the_parsed_ones() {
+        let addr = path_echo_server().await;
+        let transport = HttpTransport::new().unwrap();
+        let get = |url: String| HttpRequest {
+            method: Method::Get,
+            url,
+            headers: Vec::new(),
+            body: Bytes::new(),
+        };
+        // More distinct URLs than the transport keeps parsed, each sent twice, interleaved.
+        for round in 0..2 {
+            for i in 0..MAX_PARSED_URLS + 3 {
+                let response = transport
+                    .send(get(format!("http://{addr}/p{i}?round={round}")))
+                    .await
+                    .unwrap();
+                assert_eq!(response.body, format!("/p{i}?round={round}").as_bytes());
+            }
+        }
+        for i in 0..MAX_PARSED_URLS + 3 {
+            let response = transport
+                .send(get(format!("http://{addr}/p{i}?round=0")))
+                .await
+                .unwrap();
+            assert_eq!(response.body, format!("/p{i}?round=0").as_bytes());
+        }
+        for not_a_url in ["not a url", "/v1/systemone", "mailto:someone@example.com"] {
+            let error = transport.send(get(not_a_url.into())).await.unwrap_err();
+            assert_eq!(error.kind(), TransportErrorKind::Other, "{not_a_url}");
+        }
+    }
+
     /// A server on 127.0.0.1 that takes one request and never answers.
     async fn silent_server() -> (tokio::net::TcpListener, HttpRequest) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -456,7 +559,7 @@ mod tests {
             method: Method::Post,
             url: format!("http://{}/v1/systemone", listener.local_addr().unwrap()),
             headers: vec![("Content-Type", "application/json".into())],
-            body: b"{}".to_vec(),
+            body: Bytes::from_static(b"{}"),
         };
         (listener, request)
     }

@@ -27,25 +27,27 @@ pub struct EvaluatorRequest {
 }
 
 impl EvaluatorRequest {
-    /// The state a review sends (rule 38): exactly these three keys, in this order.
-    pub fn to_state(&self) -> Value {
+    /// The state a review sends (rule 38): exactly these three keys, in this order, the text
+    /// moved into it.
+    pub fn into_state(self) -> Value {
         let mut state = Map::with_capacity(3);
-        state.insert("user_question".into(), Value::String(self.question.clone()));
+        state.insert("user_question".into(), Value::String(self.question));
         state.insert(
             "supporting_context".into(),
             Value::Array(
                 self.supporting_context
-                    .iter()
-                    .cloned()
+                    .into_iter()
                     .map(Value::String)
                     .collect(),
             ),
         );
-        state.insert(
-            "assistant_answer".into(),
-            Value::String(self.answer.clone()),
-        );
+        state.insert("assistant_answer".into(), Value::String(self.answer));
         Value::Object(state)
+    }
+
+    /// The state a review sends (rule 38): exactly these three keys, in this order.
+    pub fn to_state(&self) -> Value {
+        self.clone().into_state()
     }
 }
 
@@ -55,6 +57,14 @@ impl CaseInput {
         match self {
             CaseInput::Evaluator(request) => request.to_state(),
             CaseInput::State(state) => state.clone(),
+        }
+    }
+
+    /// [`CaseInput::to_state`], moving the text into the state instead of copying it.
+    pub fn into_state(self) -> Value {
+        match self {
+            CaseInput::Evaluator(request) => request.into_state(),
+            CaseInput::State(state) => state,
         }
     }
 }

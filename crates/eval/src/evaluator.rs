@@ -88,7 +88,7 @@ impl<B: Backend> Evaluator for JevEvaluator<B> {
     ) -> Result<Option<EvaluatorResponse>, EvaluatorFailed> {
         let verdict = self
             .judge
-            .review(request.input.to_state(), &self.definition)
+            .review(request.input.into_state(), &self.definition)
             .await;
         Ok(Some(respond(
             request.id,

@@ -11,6 +11,13 @@ fn evaluator_form_builds_the_three_key_state_in_order() {
         case.input.to_state().to_string(),
         r#"{"user_question":"Has my refund gone through?","supporting_context":["Business record: no refund has been executed"],"assistant_answer":"No refund yet; I need to verify the status."}"#
     );
+    // Moving the text gives the same state, keys in the same order.
+    assert_eq!(
+        case.input.clone().into_state().to_string(),
+        case.input.to_state().to_string()
+    );
+    let state = CaseInput::State(serde_json::json!({"b": 1, "a": [2]}));
+    assert_eq!(state.clone().into_state(), state.to_state());
 }
 
 #[test]
