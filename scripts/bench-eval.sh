@@ -6,10 +6,12 @@
 #   1. 2,000 cases at concurrency 32 and latency L = 0, 5 and 20 ms: the bare client, eval
 #      --fixed-concurrency and eval (adaptive), interleaved, ROUNDS times each; prints the median
 #      wall time with its spread, jevjudge's throughput as a share of bare (bare wall ÷ jevjudge
-#      wall) and the CPU per review (user + sys ÷ reviews, whole process);
+#      wall), the CPU per review (user + sys ÷ reviews, whole process) and that CPU as a
+#      multiple of the bare client's in the same round (median of the rounds' ratios);
 #   2. 10,000 cases at concurrency 32 and L = 20 ms: peak resident memory (VmHWM) of eval.
 # Usage: scripts/bench-eval.sh [ROUNDS]   (default 5; builds release; writes target/bench-eval/)
 #        LATENCIES="0" scripts/bench-eval.sh 15   measures only the latencies listed
+#        CASES_N=10000 scripts/bench-eval.sh      part 1 with another number of cases
 # Wall times: eval's own (report `wall_millis`, first review to last row) and the bare client's
 # (first request to last answer); both processes first read every case.
 set -euo pipefail
@@ -21,7 +23,7 @@ BARE="$TARGET_DIR/release/examples/bare_client"
 # JEVJUDGE_BIN=PATH measures another jevjudge binary (an earlier build) against the same bare client.
 JEVJUDGE=${JEVJUDGE_BIN:-$JEVJUDGE}
 rounds=${1:-5}
-n=2000
+n=${CASES_N:-2000}
 concurrency=32
 export TYPESAFE_API_KEY=bench-not-a-secret
 cases="$out/cases-$n.jsonl"
@@ -74,10 +76,14 @@ for latency in sorted({l for l, _ in runs}):
         walls = [w for w, _ in runs[(latency, kind)]]
         cpus = [c / n * 1e6 for _, c in runs[(latency, kind)]]
         ratios = [b[0] / w for b, w in zip(bare, walls)]
+        # CPU ÷ bare's CPU in the same round (paired), so a slow spell of the machine that
+        # hits a whole round cancels out.
+        cpu_ratios = [c / b[1] for b, (_, c) in zip(bare, runs[(latency, kind)])]
         print(f"L = {latency:>2} ms  {kind:<8} wall {statistics.median(walls):.3f} s "
               f"[{min(walls):.3f}–{max(walls):.3f}]  share of bare {statistics.median(ratios):.2f} "
-              f"[{min(ratios):.2f}–{max(ratios):.2f}]  CPU/review {statistics.median(cpus):.0f} µs "
-              f"[{min(cpus):.0f}–{max(cpus):.0f}]")
+              f"[{min(ratios):.2f}–{max(ratios):.2f}]  CPU/review {statistics.median(cpus):.1f} µs "
+              f"[{min(cpus):.1f}–{max(cpus):.1f}]  CPU ÷ bare {statistics.median(cpu_ratios):.2f} "
+              f"[{min(cpu_ratios):.2f}–{max(cpu_ratios):.2f}]")
 PY
 
 # Peak memory of a 10,000-case run at L = 20 ms.

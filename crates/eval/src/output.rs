@@ -178,9 +178,96 @@ pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), Writ
         return write_atomic(path, &(json + "\n"));
     }
     let mut file = AtomicFile::create(path, Policy::WriteThrough)?;
-    serde_json::to_writer_pretty(&mut file.writer, value).map_err(|e| io_error(path)(e.into()))?;
+    let mut serializer =
+        serde_json::Serializer::with_formatter(&mut file.writer, Pretty::default());
+    value
+        .serialize(&mut serializer)
+        .map_err(|e| io_error(path)(e.into()))?;
     file.write_all(b"\n")?;
     file.commit().map(drop)
+}
+
+/// serde_json's pretty layout (two spaces a level, `": "` after a key), byte for byte, with each
+/// line's indentation written in one piece rather than a write per level: a report's rows are
+/// several levels deep, and the per-level writes cost more than the text itself.
+#[derive(Debug, Default)]
+struct Pretty {
+    level: usize,
+    has_value: bool,
+}
+
+impl Pretty {
+    fn indent<W: ?Sized + io::Write>(&self, writer: &mut W, first: bool) -> io::Result<()> {
+        const SPACES: &[u8; 64] = &[b' '; 64];
+        writer.write_all(if first { b"\n" } else { b",\n" })?;
+        let mut left = 2 * self.level;
+        while left > 0 {
+            let piece = left.min(SPACES.len());
+            writer.write_all(&SPACES[..piece])?;
+            left -= piece;
+        }
+        Ok(())
+    }
+
+    fn close<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.level = self.level.saturating_sub(1);
+        if self.has_value {
+            self.indent(writer, true)?;
+        }
+        writer.write_all(bracket)
+    }
+}
+
+impl serde_json::ser::Formatter for Pretty {
+    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        writer.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.close(writer, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.indent(writer, first)
+    }
+
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        writer.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.close(writer, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.indent(writer, first)
+    }
+
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        writer.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// Whether `path` is a regular file or missing (so replaced through a temporary sibling), not
@@ -376,6 +463,54 @@ mod tests {
         assert!(meta.is_file());
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_to_string(&target).expect("read"), "untouched");
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<f64>()
+                .prop_filter("finite", |x| x.is_finite())
+                .prop_map(serde_json::Value::from),
+            "[ -~é😀\n]{0,6}".prop_map(serde_json::Value::String),
+        ];
+        // Deep enough for indentation past the 64 spaces written in one piece.
+        leaf.prop_recursive(40, 120, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
+                proptest::collection::vec(("[a-z]{0,3}", inner), 0..4)
+                    .prop_map(|entries| serde_json::Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_pretty_layout_is_serde_jsons_byte_for_byte(value in json_value()) {
+            let mut ours = Vec::new();
+            let mut serializer = serde_json::Serializer::with_formatter(&mut ours, Pretty::default());
+            serde::Serialize::serialize(&value, &mut serializer).unwrap();
+            proptest::prop_assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string_pretty(&value).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn deep_indentation_matches_serde_json_past_one_piece() {
+        let mut value = serde_json::json!({"leaf": [1, {"x": []}]});
+        for depth in 0..45 {
+            value = serde_json::json!({ format!("k{depth}"): [value] });
+        }
+        let mut ours = Vec::new();
+        let mut serializer = serde_json::Serializer::with_formatter(&mut ours, Pretty::default());
+        serde::Serialize::serialize(&value, &mut serializer).unwrap();
+        let ours = String::from_utf8(ours).unwrap();
+        assert!(ours.contains(&format!("\n{}\"leaf\"", " ".repeat(2 * 91))));
+        assert_eq!(ours, serde_json::to_string_pretty(&value).unwrap());
     }
 
     #[test]
