@@ -125,13 +125,15 @@ impl Response {
     /// non-string model is unknown. Whether the answers fit the questions is
     /// [`Response::check`]'s job.
     pub fn from_slice(body: &[u8]) -> Result<Response, AnswerError> {
-        let value: Value = serde_json::from_slice(body).map_err(|_| AnswerError::BodyUnreadable)?;
-        let Value::Object(mut map) = value else {
-            return Err(AnswerError::BodyUnreadable);
-        };
+        let parts: BodyParts =
+            serde_json::from_slice(body).map_err(|_| AnswerError::BodyUnreadable)?;
         // The parsed answers are moved into the response, not copied.
-        match map.remove("answers") {
-            Some(Value::Object(raw_answers)) => Ok(Response::read(&map, raw_answers)),
+        match parts.answers {
+            Some(Value::Object(raw_answers)) => Ok(Response::read(
+                parts.model.as_ref(),
+                raw_answers,
+                parts.usage.as_ref(),
+            )),
             _ => Err(AnswerError::BodyUnreadable),
         }
     }
@@ -143,11 +145,19 @@ impl Response {
             .get("answers")
             .and_then(Value::as_object)
             .ok_or(AnswerError::BodyUnreadable)?;
-        Ok(Response::read(map, raw_answers.clone()))
+        Ok(Response::read(
+            map.get("model"),
+            raw_answers.clone(),
+            map.get("usage"),
+        ))
     }
 
-    /// The response of a body's object `map` whose `answers` object is `raw_answers`.
-    fn read(map: &Map<String, Value>, raw_answers: Map<String, Value>) -> Response {
+    /// The response of a body whose `model`, `answers` and `usage` fields are these.
+    fn read(
+        model: Option<&Value>,
+        raw_answers: Map<String, Value>,
+        usage: Option<&Value>,
+    ) -> Response {
         let answers = raw_answers
             .iter()
             .map(|(id, answer)| {
@@ -158,9 +168,9 @@ impl Response {
             })
             .collect();
         Response {
-            model: map.get("model").and_then(Value::as_str).map(str::to_owned),
+            model: model.and_then(Value::as_str).map(str::to_owned),
             answers,
-            usage: map.get("usage").and_then(Usage::from_json),
+            usage: usage.and_then(Usage::from_json),
             raw_answers: Some(raw_answers),
         }
     }
@@ -300,5 +310,74 @@ fn check_confidence(id: &str, confidence: Option<f64>, malformed: bool) -> Resul
         Ok(())
     } else {
         Err(AnswerError::ConfidenceInvalid { id: id.to_owned() })
+    }
+}
+
+/// The fields of a 200 body that [`Response::from_slice`] reads, taken from the body's object
+/// without building the object itself. Every other field is still parsed as JSON (so a body
+/// is refused exactly when reading it whole as a [`Value`] would fail) and then dropped; a
+/// field named twice counts by its last value, as in a [`Value`].
+#[derive(Default)]
+struct BodyParts {
+    model: Option<Value>,
+    answers: Option<Value>,
+    usage: Option<Value>,
+}
+
+impl<'de> serde::Deserialize<'de> for BodyParts {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        enum Field {
+            Model,
+            Answers,
+            Usage,
+            Other,
+        }
+
+        impl<'de> serde::Deserialize<'de> for Field {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Name;
+                impl serde::de::Visitor<'_> for Name {
+                    type Value = Field;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a field name")
+                    }
+                    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Field, E> {
+                        Ok(match name {
+                            "model" => Field::Model,
+                            "answers" => Field::Answers,
+                            "usage" => Field::Usage,
+                            _ => Field::Other,
+                        })
+                    }
+                }
+                deserializer.deserialize_identifier(Name)
+            }
+        }
+
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = BodyParts;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<BodyParts, A::Error> {
+                let mut parts = BodyParts::default();
+                while let Some(field) = map.next_key::<Field>()? {
+                    let value = map.next_value::<Value>()?;
+                    match field {
+                        Field::Model => parts.model = Some(value),
+                        Field::Answers => parts.answers = Some(value),
+                        Field::Usage => parts.usage = Some(value),
+                        Field::Other => {}
+                    }
+                }
+                Ok(parts)
+            }
+        }
+
+        deserializer.deserialize_map(Fields)
     }
 }

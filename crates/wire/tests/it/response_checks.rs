@@ -354,3 +354,107 @@ proptest! {
         }
     }
 }
+
+/// What a 200 body reads as when it is first parsed whole into a `Value`.
+fn read_as_value(body: &[u8]) -> Result<Response, jevjudge_wire::AnswerError> {
+    serde_json::from_slice::<Value>(body)
+        .map_err(|_| jevjudge_wire::AnswerError::BodyUnreadable)
+        .and_then(|value| Response::from_json(&value))
+}
+
+fn answer_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (0.0..=1.0_f64).prop_map(|p| json!({"type": "noul", "noul": p})),
+        Just(json!({"type": "choice", "choice": "a", "probabilities": {"a": 0.7, "b": 0.3}})),
+        Just(json!({"type": "score", "score": 2, "confidence": 0.9})),
+        Just(json!({"type": "noul"})),
+        Just(json!("not an answer")),
+    ]
+}
+
+fn field_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        (0.0..1e6_f64).prop_map(Value::from),
+        "[a-z ]{0,5}".prop_map(Value::String),
+        proptest::collection::btree_map("[a-c]{1,2}", answer_value(), 0..3)
+            .prop_map(|answers| Value::Object(answers.into_iter().collect())),
+        Just(json!({"input_tokens": 12, "output_tokens": 20})),
+    ];
+    leaf.prop_recursive(3, 12, 3, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            proptest::collection::btree_map("[a-z]{1,3}", inner, 0..3)
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
+
+/// A body's text: an object whose keys may repeat, be escaped or be unknown, or another
+/// JSON value, possibly cut short.
+fn body_text() -> impl Strategy<Value = Vec<u8>> {
+    let key = prop_oneof![
+        Just(r#""model""#),
+        Just(r#""answers""#),
+        Just(r#""usage""#),
+        Just(r#""mod\u0065l""#),
+        Just(r#""answ\u0065rs""#),
+        Just(r#""other""#),
+    ];
+    let object = proptest::collection::vec((key, field_value()), 0..6).prop_map(|fields| {
+        let fields: Vec<String> = fields
+            .iter()
+            .map(|(key, value)| format!("{key}:{value}"))
+            .collect();
+        format!("{{{}}}", fields.join(","))
+    });
+    let text = prop_oneof![
+        4 => object,
+        1 => field_value().prop_map(|value| value.to_string()),
+    ];
+    (text, any::<prop::sample::Index>(), any::<bool>()).prop_map(|(text, cut, whole)| {
+        let mut bytes = text.into_bytes();
+        if !whole {
+            bytes.truncate(cut.index(bytes.len() + 1));
+        }
+        bytes
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn a_body_reads_as_it_would_parsed_whole(body in body_text()) {
+        prop_assert_eq!(Response::from_slice(&body), read_as_value(&body));
+    }
+
+    #[test]
+    fn any_bytes_read_as_they_would_parsed_whole(body in proptest::collection::vec(any::<u8>(), 0..64)) {
+        prop_assert_eq!(Response::from_slice(&body), read_as_value(&body));
+    }
+}
+
+#[test]
+fn a_body_nested_past_the_parser_limit_in_an_unknown_field_is_unreadable_as_before() {
+    let deep = format!(
+        r#"{{"answers":{{}},"extra":{}1{}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    assert_eq!(
+        Response::from_slice(deep.as_bytes()),
+        Err(jevjudge_wire::AnswerError::BodyUnreadable)
+    );
+    assert_eq!(
+        Response::from_slice(deep.as_bytes()),
+        read_as_value(deep.as_bytes())
+    );
+    let duplicate = br#"{"answers":{"a":{"type":"noul","noul":0.1}},"answers":{"b":{"type":"noul","noul":0.9}},"model":1,"model":"jev-2"}"#;
+    let read = Response::from_slice(duplicate).unwrap();
+    assert_eq!(read.model.as_deref(), Some("jev-2"));
+    assert!(read.answer("a").is_none() && read.answer("b").is_some());
+    assert_eq!(Ok(read), read_as_value(duplicate));
+}
