@@ -12,6 +12,7 @@
 # Usage: scripts/bench-eval.sh [ROUNDS]   (default 5; builds release; writes target/bench-eval/)
 #        LATENCIES="0" scripts/bench-eval.sh 15   measures only the latencies listed
 #        CASES_N=10000 scripts/bench-eval.sh      part 1 with another number of cases
+#        BINARIES="before=PATH after=PATH" scripts/bench-eval.sh 21   builds side by side
 # Wall times: eval's own (report `wall_millis`, first review to last row) and the bare client's
 # (first request to last answer); both processes first read every case.
 set -euo pipefail
@@ -22,6 +23,9 @@ build_jevjudge release -p jevjudge-eval --example bare_client
 BARE="$TARGET_DIR/release/examples/bare_client"
 # JEVJUDGE_BIN=PATH measures another jevjudge binary (an earlier build) against the same bare client.
 JEVJUDGE=${JEVJUDGE_BIN:-$JEVJUDGE}
+# BINARIES="NAME=PATH NAME=PATH" measures several builds in the same rounds, each next to the
+# same bare run (for a before/after on a machine whose speed drifts); default: this one.
+read -r -a builds <<<"${BINARIES:-jevjudge=$JEVJUDGE}"
 rounds=${1:-5}
 n=${CASES_N:-2000}
 concurrency=32
@@ -50,12 +54,17 @@ for latency in ${LATENCIES:-0 5 20}; do
     start_fake "$out/fake-server-$latency.log" --latency "$latency"
     for _ in $(seq 1 "$rounds"); do
         timed bare "$latency" "$BARE" examples/refund/definition.toml "$cases" "$FAKE_URL" "$concurrency"
-        for mode in fixed adaptive; do
-            flag=()
-            [[ "$mode" == fixed ]] && flag=(--fixed-concurrency)
-            timed "$mode" "$latency" "$JEVJUDGE" eval --definition examples/refund/definition.toml \
-                --cases "$cases" --concurrency "$concurrency" --budget 10s --base-url "$FAKE_URL" \
-                "${flag[@]}" --overwrite --report "$out/report.json"
+        for build in "${builds[@]}"; do
+            name=${build%%=*}
+            [[ ${#builds[@]} -gt 1 ]] || name=
+            for mode in fixed adaptive; do
+                flag=()
+                [[ "$mode" == fixed ]] && flag=(--fixed-concurrency)
+                timed "$mode${name:+:$name}" "$latency" "${build#*=}" eval \
+                    --definition examples/refund/definition.toml --cases "$cases" \
+                    --concurrency "$concurrency" --budget 10s --base-url "$FAKE_URL" \
+                    "${flag[@]}" --overwrite --report "$out/report.json"
+            done
         done
     done
     stop "$FAKE_PID"
@@ -72,14 +81,15 @@ print(f"{n} cases, concurrency 32, {rounds} interleaved rounds; median wall [min
       f"throughput share of bare = bare wall ÷ wall (median of the rounds' ratios)")
 for latency in sorted({l for l, _ in runs}):
     bare = runs[(latency, "bare")]
-    for kind in ("bare", "fixed", "adaptive"):
+    kinds = [kind for l, kind in runs if l == latency]
+    for kind in kinds:
         walls = [w for w, _ in runs[(latency, kind)]]
         cpus = [c / n * 1e6 for _, c in runs[(latency, kind)]]
         ratios = [b[0] / w for b, w in zip(bare, walls)]
         # CPU ÷ bare's CPU in the same round (paired), so a slow spell of the machine that
         # hits a whole round cancels out.
         cpu_ratios = [c / b[1] for b, (_, c) in zip(bare, runs[(latency, kind)])]
-        print(f"L = {latency:>2} ms  {kind:<8} wall {statistics.median(walls):.3f} s "
+        print(f"L = {latency:>2} ms  {kind:<15} wall {statistics.median(walls):.3f} s "
               f"[{min(walls):.3f}–{max(walls):.3f}]  share of bare {statistics.median(ratios):.2f} "
               f"[{min(ratios):.2f}–{max(ratios):.2f}]  CPU/review {statistics.median(cpus):.1f} µs "
               f"[{min(cpus):.1f}–{max(cpus):.1f}]  CPU ÷ bare {statistics.median(cpu_ratios):.2f} "
