@@ -465,30 +465,11 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&target).expect("read"), "untouched");
     }
 
-    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
-        use proptest::prelude::*;
-        let leaf = prop_oneof![
-            Just(serde_json::Value::Null),
-            any::<bool>().prop_map(serde_json::Value::Bool),
-            any::<i64>().prop_map(serde_json::Value::from),
-            any::<f64>()
-                .prop_filter("finite", |x| x.is_finite())
-                .prop_map(serde_json::Value::from),
-            "[ -~é😀\n]{0,6}".prop_map(serde_json::Value::String),
-        ];
-        // Deep enough for indentation past the 64 spaces written in one piece.
-        leaf.prop_recursive(40, 120, 4, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
-                proptest::collection::vec(("[a-z]{0,3}", inner), 0..4)
-                    .prop_map(|entries| serde_json::Value::Object(entries.into_iter().collect())),
-            ]
-        })
-    }
-
     proptest::proptest! {
         #[test]
-        fn the_pretty_layout_is_serde_jsons_byte_for_byte(value in json_value()) {
+        fn the_pretty_layout_is_serde_jsons_byte_for_byte(
+            value in crate::test_support::json_value(40, 120)
+        ) {
             let mut ours = Vec::new();
             let mut serializer = serde_json::Serializer::with_formatter(&mut ours, Pretty::default());
             serde::Serialize::serialize(&value, &mut serializer).unwrap();

@@ -635,7 +635,7 @@ pub(crate) fn scan_rows(
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use serde_json::{Value, json};
+    use serde_json::json;
 
     use super::*;
     use crate::{EvaluatorRequest, parse_case};
@@ -664,26 +664,6 @@ mod tests {
         jevjudge_wire::canonical::to_canonical_string(&entry).unwrap_or_default()
     }
 
-    fn json_value() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(Value::from),
-            any::<u64>().prop_map(Value::from),
-            any::<f64>()
-                .prop_filter("finite", |x| x.is_finite())
-                .prop_map(Value::from),
-            any::<String>().prop_map(Value::String),
-        ];
-        leaf.prop_recursive(3, 24, 5, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-                proptest::collection::btree_map(any::<String>(), inner, 0..5)
-                    .prop_map(|map| Value::Object(map.into_iter().collect())),
-            ]
-        })
-    }
-
     fn case() -> impl Strategy<Value = Case> {
         let input = prop_oneof![
             (
@@ -698,7 +678,7 @@ mod tests {
                         answer,
                     })
                 }),
-            json_value().prop_map(CaseInput::State),
+            crate::test_support::json_value(3, 24).prop_map(CaseInput::State),
         ];
         let weight = prop_oneof![
             Just(1.0),

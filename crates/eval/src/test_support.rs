@@ -109,3 +109,30 @@ pub(crate) async fn sms_spam_replay(definition: &str, repeat: usize) -> Report {
     report.wall_millis = Some(1500.0);
     report
 }
+
+/// Any JSON value (finite numbers, any text) nested up to `depth` containers, of about `size`
+/// nodes, as a proptest strategy.
+pub(crate) fn json_value(
+    depth: u32,
+    size: u32,
+) -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    use proptest::prelude::*;
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |x| x.is_finite())
+            .prop_map(Value::from),
+        any::<String>().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(depth, size, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::btree_map(any::<String>(), inner, 0..4)
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
