@@ -9,8 +9,8 @@
 //! holds with at least 95 % confidence whatever the true rate.
 //!
 //! The binomial tail is the regularized incomplete beta function `I_x(a, b)`
-//! ([`crate::incomplete_beta`]); the bound is found by bisection, to about 1e-15. Counts may be
-//! fractional (an effective sample size).
+//! ([`crate::incomplete_beta`]); the bound is its root, found by Newton's method kept inside a
+//! bracket, to about 1e-15. Counts may be fractional (an effective sample size).
 
 use crate::incomplete_beta::{ln_gamma, regularized_beta};
 
@@ -22,21 +22,37 @@ pub fn beta_regularized(x: f64, a: f64, b: f64) -> Option<f64> {
     (!value.is_nan()).then_some(value)
 }
 
-/// The `q` quantile of the Beta(a, b) distribution, by bisection on [`beta_regularized`].
+/// The `q` quantile of the Beta(a, b) distribution: the root of `I_x(a, b) = q` by Newton's
+/// method on [`beta_regularized`] with the density as its slope, kept inside a bracket that
+/// every step narrows (a step that would leave it bisects instead). It stops when a step moves
+/// `x` by no more than a few units in the last place, or the bracket cannot be split.
 fn beta_quantile(q: f64, a: f64, b: f64) -> Option<f64> {
+    let ln_beta = ln_gamma(a) + ln_gamma(b) - ln_gamma(a + b);
     let (mut low, mut high) = (0.0_f64, 1.0_f64);
+    let mut x = a / (a + b);
     for _ in 0..200 {
-        let mid = 0.5 * (low + high);
-        if mid <= low || mid >= high {
-            break;
+        let excess = beta_regularized(x, a, b)? - q;
+        if excess == 0.0 {
+            return Some(x);
         }
-        if beta_regularized(mid, a, b)? < q {
-            low = mid;
+        if excess < 0.0 {
+            low = x;
         } else {
-            high = mid;
+            high = x;
         }
+        let density = ((a - 1.0) * x.ln() + (b - 1.0) * (-x).ln_1p() - ln_beta).exp();
+        let newton = x - excess / density;
+        let next = if newton > low && newton < high {
+            newton
+        } else {
+            0.5 * (low + high)
+        };
+        if next <= low || next >= high || (next - x).abs() <= 4.0 * f64::EPSILON * x {
+            return Some(next);
+        }
+        x = next;
     }
-    Some(0.5 * (low + high))
+    Some(x)
 }
 
 fn valid_counts(successes: f64, n: f64, alpha: f64) -> bool {
