@@ -106,7 +106,11 @@ impl RecordWriter {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        let answers = response.raw_answers.clone().unwrap_or_default();
+        let answers = response
+            .raw_answers
+            .as_ref()
+            .map(jevjudge_wire::RawAnswers::to_map)
+            .unwrap_or_default();
         let usage = response.usage.map(jevjudge_wire::Usage::to_json);
         let outcome = Record::new(
             model,

@@ -203,7 +203,7 @@ pub fn response_of(record: &Record) -> Response {
             })
             .collect(),
         usage: record.usage.as_ref().and_then(Usage::from_json),
-        raw_answers: Some(record.answers.clone()),
+        raw_answers: Some(jevjudge_wire::RawAnswers::from_map(&record.answers)),
     }
 }
 

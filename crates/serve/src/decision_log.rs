@@ -284,7 +284,10 @@ impl<B: Backend> Backend for Capturing<B> {
             let response = self.0.answer(request, deadline).await?;
             let _ = CAPTURED.try_with(|slot| {
                 if let Ok(mut answers) = slot.lock() {
-                    answers.clone_from(&response.raw_answers);
+                    *answers = response
+                        .raw_answers
+                        .as_ref()
+                        .map(jevjudge_wire::RawAnswers::to_map);
                 }
             });
             Ok(response)

@@ -1,6 +1,6 @@
 //! Answers as read from a response, before and after the checks of systemone-wire.md §7.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// One answer as it arrived. Fields are optional here because a response is read leniently
 /// first and checked against its questions afterwards (see [`crate::check_answers`]); after a
@@ -57,37 +57,53 @@ impl Answer {
     /// Reads one answer object leniently; `None` when it is not an object.
     pub fn from_json(value: &Value) -> Option<Answer> {
         let map = value.as_object()?;
-        Some(match map.get("type").and_then(Value::as_str) {
+        Some(Answer::from_fields(|name| map.get(name)))
+    }
+
+    /// Reads one answer object leniently from its fields by name (`field("type")` and so on).
+    pub(crate) fn from_fields<'a>(field: impl Fn(&str) -> Option<&'a Value>) -> Answer {
+        match field("type").and_then(Value::as_str) {
             Some("noul") => Answer::Noul(NoulAnswer {
-                noul: map.get("noul").and_then(Value::as_f64),
+                noul: field("noul").and_then(Value::as_f64),
             }),
             Some("choice") => {
-                let (confidence, confidence_malformed) = read_confidence(map);
+                let (confidence, confidence_malformed) = read_confidence(field("confidence"));
                 Answer::Choice(ChoiceAnswer {
-                    choice: map.get("choice").and_then(Value::as_str).map(str::to_owned),
+                    choice: field("choice").and_then(Value::as_str).map(str::to_owned),
                     confidence,
                     confidence_malformed,
-                    probabilities: read_probabilities(map.get("probabilities")),
+                    probabilities: read_probabilities(field("probabilities")),
                 })
             }
             Some("score") => {
-                let (confidence, confidence_malformed) = read_confidence(map);
+                let (confidence, confidence_malformed) = read_confidence(field("confidence"));
                 Answer::Score(ScoreAnswer {
-                    score: map.get("score").and_then(Value::as_f64),
+                    score: field("score").and_then(Value::as_f64),
                     confidence,
                     confidence_malformed,
-                    legend: map.get("legend").and_then(Value::as_object).map(|legend| {
+                    legend: field("legend").and_then(Value::as_object).map(|legend| {
                         legend
                             .iter()
                             .map(|(key, level)| (key.clone(), level.clone()))
                             .collect()
                     }),
-                    probabilities: read_probabilities(map.get("probabilities")),
+                    probabilities: read_probabilities(field("probabilities")),
                 })
             }
             _ => Answer::Other,
-        })
+        }
     }
+
+    /// The names of the fields [`Answer::from_fields`] reads.
+    pub(crate) const FIELDS: [&'static str; 7] = [
+        "type",
+        "noul",
+        "choice",
+        "confidence",
+        "probabilities",
+        "score",
+        "legend",
+    ];
 
     /// The probability of yes of a noul answer.
     pub fn as_noul(&self) -> Option<f64> {
@@ -110,8 +126,8 @@ impl Answer {
 
 /// Reads `confidence`: `(Some(x), false)` for a number, `(None, false)` for null or absent,
 /// `(None, true)` for anything else.
-fn read_confidence(map: &Map<String, Value>) -> (Option<f64>, bool) {
-    match map.get("confidence") {
+fn read_confidence(confidence: Option<&Value>) -> (Option<f64>, bool) {
+    match confidence {
         None | Some(Value::Null) => (None, false),
         Some(value) => match value.as_f64() {
             Some(number) => (Some(number), false),

@@ -62,7 +62,7 @@ pub use question::{
     ScoreQuestion,
 };
 pub use request::{CHOICE_OPTIONS, DEFAULT_MODEL, Request, RequestError, SCORE_LEVELS};
-pub use response::{AnswerError, Response, SUM_TOLERANCE_PER_OPTION, check_answers};
+pub use response::{AnswerError, RawAnswers, Response, SUM_TOLERANCE_PER_OPTION, check_answers};
 pub use secret::Secret;
 pub use usage::Usage;
 

@@ -16,7 +16,36 @@ pub struct Response {
     pub usage: Option<Usage>,
     /// The `answers` object exactly as received, when the response was read from JSON; kept so
     /// that a `.jevl` record stores answers "exactly as returned, never normalised".
-    pub raw_answers: Option<serde_json::Map<String, Value>>,
+    pub raw_answers: Option<RawAnswers>,
+}
+
+/// The `answers` object of a response: its JSON text as it appeared in the body (or, for a
+/// response read from a parsed value, that object written out). It is always one JSON object.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RawAnswers(Box<str>);
+
+impl RawAnswers {
+    /// The object written out as JSON text.
+    pub fn from_map(answers: &Map<String, Value>) -> RawAnswers {
+        RawAnswers(Value::Object(answers.clone()).to_string().into_boxed_str())
+    }
+
+    /// The JSON text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The object, parsed (a key named twice counts by its last value, in its first place).
+    pub fn to_map(&self) -> Map<String, Value> {
+        // The text was read as an object, so parsing it again cannot fail.
+        serde_json::from_str(&self.0).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for RawAnswers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RawAnswers").field(&self.as_str()).finish()
+    }
 }
 
 /// Why a 200 response was refused. Each kind maps to one detail code of rule 28.
@@ -127,15 +156,17 @@ impl Response {
     pub fn from_slice(body: &[u8]) -> Result<Response, AnswerError> {
         let parts: BodyParts =
             serde_json::from_slice(body).map_err(|_| AnswerError::BodyUnreadable)?;
-        // The parsed answers are moved into the response, not copied.
-        match parts.answers {
-            Some(Value::Object(raw_answers)) => Ok(Response::read(
-                parts.model.as_ref(),
-                raw_answers,
-                parts.usage.as_ref(),
-            )),
-            _ => Err(AnswerError::BodyUnreadable),
-        }
+        let (raw_answers, answers) = parts.answers.ok_or(AnswerError::BodyUnreadable)?;
+        Ok(Response {
+            model: parts
+                .model
+                .as_ref()
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            answers,
+            usage: parts.usage.flatten(),
+            raw_answers: Some(raw_answers),
+        })
     }
 
     /// Reads a parsed 200 body; see [`Response::from_slice`].
@@ -145,19 +176,6 @@ impl Response {
             .get("answers")
             .and_then(Value::as_object)
             .ok_or(AnswerError::BodyUnreadable)?;
-        Ok(Response::read(
-            map.get("model"),
-            raw_answers.clone(),
-            map.get("usage"),
-        ))
-    }
-
-    /// The response of a body whose `model`, `answers` and `usage` fields are these.
-    fn read(
-        model: Option<&Value>,
-        raw_answers: Map<String, Value>,
-        usage: Option<&Value>,
-    ) -> Response {
         let answers = raw_answers
             .iter()
             .map(|(id, answer)| {
@@ -167,12 +185,12 @@ impl Response {
                 )
             })
             .collect();
-        Response {
-            model: model.and_then(Value::as_str).map(str::to_owned),
+        Ok(Response {
+            model: map.get("model").and_then(Value::as_str).map(str::to_owned),
             answers,
-            usage: usage.and_then(Usage::from_json),
-            raw_answers: Some(raw_answers),
-        }
+            usage: map.get("usage").and_then(Usage::from_json),
+            raw_answers: Some(RawAnswers::from_map(raw_answers)),
+        })
     }
 
     /// The answer with this id.
@@ -314,46 +332,21 @@ fn check_confidence(id: &str, confidence: Option<f64>, malformed: bool) -> Resul
 }
 
 /// The fields of a 200 body that [`Response::from_slice`] reads, taken from the body's object
-/// without building the object itself. Every other field is still parsed as JSON (so a body
-/// is refused exactly when reading it whole as a [`Value`] would fail) and then dropped; a
-/// field named twice counts by its last value, as in a [`Value`].
+/// without building the body, its `answers` or its `usage` as [`Value`] objects. Every value is
+/// still parsed whole, scalars and unknown fields as [`Value`]s (so a body is refused exactly
+/// when reading it whole as a [`Value`] would fail), and a field named twice counts by its last
+/// value, as in a [`Value`].
 #[derive(Default)]
 struct BodyParts {
     model: Option<Value>,
-    answers: Option<Value>,
-    usage: Option<Value>,
+    /// The `answers` text and its answers; `None` when absent or not an object.
+    answers: Option<ReadAnswers>,
+    /// `None` when absent, `Some(None)` when not a usage.
+    usage: Option<Option<Usage>>,
 }
 
 impl<'de> serde::Deserialize<'de> for BodyParts {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        enum Field {
-            Model,
-            Answers,
-            Usage,
-            Other,
-        }
-
-        impl<'de> serde::Deserialize<'de> for Field {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct Name;
-                impl serde::de::Visitor<'_> for Name {
-                    type Value = Field;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str("a field name")
-                    }
-                    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Field, E> {
-                        Ok(match name {
-                            "model" => Field::Model,
-                            "answers" => Field::Answers,
-                            "usage" => Field::Usage,
-                            _ => Field::Other,
-                        })
-                    }
-                }
-                deserializer.deserialize_identifier(Name)
-            }
-        }
-
         struct Fields;
         impl<'de> serde::de::Visitor<'de> for Fields {
             type Value = BodyParts;
@@ -364,14 +357,25 @@ impl<'de> serde::Deserialize<'de> for BodyParts {
                 self,
                 mut map: A,
             ) -> Result<BodyParts, A::Error> {
+                const BODY: [&str; 3] = ["model", "answers", "usage"];
                 let mut parts = BodyParts::default();
-                while let Some(field) = map.next_key::<Field>()? {
-                    let value = map.next_value::<Value>()?;
+                while let Some(field) = map.next_key_seed(FieldName(&BODY))? {
                     match field {
-                        Field::Model => parts.model = Some(value),
-                        Field::Answers => parts.answers = Some(value),
-                        Field::Usage => parts.usage = Some(value),
-                        Field::Other => {}
+                        Some(0) => parts.model = Some(map.next_value()?),
+                        Some(1) => {
+                            let raw: &'de serde_json::value::RawValue = map.next_value()?;
+                            parts.answers =
+                                read_answers(raw.get()).map_err(serde::de::Error::custom)?;
+                        }
+                        Some(_) => {
+                            let usage = map.next_value_seed(ObjectFields(&USAGE))?;
+                            parts.usage = Some(usage.and_then(|[input, output]| {
+                                Usage::from_counts(input.as_ref(), output.as_ref())
+                            }));
+                        }
+                        None => {
+                            map.next_value::<Value>()?;
+                        }
                     }
                 }
                 Ok(parts)
@@ -379,5 +383,188 @@ impl<'de> serde::Deserialize<'de> for BodyParts {
         }
 
         deserializer.deserialize_map(Fields)
+    }
+}
+
+/// An `answers` object's text and its answers by id.
+type ReadAnswers = (RawAnswers, Vec<(String, Answer)>);
+
+/// The fields of a `usage` object that [`Usage::from_counts`] reads.
+const USAGE: [&str; 2] = ["input_tokens", "output_tokens"];
+
+/// Reads the text of an `answers` value: `None` when it is not an object. The value is read as
+/// the only element of an array, so that it sits one level deep as it does in the body and the
+/// parser's nesting limit falls where it falls when the body is read whole.
+fn read_answers(text: &str) -> serde_json::Result<Option<ReadAnswers>> {
+    struct First;
+    impl<'de> serde::de::Visitor<'de> for First {
+        type Value = Option<Vec<(String, Answer)>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a one-element array")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            Ok(seq.next_element_seed(Answers)?.flatten())
+        }
+    }
+    let mut wrapped = String::with_capacity(text.len() + 2);
+    wrapped.push('[');
+    wrapped.push_str(text);
+    wrapped.push(']');
+    let mut deserializer = serde_json::Deserializer::from_str(&wrapped);
+    let answers = serde::Deserializer::deserialize_seq(&mut deserializer, First)?;
+    deserializer.end()?;
+    Ok(answers.map(|answers| (RawAnswers(text.into()), answers)))
+}
+
+/// Implements the visits of every value but an object (and an array, left to each visitor) as
+/// "not the object asked for": `Ok(None)`.
+macro_rules! not_an_object {
+    () => {
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<Value>()?.is_some() {}
+            Ok(None)
+        }
+    };
+}
+
+/// An `answers` value: its answers in order (an id named twice keeps its first place and its
+/// last answer, as in a [`Value`] object), or `None` when it is not an object.
+struct Answers;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Answers {
+    type Value = Option<Vec<(String, Answer)>>;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Answers {
+    type Value = Option<Vec<(String, Answer)>>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    not_an_object!();
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        /// Past this many answers, a repeated id is looked up in an index, not by a scan.
+        const SCAN: usize = 16;
+        let mut answers: Vec<(String, Answer)> = Vec::new();
+        let mut index: Option<std::collections::HashMap<String, usize>> = None;
+        while let Some(id) = map.next_key::<String>()? {
+            let answer = map.next_value_seed(ObjectFields(&Answer::FIELDS))?.map_or(
+                Answer::Other,
+                |fields| {
+                    Answer::from_fields(|name| {
+                        let at = Answer::FIELDS.iter().position(|known| *known == name)?;
+                        fields[at].as_ref()
+                    })
+                },
+            );
+            let seen = match &index {
+                Some(index) => index.get(&id).copied(),
+                None => answers.iter().position(|(known, _)| *known == id),
+            };
+            match seen {
+                Some(at) => answers[at].1 = answer,
+                None => {
+                    if let Some(index) = &mut index {
+                        index.insert(id.clone(), answers.len());
+                    }
+                    answers.push((id, answer));
+                    if index.is_none() && answers.len() > SCAN {
+                        index = Some(
+                            answers
+                                .iter()
+                                .enumerate()
+                                .map(|(at, (id, _))| (id.clone(), at))
+                                .collect(),
+                        );
+                    }
+                }
+            }
+        }
+        Ok(Some(answers))
+    }
+}
+
+/// One value read as the object fields named: `Some(values)`, in the order of the names, for
+/// an object (other fields parsed and dropped; a field named twice counts by its last value),
+/// `None` for any other value (parsed whole all the same).
+struct ObjectFields<const N: usize>(&'static [&'static str; N]);
+
+impl<'de, const N: usize> serde::de::DeserializeSeed<'de> for ObjectFields<N> {
+    type Value = Option<[Option<Value>; N]>;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de, const N: usize> serde::de::Visitor<'de> for ObjectFields<N> {
+    type Value = Option<[Option<Value>; N]>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    not_an_object!();
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut values: [Option<Value>; N] = std::array::from_fn(|_| None);
+        while let Some(field) = map.next_key_seed(FieldName(self.0))? {
+            let value = map.next_value::<Value>()?;
+            if let Some(at) = field {
+                values[at] = Some(value);
+            }
+        }
+        Ok(Some(values))
+    }
+}
+
+/// An object key: its place among the names, or `None` for another name.
+struct FieldName<const N: usize>(&'static [&'static str; N]);
+
+impl<'de, const N: usize> serde::de::DeserializeSeed<'de> for FieldName<N> {
+    type Value = Option<usize>;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_identifier(self)
+    }
+}
+
+impl<'de, const N: usize> serde::de::Visitor<'de> for FieldName<N> {
+    type Value = Option<usize>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a field name")
+    }
+    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Option<usize>, E> {
+        Ok(self.0.iter().position(|known| *known == name))
     }
 }

@@ -20,9 +20,14 @@ impl Usage {
     /// (`70.0` is not), otherwise the usage is unknown.
     pub fn from_json(value: &Value) -> Option<Usage> {
         let map = value.as_object()?;
+        Usage::from_counts(map.get("input_tokens"), map.get("output_tokens"))
+    }
+
+    /// Reads the two counts of a `usage` object, as [`Usage::from_json`] does.
+    pub(crate) fn from_counts(input: Option<&Value>, output: Option<&Value>) -> Option<Usage> {
         Some(Usage {
-            input_tokens: map.get("input_tokens")?.as_u64()?,
-            output_tokens: map.get("output_tokens")?.as_u64()?,
+            input_tokens: input?.as_u64()?,
+            output_tokens: output?.as_u64()?,
         })
     }
 

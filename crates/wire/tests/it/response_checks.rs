@@ -362,6 +362,19 @@ fn read_as_value(body: &[u8]) -> Result<Response, jevjudge_wire::AnswerError> {
         .and_then(|value| Response::from_json(&value))
 }
 
+/// What a 200 body reads as, directly and parsed whole into a `Value`, with the answers' text
+/// read back as an object: the text read directly is the body's own, spacing and all.
+fn both_readings(body: &[u8]) -> [Result<Response, jevjudge_wire::AnswerError>; 2] {
+    [Response::from_slice(body), read_as_value(body)].map(|read| {
+        read.map(|mut response| {
+            response.raw_answers = response
+                .raw_answers
+                .map(|raw| jevjudge_wire::RawAnswers::from_map(&raw.to_map()));
+            response
+        })
+    })
+}
+
 fn answer_value() -> impl Strategy<Value = Value> {
     prop_oneof![
         (0.0..=1.0_f64).prop_map(|p| json!({"type": "noul", "noul": p})),
@@ -392,6 +405,38 @@ fn field_value() -> impl Strategy<Value = Value> {
     })
 }
 
+/// An `answers` object's text whose ids, and the fields of whose answers, may repeat or be
+/// escaped.
+fn answers_text() -> impl Strategy<Value = String> {
+    let id = prop_oneof![Just(r#""a""#), Just(r#""\u0061""#), Just(r#""b""#)];
+    let field = prop_oneof![
+        Just(r#""type":"noul""#),
+        Just(r#""typ\u0065":"choice""#),
+        Just(r#""noul":0.25"#),
+        Just(r#""noul":"high""#),
+        Just(r#""choice":"a""#),
+        Just(r#""confidence":null"#),
+        Just(r#""confidence":[1]"#),
+        Just(r#""probabilities":{"a":0.5,"b":0.5,"a":"x"}"#),
+        Just(r#""score":1"#),
+        Just(r#""legend":{"0":"low","1":{"text":"high"}}"#),
+        Just(r#""other":{"noul":1}"#),
+    ];
+    let answer = prop_oneof![
+        4 => proptest::collection::vec(field, 0..5)
+            .prop_map(|fields| format!("{{{}}}", fields.join(","))),
+        1 => Just("[0.5]".to_owned()),
+        1 => Just("null".to_owned()),
+    ];
+    proptest::collection::vec((id, answer), 0..4).prop_map(|answers| {
+        let answers: Vec<String> = answers
+            .iter()
+            .map(|(id, answer)| format!("{id} : {answer}"))
+            .collect();
+        format!("{{ {} }}", answers.join(" ,"))
+    })
+}
+
 /// A body's text: an object whose keys may repeat, be escaped or be unknown, or another
 /// JSON value, possibly cut short.
 fn body_text() -> impl Strategy<Value = Vec<u8>> {
@@ -403,7 +448,11 @@ fn body_text() -> impl Strategy<Value = Vec<u8>> {
         Just(r#""answ\u0065rs""#),
         Just(r#""other""#),
     ];
-    let object = proptest::collection::vec((key, field_value()), 0..6).prop_map(|fields| {
+    let value = prop_oneof![
+        3 => field_value().prop_map(|value| value.to_string()),
+        1 => answers_text(),
+    ];
+    let object = proptest::collection::vec((key, value), 0..6).prop_map(|fields| {
         let fields: Vec<String> = fields
             .iter()
             .map(|(key, value)| format!("{key}:{value}"))
@@ -428,12 +477,14 @@ proptest! {
 
     #[test]
     fn a_body_reads_as_it_would_parsed_whole(body in body_text()) {
-        prop_assert_eq!(Response::from_slice(&body), read_as_value(&body));
+        let [direct, whole] = both_readings(&body);
+        prop_assert_eq!(direct, whole);
     }
 
     #[test]
     fn any_bytes_read_as_they_would_parsed_whole(body in proptest::collection::vec(any::<u8>(), 0..64)) {
-        prop_assert_eq!(Response::from_slice(&body), read_as_value(&body));
+        let [direct, whole] = both_readings(&body);
+        prop_assert_eq!(direct, whole);
     }
 }
 
@@ -448,13 +499,55 @@ fn a_body_nested_past_the_parser_limit_in_an_unknown_field_is_unreadable_as_befo
         Response::from_slice(deep.as_bytes()),
         Err(jevjudge_wire::AnswerError::BodyUnreadable)
     );
-    assert_eq!(
-        Response::from_slice(deep.as_bytes()),
-        read_as_value(deep.as_bytes())
-    );
+    let [direct, whole] = both_readings(deep.as_bytes());
+    assert_eq!(direct, whole);
     let duplicate = br#"{"answers":{"a":{"type":"noul","noul":0.1}},"answers":{"b":{"type":"noul","noul":0.9}},"model":1,"model":"jev-2"}"#;
     let read = Response::from_slice(duplicate).unwrap();
     assert_eq!(read.model.as_deref(), Some("jev-2"));
     assert!(read.answer("a").is_none() && read.answer("b").is_some());
-    assert_eq!(Ok(read), read_as_value(duplicate));
+    assert_eq!(
+        read.raw_answers
+            .as_ref()
+            .map(jevjudge_wire::RawAnswers::as_str),
+        Some(r#"{"b":{"type":"noul","noul":0.9}}"#)
+    );
+    let [direct, whole] = both_readings(duplicate);
+    assert_eq!(direct, whole);
+}
+
+#[test]
+fn answers_nested_to_the_parser_limit_read_as_they_would_parsed_whole() {
+    // The body is one level, the answers object a second and the answer a third: with 124
+    // arrays more the body is 127 levels deep, the most serde_json reads; with 125 it is refused.
+    for arrays in [123, 124, 125, 126] {
+        let body = format!(
+            r#"{{"answers":{{"a":{{"type":"noul","noul":0.5,"extra":{}1{}}}}}}}"#,
+            "[".repeat(arrays),
+            "]".repeat(arrays)
+        );
+        let [direct, whole] = both_readings(body.as_bytes());
+        assert_eq!(direct, whole, "{arrays} arrays");
+        assert_eq!(direct.is_ok(), arrays <= 124, "{arrays} arrays");
+    }
+}
+
+#[test]
+fn an_answer_id_named_twice_keeps_its_first_place_and_its_last_answer() {
+    // Past 16 answers a repeated id is found through an index rather than a scan; both ways
+    // keep the object's order.
+    for count in [3, 40] {
+        let mut fields: Vec<String> = (0..count)
+            .map(|i| format!(r#""q{i}":{{"type":"noul","noul":0.{i}}}"#))
+            .collect();
+        fields.push(r#""q1":{"type":"noul","noul":0.99}"#.to_owned());
+        fields.push(r#""q0":"not an answer""#.to_owned());
+        let body = format!(r#"{{"answers":{{{}}}}}"#, fields.join(","));
+        let read = Response::from_slice(body.as_bytes()).unwrap();
+        assert_eq!(read.answers.len(), count);
+        assert_eq!(read.answers[0].0, "q0");
+        assert_eq!(read.answers[0].1, jevjudge_wire::Answer::Other);
+        assert_eq!(read.answers[1].1.as_noul(), Some(0.99));
+        let [direct, whole] = both_readings(body.as_bytes());
+        assert_eq!(direct, whole);
+    }
 }
