@@ -300,6 +300,16 @@ fn write_entries<'a, S: Sink>(
 fn write_str<S: Sink>(s: &str, sink: &mut S) {
     sink.put("\"");
     let bytes = s.as_bytes();
+    // Most strings need no escape: one pass without an early exit (which the compiler can
+    // vectorise) finds out, and such a string is put whole.
+    let plain = !bytes.iter().fold(false, |escaped, &b| {
+        escaped | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if plain {
+        sink.put(s);
+        sink.put("\"");
+        return;
+    }
     let mut run_start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let escape: &str = match b {
