@@ -12,6 +12,7 @@ use std::{borrow::Cow, fmt, sync::Arc, time::Duration, time::SystemTime};
 use bytes::Bytes;
 
 use jevjudge_wire::{ModelList, Request, Response, Usage};
+use reqwest::header::HeaderName;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -195,9 +196,10 @@ impl<T: Transport> Client<T> {
         if let Err(error) = response.check(&request.questions) {
             return Err(invalid(error, response.model.clone(), response.usage));
         }
+        const FAKE_MARK: HeaderName = HeaderName::from_static(jevjudge_wire::FAKE_MARK_HEADER);
         let fake = delivered
             .response
-            .header(jevjudge_wire::FAKE_MARK_HEADER)
+            .header(&FAKE_MARK)
             .is_some_and(|value| value.trim() == "1");
         Ok(Exchange {
             response,
@@ -421,9 +423,11 @@ impl<T: Transport> Client<T> {
 /// The request id of a response: `x-typesafe-request-id`, else `x-request-id`; only visible
 /// ASCII, at most 128 characters, or none.
 fn request_id(response: &HttpResponse) -> Option<String> {
+    const NAME: HeaderName = HeaderName::from_static(REQUEST_ID_HEADER);
+    const FALLBACK: HeaderName = HeaderName::from_static(FALLBACK_REQUEST_ID_HEADER);
     response
-        .header(REQUEST_ID_HEADER)
-        .or_else(|| response.header(FALLBACK_REQUEST_ID_HEADER))
+        .header(&NAME)
+        .or_else(|| response.header(&FALLBACK))
         .map(str::trim)
         .filter(|id| {
             !id.is_empty()

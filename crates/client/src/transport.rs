@@ -142,9 +142,9 @@ impl HttpResponse {
         self
     }
 
-    /// The first value of a header, by case-insensitive name; a value that is not visible
-    /// ASCII counts as absent.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    /// The first value of a header, by case-insensitive name (a `&str`, or a [`HeaderName`],
+    /// which is not parsed again); a value that is not visible ASCII counts as absent.
+    pub fn header(&self, name: impl reqwest::header::AsHeaderName) -> Option<&str> {
         self.headers.get(name)?.to_str().ok()
     }
 
