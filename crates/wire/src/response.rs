@@ -1,5 +1,7 @@
 //! The 200 response body and its checks (systemone-wire.md §6–§7).
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::{Answer, Detail, Question, Questions, Usage, answer::NoulAnswer};
@@ -19,32 +21,78 @@ pub struct Response {
     pub raw_answers: Option<RawAnswers>,
 }
 
-/// The `answers` object of a response: its JSON text as it appeared in the body (or, for a
-/// response read from a parsed value, that object written out). It is always one JSON object.
-#[derive(Clone, PartialEq, Eq)]
-pub struct RawAnswers(Box<str>);
+/// The `answers` object of a response as it was received: the body it came in (or, for a
+/// response read from a parsed value, that object's text), read again only when asked for.
+#[derive(Clone)]
+pub struct RawAnswers(Raw);
+
+#[derive(Clone)]
+enum Raw {
+    /// A 200 body that was read: its answers are its (last) `answers` field.
+    Body(Arc<[u8]>),
+    /// The answers object's own text.
+    Object(Arc<str>),
+}
 
 impl RawAnswers {
-    /// The object written out as JSON text.
+    /// The object, kept as its text.
     pub fn from_map(answers: &Map<String, Value>) -> RawAnswers {
-        RawAnswers(Value::Object(answers.clone()).to_string().into_boxed_str())
+        RawAnswers(Raw::Object(
+            Value::Object(answers.clone()).to_string().into(),
+        ))
     }
 
-    /// The JSON text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The object, parsed (a key named twice counts by its last value, in its first place).
+    /// The object, parsed (an id named twice counts by its last value, in its first place).
     pub fn to_map(&self) -> Map<String, Value> {
-        // The text was read as an object, so parsing it again cannot fail.
-        serde_json::from_str(&self.0).unwrap_or_default()
+        // The text was read once already (as a response), so reading it again cannot fail.
+        match &self.0 {
+            Raw::Body(body) => {
+                let mut deserializer = serde_json::Deserializer::from_slice(body);
+                serde::Deserializer::deserialize_map(&mut deserializer, LastAnswers)
+                    .unwrap_or_default()
+            }
+            Raw::Object(text) => serde_json::from_str(text).unwrap_or_default(),
+        }
+    }
+}
+
+/// Two are equal when they hold the same answers.
+impl PartialEq for RawAnswers {
+    fn eq(&self, other: &RawAnswers) -> bool {
+        self.to_map() == other.to_map()
     }
 }
 
 impl std::fmt::Debug for RawAnswers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("RawAnswers").field(&self.as_str()).finish()
+        f.debug_tuple("RawAnswers").field(&self.to_map()).finish()
+    }
+}
+
+/// A body's last `answers` field as an object (empty when it is not one).
+struct LastAnswers;
+
+impl<'de> serde::de::Visitor<'de> for LastAnswers {
+    type Value = Map<String, Value>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut answers = Map::new();
+        while let Some(field) = map.next_key_seed(FieldName(&["answers"]))? {
+            match field {
+                Some(_) => {
+                    answers = match map.next_value()? {
+                        Value::Object(object) => object,
+                        _ => Map::new(),
+                    };
+                }
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(answers)
     }
 }
 
@@ -156,16 +204,15 @@ impl Response {
     pub fn from_slice(body: &[u8]) -> Result<Response, AnswerError> {
         let parts: BodyParts =
             serde_json::from_slice(body).map_err(|_| AnswerError::BodyUnreadable)?;
-        let (raw_answers, answers) = parts.answers.ok_or(AnswerError::BodyUnreadable)?;
         Ok(Response {
             model: parts
                 .model
                 .as_ref()
                 .and_then(Value::as_str)
                 .map(str::to_owned),
-            answers,
+            answers: parts.answers.ok_or(AnswerError::BodyUnreadable)?,
             usage: parts.usage.flatten(),
-            raw_answers: Some(raw_answers),
+            raw_answers: Some(RawAnswers(Raw::Body(body.into()))),
         })
     }
 
@@ -339,8 +386,8 @@ fn check_confidence(id: &str, confidence: Option<f64>, malformed: bool) -> Resul
 #[derive(Default)]
 struct BodyParts {
     model: Option<Value>,
-    /// The `answers` text and its answers; `None` when absent or not an object.
-    answers: Option<ReadAnswers>,
+    /// The answers; `None` when absent or not an object.
+    answers: Option<Vec<(String, Answer)>>,
     /// `None` when absent, `Some(None)` when not a usage.
     usage: Option<Option<Usage>>,
 }
@@ -362,11 +409,7 @@ impl<'de> serde::Deserialize<'de> for BodyParts {
                 while let Some(field) = map.next_key_seed(FieldName(&BODY))? {
                     match field {
                         Some(0) => parts.model = Some(map.next_value()?),
-                        Some(1) => {
-                            let raw: &'de serde_json::value::RawValue = map.next_value()?;
-                            parts.answers =
-                                read_answers(raw.get()).map_err(serde::de::Error::custom)?;
-                        }
+                        Some(1) => parts.answers = map.next_value_seed(Answers)?,
                         Some(_) => {
                             let usage = map.next_value_seed(ObjectFields(&USAGE))?;
                             parts.usage = Some(usage.and_then(|[input, output]| {
@@ -386,38 +429,8 @@ impl<'de> serde::Deserialize<'de> for BodyParts {
     }
 }
 
-/// An `answers` object's text and its answers by id.
-type ReadAnswers = (RawAnswers, Vec<(String, Answer)>);
-
 /// The fields of a `usage` object that [`Usage::from_counts`] reads.
 const USAGE: [&str; 2] = ["input_tokens", "output_tokens"];
-
-/// Reads the text of an `answers` value: `None` when it is not an object. The value is read as
-/// the only element of an array, so that it sits one level deep as it does in the body and the
-/// parser's nesting limit falls where it falls when the body is read whole.
-fn read_answers(text: &str) -> serde_json::Result<Option<ReadAnswers>> {
-    struct First;
-    impl<'de> serde::de::Visitor<'de> for First {
-        type Value = Option<Vec<(String, Answer)>>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a one-element array")
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(
-            self,
-            mut seq: A,
-        ) -> Result<Self::Value, A::Error> {
-            Ok(seq.next_element_seed(Answers)?.flatten())
-        }
-    }
-    let mut wrapped = String::with_capacity(text.len() + 2);
-    wrapped.push('[');
-    wrapped.push_str(text);
-    wrapped.push(']');
-    let mut deserializer = serde_json::Deserializer::from_str(&wrapped);
-    let answers = serde::Deserializer::deserialize_seq(&mut deserializer, First)?;
-    deserializer.end()?;
-    Ok(answers.map(|answers| (RawAnswers(text.into()), answers)))
-}
 
 /// Implements the visits of every value but an object (and an array, left to each visitor) as
 /// "not the object asked for": `Ok(None)`.

@@ -362,17 +362,10 @@ fn read_as_value(body: &[u8]) -> Result<Response, jevjudge_wire::AnswerError> {
         .and_then(|value| Response::from_json(&value))
 }
 
-/// What a 200 body reads as, directly and parsed whole into a `Value`, with the answers' text
-/// read back as an object: the text read directly is the body's own, spacing and all.
+/// What a 200 body reads as, directly and parsed whole into a `Value` (raw answers are equal
+/// when they hold the same answers).
 fn both_readings(body: &[u8]) -> [Result<Response, jevjudge_wire::AnswerError>; 2] {
-    [Response::from_slice(body), read_as_value(body)].map(|read| {
-        read.map(|mut response| {
-            response.raw_answers = response
-                .raw_answers
-                .map(|raw| jevjudge_wire::RawAnswers::from_map(&raw.to_map()));
-            response
-        })
-    })
+    [Response::from_slice(body), read_as_value(body)]
 }
 
 fn answer_value() -> impl Strategy<Value = Value> {
@@ -508,8 +501,10 @@ fn a_body_nested_past_the_parser_limit_in_an_unknown_field_is_unreadable_as_befo
     assert_eq!(
         read.raw_answers
             .as_ref()
-            .map(jevjudge_wire::RawAnswers::as_str),
-        Some(r#"{"b":{"type":"noul","noul":0.9}}"#)
+            .map(jevjudge_wire::RawAnswers::to_map),
+        json!({"b": {"type": "noul", "noul": 0.9}})
+            .as_object()
+            .cloned()
     );
     let [direct, whole] = both_readings(duplicate);
     assert_eq!(direct, whole);
