@@ -44,6 +44,7 @@ mod report;
 pub mod reviewer;
 pub mod risk;
 mod row;
+mod row_json;
 pub mod rows_file;
 mod runner;
 pub mod session;

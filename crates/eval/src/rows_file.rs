@@ -265,7 +265,9 @@ struct Line {
     row: Row,
 }
 
-/// A row's line as it is written: [`Line`] borrowing the row.
+/// A row's line as it is written: [`Line`] borrowing the row ([`RowsWriter::write_row`] writes
+/// its bytes field by field).
+#[cfg(test)]
 #[derive(Serialize)]
 struct LineRef<'a> {
     index: usize,
@@ -335,10 +337,15 @@ impl RowsWriter {
     /// Adds one row to the batch, writing the batch out when it is full.
     pub fn write_row(&mut self, index: usize, row: &Row) -> std::io::Result<()> {
         let start = self.batch.len();
-        if let Err(error) = serde_json::to_writer(&mut self.batch, &LineRef { index, row }) {
+        // `{"index":N,"row":ROW}`, as `LineRef` serializes.
+        let written = write!(self.batch, r#"{{"index":{index},"row":"#)
+            .map_err(serde_json::Error::io)
+            .and_then(|()| crate::row_json::write_row(&mut self.batch, row));
+        if let Err(error) = written {
             self.batch.truncate(start);
             return Err(std::io::Error::other(error));
         }
+        self.batch.push(b'}');
         self.batch.push(b'\n');
         self.written += 1;
         if self.batch.len() >= BATCH_BYTES {
@@ -718,6 +725,34 @@ mod tests {
 
     /// The digest a rows file's header holds for these cases; a resumed run compares it, so it
     /// must never change for the same cases.
+    #[tokio::test]
+    async fn a_row_line_is_its_line_serialized() {
+        let report = crate::test_support::sms_spam_replay("definition.toml", 1).await;
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("run.rows.jsonl");
+        let header = RowsHeader::from_digest(
+            &jevjudge_judge::Definition::from_path(crate::test_support::sms_spam(
+                "definition.toml",
+            ))
+            .expect("a definition"),
+            CasesDigest::default(),
+        );
+        let mut writer = RowsWriter::create(&path, &header).expect("created");
+        let mut expected = String::new();
+        for (index, row) in report.rows.iter().enumerate().step_by(7) {
+            writer.write_row(index * 1001, row).expect("written");
+            expected += &serde_json::to_string(&LineRef {
+                index: index * 1001,
+                row,
+            })
+            .expect("json");
+            expected.push('\n');
+        }
+        writer.sync().expect("synced");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(text.split_once('\n').expect("a header").1, expected);
+    }
+
     #[test]
     fn the_cases_digest_of_known_cases_is_unchanged() {
         let lines = [
