@@ -35,7 +35,7 @@ impl ReportFiles {
         texts: Option<&std::collections::HashMap<String, String>>,
     ) -> Result<(), WriteError> {
         if let Some(path) = &self.report {
-            write_json(path, report)?;
+            write_report(path, report)?;
         }
         if let Some(path) = &self.junit {
             write_atomic(path, &crate::junit::to_junit(report))?;
@@ -187,16 +187,78 @@ pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), Writ
     file.commit().map(drop)
 }
 
+/// Writes a report as [`write_json`] does, its rows laid out field by field
+/// ([`crate::row_json`]) rather than through serde.
+fn write_report(path: &Path, report: &crate::Report) -> Result<(), WriteError> {
+    if !replaced_whole(path) {
+        let mut json = Vec::new();
+        report_json(&mut json, report).map_err(io_error(path))?;
+        json.push(b'\n');
+        let json = String::from_utf8(json).map_err(|e| io_error(path)(io::Error::other(e)))?;
+        return write_atomic(path, &json);
+    }
+    let mut file = AtomicFile::create(path, Policy::WriteThrough)?;
+    report_json(&mut file.writer, report).map_err(io_error(path))?;
+    file.write_all(b"\n")?;
+    file.commit().map(drop)
+}
+
+/// Writes `report` in [`Pretty`] layout: the report without its rows is serialized, and the
+/// `"rows": []` it ends with is replaced by the rows, each laid out by [`crate::row_json`].
+fn report_json<W: io::Write>(writer: &mut W, report: &crate::Report) -> io::Result<()> {
+    let rowless = crate::Report {
+        format: report.format.clone(),
+        definition_version: report.definition_version.clone(),
+        backend: report.backend,
+        complete: report.complete,
+        wall_millis: report.wall_millis,
+        stopped: report.stopped,
+        overall: report.overall.clone(),
+        scenarios: report.scenarios.clone(),
+        rows: Vec::new(),
+    };
+    let mut head = Vec::new();
+    let mut serializer = serde_json::Serializer::with_formatter(&mut head, Pretty::default());
+    serde::Serialize::serialize(&rowless, &mut serializer)?;
+    let rows_last = head.ends_with(b"\n  \"rows\": []\n}");
+    let (Some(head), false) = (
+        head.strip_suffix(b"[]\n}").filter(|_| rows_last),
+        report.rows.is_empty(),
+    ) else {
+        // No rows, or rows are not the last field: the report serialized whole.
+        let mut serializer = serde_json::Serializer::with_formatter(writer, Pretty::default());
+        return serde::Serialize::serialize(report, &mut serializer).map_err(io::Error::from);
+    };
+    writer.write_all(head)?;
+    writer.write_all(b"[")?;
+    let mut row_json = Vec::new();
+    for (at, row) in report.rows.iter().enumerate() {
+        row_json.clear();
+        row_json.extend_from_slice(if at == 0 { b"\n    " } else { b",\n    " });
+        crate::row_json::write_row(&mut row_json, row, crate::row_json::Layout::InReport)?;
+        writer.write_all(&row_json)?;
+    }
+    writer.write_all(b"\n  ]\n}")
+}
+
 /// serde_json's pretty layout (two spaces a level, `": "` after a key), byte for byte, with each
 /// line's indentation written in one piece rather than a write per level: a report's rows are
 /// several levels deep, and the per-level writes cost more than the text itself.
 #[derive(Debug, Default)]
-struct Pretty {
+pub(crate) struct Pretty {
     level: usize,
     has_value: bool,
 }
 
 impl Pretty {
+    /// The layout of a value `level` levels deep (its members at `level + 1`).
+    pub(crate) fn at(level: usize) -> Pretty {
+        Pretty {
+            level,
+            has_value: false,
+        }
+    }
+
     fn indent<W: ?Sized + io::Write>(&self, writer: &mut W, first: bool) -> io::Result<()> {
         const SPACES: &[u8; 64] = &[b' '; 64];
         writer.write_all(if first { b"\n" } else { b",\n" })?;
@@ -477,6 +539,29 @@ mod tests {
                 String::from_utf8(ours).unwrap(),
                 serde_json::to_string_pretty(&value).unwrap()
             );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_report_written_row_by_row_has_the_bytes_of_the_report_serialized() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        for repeat in [1, 3] {
+            let mut report = crate::test_support::sms_spam_replay("definition.toml", repeat).await;
+            report.wall_millis = Some(1234.5);
+            report.stopped = Some(jevjudge_client::limit::Stop::KeyRefused { status: 401 });
+            assert_eq!(report.rows[0].repeats.is_some(), repeat > 1);
+            for rows in [report.rows.len(), 1, 0] {
+                let mut report = report.clone();
+                report.rows.truncate(rows);
+                let (whole, by_row) = (dir.path().join("whole.json"), dir.path().join("rows.json"));
+                write_json(&whole, &report).expect("written");
+                write_report(&by_row, &report).expect("written");
+                assert_eq!(
+                    std::fs::read_to_string(&by_row).expect("read"),
+                    std::fs::read_to_string(&whole).expect("read"),
+                    "{repeat} repeats, {rows} rows"
+                );
+            }
         }
     }
 

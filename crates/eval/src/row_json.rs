@@ -1,7 +1,8 @@
-//! A row's compact JSON for the rows file, written field by field: the bytes
-//! `serde_json::to_writer` writes for a [`Row`] (a property test holds the two together),
-//! without escaping the fixed keys one at a time. A row with labelled findings, repeats or a
-//! weight other than 1 is serialized by serde as it is.
+//! A row's JSON written field by field, its fixed keys (and, in a report, their indentation)
+//! as they are rather than escaped and indented one at a time: compact for the rows file, pretty
+//! for a report's rows. The bytes are those serde_json writes for a [`Row`] (property tests hold
+//! the two together). A row with labelled findings, repeats or a weight other than 1 is
+//! serialized by serde as it is.
 
 use std::io::Write as _;
 
@@ -9,93 +10,154 @@ use jevjudge_judge::{Finding, Verdict};
 
 use crate::Row;
 
-/// Appends `row`'s JSON to `out`, byte for byte as serde_json's compact writer does.
-pub(crate) fn write_row(out: &mut Vec<u8>, row: &Row) -> serde_json::Result<()> {
+/// Where a row's JSON goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Compact, as a line of the rows file.
+    Compact,
+    /// Pretty, as an element of a report's `rows` (two levels deep: the row's fields at three).
+    InReport,
+}
+
+/// A field's key and what comes before it: `$lead` (a comma, or nothing for the first field)
+/// and, in a report, a newline and the field's indentation.
+macro_rules! key {
+    ($layout:expr, $lead:literal, $name:literal, $indent:literal) => {
+        match $layout {
+            Layout::Compact => concat!($lead, "\"", $name, "\":").as_bytes(),
+            Layout::InReport => concat!($lead, "\n", $indent, "\"", $name, "\": ").as_bytes(),
+        }
+    };
+}
+
+/// The closing brace of an object with members, in a report indented by `$indent`.
+macro_rules! close {
+    ($layout:expr, $indent:literal) => {
+        match $layout {
+            Layout::Compact => b"}".as_slice(),
+            Layout::InReport => concat!("\n", $indent, "}").as_bytes(),
+        }
+    };
+}
+
+/// Appends `row`'s JSON to `out`, byte for byte as serde_json writes it: compactly, or in
+/// serde_json's pretty layout two levels deep.
+pub(crate) fn write_row(out: &mut Vec<u8>, row: &Row, layout: Layout) -> serde_json::Result<()> {
     if row.expected_findings.is_some() || row.repeats.is_some() || row.weight != 1.0 {
-        return serde_json::to_writer(out, row);
+        return match layout {
+            Layout::Compact => serde_json::to_writer(out, row),
+            Layout::InReport => serde::Serialize::serialize(
+                row,
+                &mut serde_json::Serializer::with_formatter(out, crate::output::Pretty::at(2)),
+            ),
+        };
     }
-    out.extend_from_slice(br#"{"scenario":"#);
+    out.push(b'{');
+    out.extend_from_slice(key!(layout, "", "scenario", "      "));
     string(out, &row.scenario)?;
-    out.extend_from_slice(br#","id":"#);
+    out.extend_from_slice(key!(layout, ",", "id", "      "));
     string(out, &row.id)?;
-    out.extend_from_slice(match (row.expected_pass, row.pass) {
-        (true, true) => br#","expected_pass":true,"pass":true,"score":"#,
-        (true, false) => br#","expected_pass":true,"pass":false,"score":"#,
-        (false, true) => br#","expected_pass":false,"pass":true,"score":"#,
-        (false, false) => br#","expected_pass":false,"pass":false,"score":"#,
-    });
+    out.extend_from_slice(key!(layout, ",", "expected_pass", "      "));
+    out.extend_from_slice(boolean(row.expected_pass));
+    out.extend_from_slice(key!(layout, ",", "pass", "      "));
+    out.extend_from_slice(boolean(row.pass));
+    out.extend_from_slice(key!(layout, ",", "score", "      "));
     serde_json::to_writer(&mut *out, &row.score)?;
-    out.extend_from_slice(br#","verdict":"#);
-    verdict(out, &row.verdict)?;
-    out.push(b'}');
+    out.extend_from_slice(key!(layout, ",", "verdict", "      "));
+    verdict(out, &row.verdict, layout)?;
+    out.extend_from_slice(close!(layout, "    "));
     Ok(())
 }
 
-fn verdict(out: &mut Vec<u8>, verdict: &Verdict) -> serde_json::Result<()> {
-    out.extend_from_slice(br#"{"definition_version":"#);
+fn boolean(value: bool) -> &'static [u8] {
+    if value { b"true" } else { b"false" }
+}
+
+fn verdict(out: &mut Vec<u8>, verdict: &Verdict, layout: Layout) -> serde_json::Result<()> {
+    out.push(b'{');
+    out.extend_from_slice(key!(layout, "", "definition_version", "        "));
     string(out, &verdict.definition_version)?;
-    out.extend_from_slice(br#","status":""#);
-    out.extend_from_slice(verdict.status.as_str().as_bytes());
-    out.extend_from_slice(br#"","error":""#);
-    out.extend_from_slice(verdict.error.as_str().as_bytes());
-    out.extend_from_slice(br#"","detail":"#);
+    out.extend_from_slice(key!(layout, ",", "status", "        "));
+    quoted(out, verdict.status.as_str());
+    out.extend_from_slice(key!(layout, ",", "error", "        "));
+    quoted(out, verdict.error.as_str());
+    out.extend_from_slice(key!(layout, ",", "detail", "        "));
     serde_json::to_writer(&mut *out, &verdict.detail)?;
-    out.extend_from_slice(br#","findings":{"#);
+    out.extend_from_slice(key!(layout, ",", "findings", "        "));
+    out.push(b'{');
     for (at, (id, found)) in verdict.findings.iter().enumerate() {
         if at > 0 {
             out.push(b',');
         }
+        if layout == Layout::InReport {
+            out.extend_from_slice(b"\n          ");
+        }
         string(out, id)?;
-        out.push(b':');
-        finding(out, found)?;
+        out.extend_from_slice(match layout {
+            Layout::Compact => b":".as_slice(),
+            Layout::InReport => b": ",
+        });
+        finding(out, found, layout)?;
     }
-    out.extend_from_slice(br#"},"model":"#);
+    if verdict.findings.is_empty() {
+        out.push(b'}');
+    } else {
+        out.extend_from_slice(close!(layout, "        "));
+    }
+    out.extend_from_slice(key!(layout, ",", "model", "        "));
     match &verdict.model {
         Some(model) => string(out, model)?,
         None => out.extend_from_slice(b"null"),
     }
-    out.extend_from_slice(br#","usage":"#);
+    out.extend_from_slice(key!(layout, ",", "usage", "        "));
     match verdict.usage {
-        Some(usage) => write!(
-            out,
-            r#"{{"input_tokens":{},"output_tokens":{}}}"#,
-            usage.input_tokens, usage.output_tokens
-        )
-        .map_err(serde_json::Error::io)?,
+        Some(usage) => {
+            out.push(b'{');
+            out.extend_from_slice(key!(layout, "", "input_tokens", "          "));
+            write!(out, "{}", usage.input_tokens).map_err(serde_json::Error::io)?;
+            out.extend_from_slice(key!(layout, ",", "output_tokens", "          "));
+            write!(out, "{}", usage.output_tokens).map_err(serde_json::Error::io)?;
+            out.extend_from_slice(close!(layout, "        "));
+        }
         None => out.extend_from_slice(b"null"),
     }
-    out.extend_from_slice(br#","elapsed_millis":"#);
+    out.extend_from_slice(key!(layout, ",", "elapsed_millis", "        "));
     // As the verdict's `elapsed_millis` is written: nanoseconds ÷ 10⁶.
     serde_json::to_writer(&mut *out, &(verdict.elapsed.as_nanos() as f64 / 1e6))?;
-    out.push(b'}');
+    out.extend_from_slice(close!(layout, "      "));
     Ok(())
 }
 
-fn finding(out: &mut Vec<u8>, finding: &Finding) -> serde_json::Result<()> {
-    out.extend_from_slice(br#"{"status":""#);
-    out.extend_from_slice(finding.status.as_str().as_bytes());
-    out.extend_from_slice(br#"","yes_probability":"#);
+fn finding(out: &mut Vec<u8>, finding: &Finding, layout: Layout) -> serde_json::Result<()> {
+    out.push(b'{');
+    out.extend_from_slice(key!(layout, "", "status", "            "));
+    quoted(out, finding.status.as_str());
+    out.extend_from_slice(key!(layout, ",", "yes_probability", "            "));
     serde_json::to_writer(&mut *out, &finding.yes_probability)?;
-    out.extend_from_slice(br#","expected_probability":"#);
+    out.extend_from_slice(key!(layout, ",", "expected_probability", "            "));
     serde_json::to_writer(&mut *out, &finding.expected_probability)?;
-    out.push(b'}');
+    out.extend_from_slice(close!(layout, "          "));
     Ok(())
+}
+
+/// A name that needs no escaping, quoted.
+fn quoted(out: &mut Vec<u8>, name: &str) {
+    out.push(b'"');
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'"');
 }
 
 /// A JSON string: put whole, quoted, when nothing in it needs escaping (found in one pass the
 /// compiler can vectorise), else as serde_json escapes it.
 fn string(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
-    let bytes = text.as_bytes();
-    let plain = !bytes.iter().fold(false, |escaped, &b| {
+    let plain = !text.bytes().fold(false, |escaped, b| {
         escaped | (b < 0x20) | (b == b'"') | (b == b'\\')
     });
     if !plain {
         return serde_json::to_writer(out, text);
     }
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    out.extend_from_slice(bytes);
-    out.push(b'"');
+    out.reserve(text.len() + 2);
+    quoted(out, text);
     Ok(())
 }
 
@@ -238,11 +300,25 @@ mod tests {
         #[test]
         fn a_row_is_written_as_serde_json_writes_it(row in row()) {
             let mut ours = Vec::new();
-            write_row(&mut ours, &row).unwrap();
+            write_row(&mut ours, &row, Layout::Compact).unwrap();
             prop_assert_eq!(
                 String::from_utf8(ours).unwrap(),
                 serde_json::to_string(&row).unwrap()
             );
+        }
+
+        #[test]
+        fn a_row_in_a_report_is_laid_out_as_serde_json_lays_it_out(row in row()) {
+            // The row as the only element of a report's rows, at the report's depth.
+            #[derive(serde::Serialize)]
+            struct Report<'a> {
+                rows: [&'a Row; 1],
+            }
+            let pretty = serde_json::to_string_pretty(&Report { rows: [&row] }).unwrap();
+            let mut ours = b"{\n  \"rows\": [\n    ".to_vec();
+            write_row(&mut ours, &row, Layout::InReport).unwrap();
+            ours.extend_from_slice(b"\n  ]\n}");
+            prop_assert_eq!(String::from_utf8(ours).unwrap(), pretty);
         }
     }
 }

@@ -340,7 +340,9 @@ impl RowsWriter {
         // `{"index":N,"row":ROW}`, as `LineRef` serializes.
         let written = write!(self.batch, r#"{{"index":{index},"row":"#)
             .map_err(serde_json::Error::io)
-            .and_then(|()| crate::row_json::write_row(&mut self.batch, row));
+            .and_then(|()| {
+                crate::row_json::write_row(&mut self.batch, row, crate::row_json::Layout::Compact)
+            });
         if let Err(error) = written {
             self.batch.truncate(start);
             return Err(std::io::Error::other(error));
