@@ -19,23 +19,26 @@ pub(crate) enum Layout {
     InReport,
 }
 
-/// A field's key and what comes before it: `$lead` (a comma, or nothing for the first field)
-/// and, in a report, a newline and the field's indentation.
+/// Appends a field's key and what comes before it: `$lead` (a comma, or nothing for the first
+/// field) and, in a report, a newline and the field's indentation. Each branch copies a
+/// constant of known length, which the compiler writes out in place.
 macro_rules! key {
-    ($layout:expr, $lead:literal, $name:literal, $indent:literal) => {
-        match $layout {
-            Layout::Compact => concat!($lead, "\"", $name, "\":").as_bytes(),
-            Layout::InReport => concat!($lead, "\n", $indent, "\"", $name, "\": ").as_bytes(),
+    ($out:expr, $pretty:expr, $lead:literal, $name:literal, $indent:literal) => {
+        if $pretty {
+            $out.extend_from_slice(concat!($lead, "\n", $indent, "\"", $name, "\": ").as_bytes())
+        } else {
+            $out.extend_from_slice(concat!($lead, "\"", $name, "\":").as_bytes())
         }
     };
 }
 
-/// The closing brace of an object with members, in a report indented by `$indent`.
+/// Appends the closing brace of an object with members, in a report indented by `$indent`.
 macro_rules! close {
-    ($layout:expr, $indent:literal) => {
-        match $layout {
-            Layout::Compact => b"}".as_slice(),
-            Layout::InReport => concat!("\n", $indent, "}").as_bytes(),
+    ($out:expr, $pretty:expr, $indent:literal) => {
+        if $pretty {
+            $out.extend_from_slice(concat!("\n", $indent, "}").as_bytes())
+        } else {
+            $out.push(b'}')
         }
     };
 }
@@ -52,20 +55,28 @@ pub(crate) fn write_row(out: &mut Vec<u8>, row: &Row, layout: Layout) -> serde_j
             ),
         };
     }
+    match layout {
+        Layout::Compact => fields::<false>(out, row),
+        Layout::InReport => fields::<true>(out, row),
+    }
+}
+
+/// A row of the common shape, compact or (`PRETTY`) in a report.
+fn fields<const PRETTY: bool>(out: &mut Vec<u8>, row: &Row) -> serde_json::Result<()> {
     out.push(b'{');
-    out.extend_from_slice(key!(layout, "", "scenario", "      "));
+    key!(out, PRETTY, "", "scenario", "      ");
     string(out, &row.scenario)?;
-    out.extend_from_slice(key!(layout, ",", "id", "      "));
+    key!(out, PRETTY, ",", "id", "      ");
     string(out, &row.id)?;
-    out.extend_from_slice(key!(layout, ",", "expected_pass", "      "));
+    key!(out, PRETTY, ",", "expected_pass", "      ");
     out.extend_from_slice(boolean(row.expected_pass));
-    out.extend_from_slice(key!(layout, ",", "pass", "      "));
+    key!(out, PRETTY, ",", "pass", "      ");
     out.extend_from_slice(boolean(row.pass));
-    out.extend_from_slice(key!(layout, ",", "score", "      "));
+    key!(out, PRETTY, ",", "score", "      ");
     serde_json::to_writer(&mut *out, &row.score)?;
-    out.extend_from_slice(key!(layout, ",", "verdict", "      "));
-    verdict(out, &row.verdict, layout)?;
-    out.extend_from_slice(close!(layout, "    "));
+    key!(out, PRETTY, ",", "verdict", "      ");
+    verdict::<PRETTY>(out, &row.verdict)?;
+    close!(out, PRETTY, "    ");
     Ok(())
 }
 
@@ -73,70 +84,71 @@ fn boolean(value: bool) -> &'static [u8] {
     if value { b"true" } else { b"false" }
 }
 
-fn verdict(out: &mut Vec<u8>, verdict: &Verdict, layout: Layout) -> serde_json::Result<()> {
+fn verdict<const PRETTY: bool>(out: &mut Vec<u8>, verdict: &Verdict) -> serde_json::Result<()> {
     out.push(b'{');
-    out.extend_from_slice(key!(layout, "", "definition_version", "        "));
+    key!(out, PRETTY, "", "definition_version", "        ");
     string(out, &verdict.definition_version)?;
-    out.extend_from_slice(key!(layout, ",", "status", "        "));
+    key!(out, PRETTY, ",", "status", "        ");
     quoted(out, verdict.status.as_str());
-    out.extend_from_slice(key!(layout, ",", "error", "        "));
+    key!(out, PRETTY, ",", "error", "        ");
     quoted(out, verdict.error.as_str());
-    out.extend_from_slice(key!(layout, ",", "detail", "        "));
+    key!(out, PRETTY, ",", "detail", "        ");
     serde_json::to_writer(&mut *out, &verdict.detail)?;
-    out.extend_from_slice(key!(layout, ",", "findings", "        "));
+    key!(out, PRETTY, ",", "findings", "        ");
     out.push(b'{');
     for (at, (id, found)) in verdict.findings.iter().enumerate() {
         if at > 0 {
             out.push(b',');
         }
-        if layout == Layout::InReport {
+        if PRETTY {
             out.extend_from_slice(b"\n          ");
         }
         string(out, id)?;
-        out.extend_from_slice(match layout {
-            Layout::Compact => b":".as_slice(),
-            Layout::InReport => b": ",
-        });
-        finding(out, found, layout)?;
+        if PRETTY {
+            out.extend_from_slice(b": ");
+        } else {
+            out.push(b':');
+        }
+        finding::<PRETTY>(out, found)?;
     }
     if verdict.findings.is_empty() {
         out.push(b'}');
     } else {
-        out.extend_from_slice(close!(layout, "        "));
+        close!(out, PRETTY, "        ");
     }
-    out.extend_from_slice(key!(layout, ",", "model", "        "));
+    key!(out, PRETTY, ",", "model", "        ");
     match &verdict.model {
         Some(model) => string(out, model)?,
         None => out.extend_from_slice(b"null"),
     }
-    out.extend_from_slice(key!(layout, ",", "usage", "        "));
+    key!(out, PRETTY, ",", "usage", "        ");
     match verdict.usage {
         Some(usage) => {
             out.push(b'{');
-            out.extend_from_slice(key!(layout, "", "input_tokens", "          "));
+            key!(out, PRETTY, "", "input_tokens", "          ");
             write!(out, "{}", usage.input_tokens).map_err(serde_json::Error::io)?;
-            out.extend_from_slice(key!(layout, ",", "output_tokens", "          "));
+            key!(out, PRETTY, ",", "output_tokens", "          ");
             write!(out, "{}", usage.output_tokens).map_err(serde_json::Error::io)?;
-            out.extend_from_slice(close!(layout, "        "));
+            close!(out, PRETTY, "        ");
         }
         None => out.extend_from_slice(b"null"),
     }
-    out.extend_from_slice(key!(layout, ",", "elapsed_millis", "        "));
+    key!(out, PRETTY, ",", "elapsed_millis", "        ");
     // As the verdict's `elapsed_millis` is written: nanoseconds ÷ 10⁶.
     serde_json::to_writer(&mut *out, &(verdict.elapsed.as_nanos() as f64 / 1e6))?;
-    out.extend_from_slice(close!(layout, "      "));
+    close!(out, PRETTY, "      ");
     Ok(())
 }
 
-fn finding(out: &mut Vec<u8>, finding: &Finding, layout: Layout) -> serde_json::Result<()> {
+fn finding<const PRETTY: bool>(out: &mut Vec<u8>, finding: &Finding) -> serde_json::Result<()> {
     out.push(b'{');
-    out.extend_from_slice(key!(layout, "", "status", "            "));
+    key!(out, PRETTY, "", "status", "            ");
     quoted(out, finding.status.as_str());
-    out.extend_from_slice(key!(layout, ",", "yes_probability", "            "));
+    key!(out, PRETTY, ",", "yes_probability", "            ");
     serde_json::to_writer(&mut *out, &finding.yes_probability)?;
-    out.extend_from_slice(key!(layout, ",", "expected_probability", "            "));
+    key!(out, PRETTY, ",", "expected_probability", "            ");
     serde_json::to_writer(&mut *out, &finding.expected_probability)?;
-    out.extend_from_slice(close!(layout, "          "));
+    close!(out, PRETTY, "          ");
     Ok(())
 }
 
