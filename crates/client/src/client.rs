@@ -176,14 +176,14 @@ impl<T: Transport> Client<T> {
         let delivered = self
             .execute(Method::Post, &settings.endpoints.systemone, body, deadline)
             .await?;
-        let facts = ResponseFacts {
-            status: Some(delivered.response.status),
-            request_id: delivered.request_id.clone(),
-            ..ResponseFacts::default()
-        };
         let invalid = |error, model, usage| {
+            let facts = ResponseFacts {
+                status: Some(delivered.response.status),
+                request_id: delivered.request_id.clone(),
+                ..ResponseFacts::default()
+            };
             Error::new(ErrorKind::InvalidAnswers(error), delivered.attempts)
-                .with_facts(facts.clone())
+                .with_facts(facts)
                 .with_received(model, usage)
         };
         let response = match Response::from_slice(&delivered.response.body) {

@@ -242,7 +242,13 @@ impl Runner {
     ) -> Run {
         let started = tokio::time::Instant::now();
         let mut summaries = SummariesBuilder::default();
+        let cases = cases.into_iter();
         let mut rows: Vec<Option<Row>> = Vec::new();
+        if self.keep_rows {
+            // One slot per case known in advance (a list of cases), rather than growing the
+            // rows by copying them as they arrive.
+            rows.resize_with(cases.size_hint().0.min(crate::MAX_CASES), || None);
+        }
         // `map` runs lazily: a case's evaluation is created only when buffer_unordered admits
         // it into a free slot, so its review time starts when it starts running (rule 57).
         // With a limiter, the evaluation also waits there first (rule 57 still holds: the
