@@ -1,7 +1,8 @@
 //! The physical limit of `jevjudge eval` against a server: the same HTTP stack (a tokio
 //! multi-thread runtime, reqwest over rustls, no proxy, no redirects) sending byte-identical
 //! requests (the body `eval` sends for each case of a definition, the same headers) at the
-//! same concurrency, and nothing else: no judge, no verdicts, no rows, no report.
+//! same concurrency, and nothing else: no judge, no verdicts, no rows, no report. It uses the
+//! `jevjudge` binary's allocator (mimalloc).
 //!
 //! `scripts/bench-eval.sh` runs it next to `jevjudge eval` and prints jevjudge ÷ bare.
 //!
@@ -18,6 +19,10 @@ use std::{path::PathBuf, time::Instant};
 use futures_util::{StreamExt, stream};
 use jevjudge_judge::Definition;
 use jevjudge_wire::{DEFAULT_MODEL, Request};
+
+/// The allocator of the `jevjudge` binary, so that the two differ only in what jevjudge adds.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
