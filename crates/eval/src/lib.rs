@@ -38,6 +38,7 @@ pub mod markdown;
 mod ordered_map;
 pub mod output;
 pub use jevjudge_wire::plural;
+mod pretty;
 pub mod prevalence;
 pub mod repeats;
 mod report;

@@ -51,7 +51,7 @@ pub(crate) fn write_row(out: &mut Vec<u8>, row: &Row, layout: Layout) -> serde_j
             Layout::Compact => serde_json::to_writer(out, row),
             Layout::InReport => serde::Serialize::serialize(
                 row,
-                &mut serde_json::Serializer::with_formatter(out, crate::output::Pretty::at(2)),
+                &mut serde_json::Serializer::with_formatter(out, crate::pretty::Pretty::at(2)),
             ),
         };
     }
