@@ -8,7 +8,8 @@
 //! line already has, naming that earlier line.
 
 use std::{
-    collections::{HashMap, HashSet},
+    cmp::Reverse,
+    collections::{BinaryHeap, HashMap, HashSet},
     hash::{BuildHasher, RandomState},
     io::BufRead,
     path::Path,
@@ -22,13 +23,22 @@ use crate::{
 };
 
 /// A 32-bit hash of every id, checked after the pass ([`IdHashes::first_duplicate`]).
+///
+/// The hashes are kept in chunks of a fixed size, each allocated whole, rather than in one
+/// vector that grows: growing a vector of millions copies it, and with the allocator the
+/// binary uses the old and the new copy are both resident at that moment.
 #[derive(Debug)]
 pub(crate) struct IdHashes {
     key: RandomState,
     /// The hash bits kept: all of them, but tests keep fewer to force collisions.
     mask: u32,
-    hashes: Vec<u32>,
+    /// Hashes a chunk holds (fewer in tests, to make several).
+    chunk: usize,
+    chunks: Vec<Vec<u32>>,
 }
+
+/// Hashes a chunk holds: 4 MiB.
+const CHUNK: usize = 1 << 20;
 
 impl Default for IdHashes {
     fn default() -> IdHashes {
@@ -39,7 +49,14 @@ impl Default for IdHashes {
 impl IdCheck for IdHashes {
     fn check(&mut self, id: &str, _number: usize) -> Option<usize> {
         let hash = self.hash(id);
-        self.hashes.push(hash);
+        match self.chunks.last_mut() {
+            Some(last) if last.len() < self.chunk => last.push(hash),
+            _ => {
+                let mut chunk = Vec::with_capacity(self.chunk);
+                chunk.push(hash);
+                self.chunks.push(chunk);
+            }
+        }
         None
     }
 }
@@ -49,7 +66,8 @@ impl IdHashes {
         IdHashes {
             key: RandomState::new(),
             mask,
-            hashes: Vec::new(),
+            chunk: CHUNK,
+            chunks: Vec::new(),
         }
     }
 
@@ -66,16 +84,42 @@ impl IdHashes {
         reader: impl BufRead,
         max_line_bytes: usize,
     ) -> Option<CasesError> {
-        let mut hashes = std::mem::take(&mut self.hashes);
-        let checked = hashes.len();
-        hashes.sort_unstable();
+        let mut chunks = std::mem::take(&mut self.chunks);
+        let checked: usize = chunks.iter().map(Vec::len).sum();
+        for chunk in &mut chunks {
+            chunk.sort_unstable();
+        }
+        // The sorted chunks merged (smallest head first), equal hashes counted as they come.
+        let mut heads: BinaryHeap<Reverse<(u32, usize)>> = chunks
+            .iter()
+            .enumerate()
+            .filter_map(|(at, chunk)| Some(Reverse((*chunk.first()?, at))))
+            .collect();
+        let mut next = vec![1_usize; chunks.len()];
         let mut suspects = HashSet::new();
         let mut suspect_cases = 0_usize;
-        for run in hashes.chunk_by(|a, b| a == b).filter(|run| run.len() > 1) {
-            suspects.insert(run[0]);
-            suspect_cases += run.len();
+        let mut run: Option<(u32, usize)> = None;
+        while let Some(Reverse((hash, at))) = heads.pop() {
+            if let Some(&following) = chunks[at].get(next[at]) {
+                heads.push(Reverse((following, at)));
+                next[at] += 1;
+            }
+            run = match run {
+                Some((same, count)) if same == hash => Some((same, count + 1)),
+                ended => {
+                    if let Some((hash, count)) = ended.filter(|&(_, count)| count > 1) {
+                        suspects.insert(hash);
+                        suspect_cases += count;
+                    }
+                    Some((hash, 1))
+                }
+            };
         }
-        drop(hashes);
+        if let Some((hash, count)) = run.filter(|&(_, count)| count > 1) {
+            suspects.insert(hash);
+            suspect_cases += count;
+        }
+        drop(chunks);
         if suspects.is_empty() {
             return None;
         }
@@ -159,9 +203,10 @@ mod tests {
         })
     }
 
-    /// What the hashes say, keeping `mask`'s bits of each hash.
-    fn hashed(ids: &[String], mask: u32) -> Option<(usize, String, usize)> {
+    /// What the hashes say, keeping `mask`'s bits of each hash, `chunk` hashes a chunk.
+    fn hashed(ids: &[String], mask: u32, chunk: usize) -> Option<(usize, String, usize)> {
         let mut hashes = IdHashes::with_mask(mask);
+        hashes.chunk = chunk;
         for (i, id) in ids.iter().enumerate() {
             assert_eq!(hashes.check(id, i + 1), None);
         }
@@ -177,14 +222,17 @@ mod tests {
     fn a_collision_of_different_ids_is_not_a_repeat() {
         let ids: Vec<String> = ["a", "b", "c"].map(str::to_owned).to_vec();
         // With no hash bit kept every pair collides; the second look finds no repeat.
-        assert_eq!(hashed(&ids, 0), None);
+        assert_eq!(hashed(&ids, 0, CHUNK), None);
+        assert_eq!(hashed(&ids, 0, 1), None);
     }
 
     #[test]
     fn a_repeated_id_names_its_line_and_the_first() {
         let ids: Vec<String> = ["x", "y", "z", "y", "x"].map(str::to_owned).to_vec();
-        assert_eq!(hashed(&ids, u32::MAX), Some((4, "y".to_owned(), 2)));
-        assert_eq!(hashed(&ids, 0), Some((4, "y".to_owned(), 2)));
+        for chunk in [1, 2, CHUNK] {
+            assert_eq!(hashed(&ids, u32::MAX, chunk), Some((4, "y".to_owned(), 2)));
+            assert_eq!(hashed(&ids, 0, chunk), Some((4, "y".to_owned(), 2)));
+        }
     }
 
     #[test]
@@ -198,15 +246,17 @@ mod tests {
     }
 
     proptest! {
-        /// Few distinct ids, so repeats are common; every hash width from none to all: the
-        /// hashed check finds what the exact map finds, at the same lines.
+        /// Few distinct ids, so repeats are common; every hash width from none to all, and
+        /// chunks from one hash to all of them: the hashed check finds what the exact map
+        /// finds, at the same lines.
         #[test]
         fn hashed_ids_find_the_same_repeat_as_the_exact_map(
             ids in prop::collection::vec("[a-e]{1,2}", 0..40),
             bits in 0u32..=32,
+            chunk in prop_oneof![1_usize..8, Just(CHUNK)],
         ) {
             let mask = u32::MAX.checked_shr(32 - bits).unwrap_or(0);
-            prop_assert_eq!(hashed(&ids, mask), exact(&ids));
+            prop_assert_eq!(hashed(&ids, mask, chunk), exact(&ids));
         }
     }
 }
