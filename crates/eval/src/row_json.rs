@@ -159,13 +159,10 @@ fn quoted(out: &mut Vec<u8>, name: &str) {
     out.push(b'"');
 }
 
-/// A JSON string: put whole, quoted, when nothing in it needs escaping (found in one pass the
-/// compiler can vectorise), else as serde_json escapes it.
+/// A JSON string: put whole, quoted, when nothing in it needs escaping, else as serde_json
+/// escapes it.
 fn string(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
-    let plain = !text.bytes().fold(false, |escaped, b| {
-        escaped | (b < 0x20) | (b == b'"') | (b == b'\\')
-    });
-    if !plain {
+    if jevjudge_wire::canonical::needs_escape(text) {
         return serde_json::to_writer(out, text);
     }
     out.reserve(text.len() + 2);

@@ -297,15 +297,19 @@ fn write_entries<'a, S: Sink>(
     Ok(())
 }
 
+/// Whether `text` has a character JSON escapes (a quote, a backslash or a control character),
+/// found in one pass without an early exit, which the compiler can vectorise: most strings
+/// have none and can be written whole.
+pub fn needs_escape(text: &str) -> bool {
+    text.bytes().fold(false, |escaped, b| {
+        escaped | (b < 0x20) | (b == b'"') | (b == b'\\')
+    })
+}
+
 fn write_str<S: Sink>(s: &str, sink: &mut S) {
     sink.put("\"");
     let bytes = s.as_bytes();
-    // Most strings need no escape: one pass without an early exit (which the compiler can
-    // vectorise) finds out, and such a string is put whole.
-    let plain = !bytes.iter().fold(false, |escaped, &b| {
-        escaped | (b < 0x20) | (b == b'"') | (b == b'\\')
-    });
-    if plain {
+    if !needs_escape(s) {
         sink.put(s);
         sink.put("\"");
         return;
